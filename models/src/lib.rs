@@ -1,0 +1,3 @@
+//! The seed structures of kvsim (published and fixed variants), their specs and
+//! scenarios, and the registry the `kvsim` command uses.
+#![forbid(unsafe_code)]

@@ -1,0 +1,638 @@
+//! The one vocabulary of kvsim: [`Command`] and [`Reply`].
+//!
+//! Every KV operation is a value. The store applies a `Command` and answers a `Reply`; the
+//! simulator's trace, replay tokens, the wire codec (both directions), the stateright bridge
+//! and the reports all use these two types, so nothing re-describes an operation.
+//!
+//! The types mirror memcached's classic text protocol (1.6.18): storage commands
+//! (`set`, `add`, `replace`, `append`, `prepend`, `cas`), retrieval (`get`, `gets`, `gat`,
+//! `gats`), arithmetic (`incr`, `decr`), `delete`, `touch` and `flush_all`.
+//! [`Reply::encode`] writes a reply exactly as memcached puts it on the wire.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The longest key memcached accepts, in bytes.
+pub const KEY_MAX_LEN: usize = 250;
+
+/// Which of the five plain storage commands a [`Command::Store`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum StoreVerb {
+    /// `set`: store unconditionally.
+    Set,
+    /// `add`: store only if the key is absent.
+    Add,
+    /// `replace`: store only if the key is present.
+    Replace,
+    /// `append`: add data after the existing value (flags and exptime ignored).
+    Append,
+    /// `prepend`: add data before the existing value (flags and exptime ignored).
+    Prepend,
+}
+
+impl StoreVerb {
+    /// The protocol word: `set`, `add`, ….
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreVerb::Set => "set",
+            StoreVerb::Add => "add",
+            StoreVerb::Replace => "replace",
+            StoreVerb::Append => "append",
+            StoreVerb::Prepend => "prepend",
+        }
+    }
+}
+
+/// Whether a [`Command::Arith`] increments or decrements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ArithVerb {
+    /// `incr`: add, wrapping at 2^64.
+    Incr,
+    /// `decr`: subtract, clamping at 0.
+    Decr,
+}
+
+impl ArithVerb {
+    /// The protocol word: `incr` or `decr`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArithVerb::Incr => "incr",
+            ArithVerb::Decr => "decr",
+        }
+    }
+}
+
+/// One KV command, as memcached's text protocol has it.
+///
+/// Keys and data are raw bytes. `exptime` is the value after memcached's own 32-bit
+/// truncation (the wire codec applies it); see the store for how it is interpreted
+/// (0 never, 1..=2592000 relative seconds, larger absolute unix time, negative expired).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Command {
+    /// `set|add|replace|append|prepend <key> <flags> <exptime> <bytes> [noreply]`.
+    Store {
+        /// Which storage command.
+        verb: StoreVerb,
+        /// The key.
+        key: Vec<u8>,
+        /// Opaque client flags.
+        flags: u32,
+        /// Expiration time (see the type's docs).
+        exptime: i64,
+        /// The data block.
+        data: Vec<u8>,
+        /// Suppress the reply on the wire.
+        noreply: bool,
+    },
+    /// `cas <key> <flags> <exptime> <bytes> <cas unique> [noreply]`.
+    Cas {
+        /// The key.
+        key: Vec<u8>,
+        /// Opaque client flags.
+        flags: u32,
+        /// Expiration time.
+        exptime: i64,
+        /// The data block.
+        data: Vec<u8>,
+        /// The unique the client read with `gets`.
+        unique: u64,
+        /// Suppress the reply on the wire.
+        noreply: bool,
+    },
+    /// `get <key>*` (`with_cas: false`) or `gets <key>*` (`with_cas: true`).
+    Get {
+        /// Return cas uniques (`gets`).
+        with_cas: bool,
+        /// One or more keys; duplicates are answered each time.
+        keys: Vec<Vec<u8>>,
+    },
+    /// `gat <exptime> <key>*` or `gats <exptime> <key>*`: get and touch.
+    Gat {
+        /// Return cas uniques (`gats`).
+        with_cas: bool,
+        /// The new expiration time of every hit.
+        exptime: i64,
+        /// One or more keys.
+        keys: Vec<Vec<u8>>,
+    },
+    /// `incr|decr <key> <delta> [noreply]`.
+    Arith {
+        /// Increment or decrement.
+        verb: ArithVerb,
+        /// The key.
+        key: Vec<u8>,
+        /// The amount.
+        delta: u64,
+        /// Suppress the reply on the wire.
+        noreply: bool,
+    },
+    /// `delete <key> [noreply]`.
+    Delete {
+        /// The key.
+        key: Vec<u8>,
+        /// Suppress the reply on the wire.
+        noreply: bool,
+    },
+    /// `touch <key> <exptime> [noreply]`.
+    Touch {
+        /// The key.
+        key: Vec<u8>,
+        /// The new expiration time.
+        exptime: i64,
+        /// Suppress the reply on the wire.
+        noreply: bool,
+    },
+    /// `flush_all [delay] [noreply]`.
+    FlushAll {
+        /// Delay (converted like an exptime); `None` or `<= 0` flushes now.
+        delay: Option<i64>,
+        /// Suppress the reply on the wire.
+        noreply: bool,
+    },
+}
+
+impl Command {
+    /// The protocol word of this command (`set`, `gets`, `incr`, `flush_all`, …).
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Command::Store { verb, .. } => verb.as_str(),
+            Command::Cas { .. } => "cas",
+            Command::Get { with_cas: false, .. } => "get",
+            Command::Get { with_cas: true, .. } => "gets",
+            Command::Gat { with_cas: false, .. } => "gat",
+            Command::Gat { with_cas: true, .. } => "gats",
+            Command::Arith { verb, .. } => verb.as_str(),
+            Command::Delete { .. } => "delete",
+            Command::Touch { .. } => "touch",
+            Command::FlushAll { .. } => "flush_all",
+        }
+    }
+
+    /// The keys this command names, in order (none for `flush_all`).
+    pub fn keys(&self) -> Vec<&[u8]> {
+        match self {
+            Command::Store { key, .. }
+            | Command::Cas { key, .. }
+            | Command::Arith { key, .. }
+            | Command::Delete { key, .. }
+            | Command::Touch { key, .. } => vec![key.as_slice()],
+            Command::Get { keys, .. } | Command::Gat { keys, .. } => {
+                keys.iter().map(Vec::as_slice).collect()
+            }
+            Command::FlushAll { .. } => Vec::new(),
+        }
+    }
+
+    /// The first key this command names, if any (used to route in a sharded cluster).
+    pub fn first_key(&self) -> Option<&[u8]> {
+        match self {
+            Command::Store { key, .. }
+            | Command::Cas { key, .. }
+            | Command::Arith { key, .. }
+            | Command::Delete { key, .. }
+            | Command::Touch { key, .. } => Some(key),
+            Command::Get { keys, .. } | Command::Gat { keys, .. } => {
+                keys.first().map(Vec::as_slice)
+            }
+            Command::FlushAll { .. } => None,
+        }
+    }
+
+    /// Whether the command asked for no reply on the wire.
+    pub fn noreply(&self) -> bool {
+        match self {
+            Command::Store { noreply, .. }
+            | Command::Cas { noreply, .. }
+            | Command::Arith { noreply, .. }
+            | Command::Delete { noreply, .. }
+            | Command::Touch { noreply, .. }
+            | Command::FlushAll { noreply, .. } => *noreply,
+            Command::Get { .. } | Command::Gat { .. } => false,
+        }
+    }
+
+    /// Whether the command can change the store (everything but `get`/`gets`).
+    pub fn is_mutation(&self) -> bool {
+        !matches!(self, Command::Get { .. })
+    }
+
+    /// Checks what a careful client checks before sending: every key is 1 to 250 bytes
+    /// with no whitespace or control bytes, and no data block exceeds the 1 MiB item limit.
+    ///
+    /// memcached 1.6.18 itself only checks the key length; a key with a space cannot
+    /// even be written on the wire, and one with control bytes is outside the protocol.
+    pub fn validate(&self) -> Result<(), CommandError> {
+        for key in self.keys() {
+            validate_key(key)?;
+        }
+        if let Command::Get { keys, .. } | Command::Gat { keys, .. } = self {
+            if keys.is_empty() {
+                return Err(CommandError::NoKeys { verb: self.verb() });
+            }
+        }
+        if let Command::Store { data, .. } | Command::Cas { data, .. } = self {
+            if data.len() > VALUE_MAX_LEN {
+                return Err(CommandError::ValueTooLarge {
+                    len: data.len(),
+                    max: VALUE_MAX_LEN,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The largest data block any default memcached can hold (1 MiB item limit minus the
+/// smallest item overhead); larger values are rejected before they are sent.
+pub const VALUE_MAX_LEN: usize = 1024 * 1024 - 60;
+
+/// Checks one key: 1 to 250 bytes, no whitespace, no control bytes.
+pub fn validate_key(key: &[u8]) -> Result<(), CommandError> {
+    if key.is_empty() {
+        return Err(CommandError::EmptyKey);
+    }
+    if key.len() > KEY_MAX_LEN {
+        return Err(CommandError::KeyTooLong {
+            key: show_bytes(&key[..40]) + "…",
+            len: key.len(),
+        });
+    }
+    if let Some(pos) = key.iter().position(|&b| b <= b' ' || b == 0x7f) {
+        return Err(CommandError::BadKeyByte {
+            key: show_bytes(key),
+            byte: key[pos],
+            pos,
+        });
+    }
+    Ok(())
+}
+
+/// Renders bytes for people: printable ASCII as is, anything else as `\xNN`.
+pub fn show_bytes(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if (0x21..0x7f).contains(&b) || b == b' ' {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    s
+}
+
+/// A command that must not be sent, found before sending it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum CommandError {
+    /// A key of zero bytes.
+    #[error("bad key: expected 1 to 250 bytes, found an empty key")]
+    EmptyKey,
+    /// A key longer than 250 bytes.
+    #[error("bad key {key:?}: expected at most 250 bytes, found {len}")]
+    KeyTooLong {
+        /// The key's first bytes.
+        key: String,
+        /// Its length.
+        len: usize,
+    },
+    /// A key with whitespace or a control byte.
+    #[error("bad key {key:?}: expected no whitespace or control bytes, found byte 0x{byte:02x} at position {pos}")]
+    BadKeyByte {
+        /// The key.
+        key: String,
+        /// The offending byte.
+        byte: u8,
+        /// Its position.
+        pos: usize,
+    },
+    /// A data block larger than any item memcached can hold.
+    #[error("value too large: expected at most {max} bytes, found {len}")]
+    ValueTooLarge {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A multi-key command with no key.
+    #[error("{verb} needs at least one key, found none")]
+    NoKeys {
+        /// The command.
+        verb: &'static str,
+    },
+}
+
+/// One hit of a retrieval command: `VALUE <key> <flags> <bytes> [<cas unique>]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Value {
+    /// The key.
+    pub key: Vec<u8>,
+    /// The item's flags.
+    pub flags: u32,
+    /// The item's data.
+    pub data: Vec<u8>,
+    /// The cas unique, for `gets`/`gats` only.
+    pub cas: Option<u64>,
+}
+
+/// A `CLIENT_ERROR` memcached sends, by its exact text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ClientError {
+    /// `CLIENT_ERROR bad command line format`
+    BadCommandLineFormat,
+    /// `CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]`
+    BadDeleteUsage,
+    /// `CLIENT_ERROR bad data chunk`
+    BadDataChunk,
+    /// `CLIENT_ERROR invalid exptime argument`
+    InvalidExptime,
+    /// `CLIENT_ERROR invalid numeric delta argument`
+    InvalidDelta,
+    /// `CLIENT_ERROR cannot increment or decrement non-numeric value`
+    NonNumeric,
+    /// `CLIENT_ERROR flush_all not allowed`
+    FlushNotAllowed,
+}
+
+impl ClientError {
+    /// The text after `CLIENT_ERROR `.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientError::BadCommandLineFormat => "bad command line format",
+            ClientError::BadDeleteUsage => {
+                "bad command line format.  Usage: delete <key> [noreply]"
+            }
+            ClientError::BadDataChunk => "bad data chunk",
+            ClientError::InvalidExptime => "invalid exptime argument",
+            ClientError::InvalidDelta => "invalid numeric delta argument",
+            ClientError::NonNumeric => "cannot increment or decrement non-numeric value",
+            ClientError::FlushNotAllowed => "flush_all not allowed",
+        }
+    }
+}
+
+/// A `SERVER_ERROR` memcached sends, by its exact text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ServerError {
+    /// `SERVER_ERROR object too large for cache`
+    ObjectTooLarge,
+    /// `SERVER_ERROR out of memory storing object`
+    OutOfMemoryStoring,
+    /// `SERVER_ERROR out of memory` (incr/decr reallocation failure)
+    OutOfMemory,
+    /// `SERVER_ERROR out of memory writing get response`
+    OutOfMemoryGetResponse,
+}
+
+impl ServerError {
+    /// The text after `SERVER_ERROR `.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerError::ObjectTooLarge => "object too large for cache",
+            ServerError::OutOfMemoryStoring => "out of memory storing object",
+            ServerError::OutOfMemory => "out of memory",
+            ServerError::OutOfMemoryGetResponse => "out of memory writing get response",
+        }
+    }
+}
+
+/// Every reply memcached gives to the commands of [`Command`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Reply {
+    /// Zero or more `VALUE` blocks followed by `END`.
+    Values(Vec<Value>),
+    /// `STORED`
+    Stored,
+    /// `NOT_STORED`
+    NotStored,
+    /// `EXISTS`
+    Exists,
+    /// `NOT_FOUND`
+    NotFound,
+    /// `DELETED`
+    Deleted,
+    /// `TOUCHED`
+    Touched,
+    /// `OK` (flush_all)
+    Ok,
+    /// The new value after incr/decr, in decimal.
+    Number(u64),
+    /// `ERROR`: unknown command or wrong arity.
+    Error,
+    /// `CLIENT_ERROR <text>`
+    ClientError(ClientError),
+    /// `SERVER_ERROR <text>`
+    ServerError(ServerError),
+}
+
+impl Reply {
+    /// Writes the reply exactly as memcached puts it on the wire, `\r\n` included.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Reply::Values(values) => {
+                for v in values {
+                    out.extend_from_slice(b"VALUE ");
+                    out.extend_from_slice(&v.key);
+                    out.extend_from_slice(format!(" {} {}", v.flags, v.data.len()).as_bytes());
+                    if let Some(cas) = v.cas {
+                        out.extend_from_slice(format!(" {cas}").as_bytes());
+                    }
+                    out.extend_from_slice(b"\r\n");
+                    out.extend_from_slice(&v.data);
+                    out.extend_from_slice(b"\r\n");
+                }
+                out.extend_from_slice(b"END\r\n");
+            }
+            Reply::Number(n) => out.extend_from_slice(format!("{n}\r\n").as_bytes()),
+            Reply::ClientError(e) => {
+                out.extend_from_slice(format!("CLIENT_ERROR {}\r\n", e.as_str()).as_bytes())
+            }
+            Reply::ServerError(e) => {
+                out.extend_from_slice(format!("SERVER_ERROR {}\r\n", e.as_str()).as_bytes())
+            }
+            other => {
+                out.extend_from_slice(other.status_word().as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// The reply as wire bytes (see [`Reply::encode`]).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+
+    fn status_word(&self) -> &'static str {
+        match self {
+            Reply::Stored => "STORED",
+            Reply::NotStored => "NOT_STORED",
+            Reply::Exists => "EXISTS",
+            Reply::NotFound => "NOT_FOUND",
+            Reply::Deleted => "DELETED",
+            Reply::Touched => "TOUCHED",
+            Reply::Ok => "OK",
+            Reply::Error => "ERROR",
+            Reply::Values(_) => "END",
+            Reply::Number(_) => "NUMBER",
+            Reply::ClientError(_) => "CLIENT_ERROR",
+            Reply::ServerError(_) => "SERVER_ERROR",
+        }
+    }
+
+    /// Whether this is `ERROR`, `CLIENT_ERROR …` or `SERVER_ERROR …`.
+    pub fn is_error(&self) -> bool {
+        matches!(
+            self,
+            Reply::Error | Reply::ClientError(_) | Reply::ServerError(_)
+        )
+    }
+}
+
+/// Short, one-line rendering for traces and reports:
+/// `add lock 0 2 "1"`, `gets head`, `incr n 1`.
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let nr = |noreply: bool| if noreply { " noreply" } else { "" };
+        match self {
+            Command::Store {
+                verb,
+                key,
+                flags,
+                exptime,
+                data,
+                noreply,
+            } => {
+                write!(f, "{} {}", verb.as_str(), show_bytes(key))?;
+                if *flags != 0 || *exptime != 0 {
+                    write!(f, " flags={flags} exp={exptime}")?;
+                }
+                write!(f, " {:?}{}", show_bytes(data), nr(*noreply))
+            }
+            Command::Cas {
+                key,
+                flags,
+                exptime,
+                data,
+                unique,
+                noreply,
+            } => {
+                write!(f, "cas {} #{unique}", show_bytes(key))?;
+                if *flags != 0 || *exptime != 0 {
+                    write!(f, " flags={flags} exp={exptime}")?;
+                }
+                write!(f, " {:?}{}", show_bytes(data), nr(*noreply))
+            }
+            Command::Get { keys, .. } => {
+                write!(f, "{}", self.verb())?;
+                for k in keys {
+                    write!(f, " {}", show_bytes(k))?;
+                }
+                Ok(())
+            }
+            Command::Gat { exptime, keys, .. } => {
+                write!(f, "{} {exptime}", self.verb())?;
+                for k in keys {
+                    write!(f, " {}", show_bytes(k))?;
+                }
+                Ok(())
+            }
+            Command::Arith {
+                verb,
+                key,
+                delta,
+                noreply,
+            } => write!(
+                f,
+                "{} {} {delta}{}",
+                verb.as_str(),
+                show_bytes(key),
+                nr(*noreply)
+            ),
+            Command::Delete { key, noreply } => {
+                write!(f, "delete {}{}", show_bytes(key), nr(*noreply))
+            }
+            Command::Touch {
+                key,
+                exptime,
+                noreply,
+            } => write!(f, "touch {} {exptime}{}", show_bytes(key), nr(*noreply)),
+            Command::FlushAll { delay, noreply } => {
+                write!(f, "flush_all")?;
+                if let Some(d) = delay {
+                    write!(f, " {d}")?;
+                }
+                write!(f, "{}", nr(*noreply))
+            }
+        }
+    }
+}
+
+/// Short, one-line rendering for traces and reports: `STORED`, `"a1" #7`, `miss`.
+impl fmt::Display for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reply::Values(values) if values.is_empty() => write!(f, "miss"),
+            Reply::Values(values) => {
+                for (i, v) in values.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    if values.len() > 1 {
+                        write!(f, "{}=", show_bytes(&v.key))?;
+                    }
+                    write!(f, "{:?}", show_bytes(&v.data))?;
+                    if let Some(cas) = v.cas {
+                        write!(f, " #{cas}")?;
+                    }
+                }
+                Ok(())
+            }
+            Reply::Number(n) => write!(f, "{n}"),
+            Reply::ClientError(e) => write!(f, "CLIENT_ERROR {}", e.as_str()),
+            Reply::ServerError(e) => write!(f, "SERVER_ERROR {}", e.as_str()),
+            other => write!(f, "{}", other.status_word()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_encode_as_memcached_sends_them() {
+        assert_eq!(Reply::Stored.to_bytes(), b"STORED\r\n");
+        assert_eq!(Reply::Number(9).to_bytes(), b"9\r\n");
+        assert_eq!(
+            Reply::ClientError(ClientError::BadDeleteUsage).to_bytes(),
+            b"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"
+        );
+        let v = Reply::Values(vec![Value {
+            key: b"k".to_vec(),
+            flags: 5,
+            data: b"ab".to_vec(),
+            cas: Some(3),
+        }]);
+        assert_eq!(v.to_bytes(), b"VALUE k 5 2 3\r\nab\r\nEND\r\n");
+        assert_eq!(Reply::Values(vec![]).to_bytes(), b"END\r\n");
+    }
+
+    #[test]
+    fn keys_are_validated_before_sending() {
+        assert_eq!(validate_key(b""), Err(CommandError::EmptyKey));
+        assert!(validate_key(&[b'a'; 250]).is_ok());
+        let err = validate_key(&[b'a'; 251]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "bad key \"{}…\": expected at most 250 bytes, found 251",
+                "a".repeat(40)
+            )
+        );
+        let err = validate_key(b"a b").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "bad key \"a b\": expected no whitespace or control bytes, found byte 0x20 at position 1"
+        );
+    }
+}

@@ -1,0 +1,382 @@
+//! The KV trait structures are written against, and its typed methods.
+//!
+//! A backend implements one required method, [`Kv::execute`], plus the client's clock,
+//! `sleep` and random numbers; the typed methods ([`Kv::get`], [`Kv::gets`], [`Kv::add`],
+//! [`Kv::cas`], [`Kv::incr`], …) are provided on top of it. Keys and values are checked
+//! before anything is sent ([`Command::validate`]): a bad key is an error, never a panic and
+//! never a partial write.
+//!
+//! A structure must take *everything* nondeterministic from its handle: time from
+//! [`Kv::now_ms`], waiting from [`Kv::sleep_ms`], randomness from [`Kv::random_u64`].
+//! A structure that reads `std::time` or `rand` directly cannot be simulated or replayed.
+
+use crate::command::{ArithVerb, Command, CommandError, Reply, StoreVerb, Value};
+use std::future::Future;
+
+/// Everything that can go wrong with one KV call.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KvError {
+    /// The command was refused before sending (bad key, value too large).
+    #[error(transparent)]
+    Invalid(#[from] CommandError),
+    /// No reply arrived in time: the command may or may not have taken effect.
+    #[error("timeout: no reply to `{command}` (it may or may not have taken effect)")]
+    Timeout {
+        /// The command, rendered.
+        command: String,
+    },
+    /// The server went away mid-command: the command may or may not have taken effect.
+    #[error("server {server} went away during `{command}`: {detail}")]
+    ServerGone {
+        /// The server's address or name.
+        server: String,
+        /// The command, rendered.
+        command: String,
+        /// What the connection reported.
+        detail: String,
+    },
+    /// The server answered with an error reply (`ERROR`, `CLIENT_ERROR …`, `SERVER_ERROR …`).
+    #[error("`{command}` failed: {reply}")]
+    Server {
+        /// The command, rendered.
+        command: String,
+        /// The error reply.
+        reply: Reply,
+    },
+    /// The server answered something this command never gets.
+    #[error("unexpected reply to `{command}`: expected {expected}, found {found}")]
+    Protocol {
+        /// The command, rendered.
+        command: String,
+        /// What a correct server sends.
+        expected: &'static str,
+        /// What came.
+        found: String,
+    },
+}
+
+impl KvError {
+    /// Whether the command may have taken effect (timeout, lost connection): the
+    /// operation's outcome is unknown.
+    pub fn is_indeterminate(&self) -> bool {
+        matches!(self, KvError::Timeout { .. } | KvError::ServerGone { .. })
+    }
+}
+
+/// The outcome of `set`, `add`, `replace`, `append`, `prepend` and `cas`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StoreOutcome {
+    /// `STORED`
+    Stored,
+    /// `NOT_STORED`: the condition of add/replace/append/prepend failed.
+    NotStored,
+    /// `EXISTS`: cas lost to another writer.
+    Exists,
+    /// `NOT_FOUND`: cas on a missing key.
+    NotFound,
+}
+
+impl StoreOutcome {
+    /// Whether the value was stored.
+    pub fn is_stored(self) -> bool {
+        self == StoreOutcome::Stored
+    }
+}
+
+/// An item read with `gets`: its data and cas unique.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Versioned {
+    /// The data.
+    pub data: Vec<u8>,
+    /// The item's flags.
+    pub flags: u32,
+    /// The cas unique to pass to [`Kv::cas`].
+    pub cas: u64,
+}
+
+/// A memcached-style store, as one client sees it.
+///
+/// Implement [`execute`](Kv::execute), [`now_ms`](Kv::now_ms),
+/// [`sleep_ms`](Kv::sleep_ms) and [`random_u64`](Kv::random_u64); everything else is
+/// provided. Methods are `async` so that the simulator can switch clients at every KV call
+/// without threads; static dispatch, no `Send` bound (the simulator is single-threaded).
+#[allow(async_fn_in_trait)] // callers are generic over `K: Kv`; no `Send` bound is wanted.
+pub trait Kv {
+    /// Sends one command and waits for its reply. Error replies (`ERROR`,
+    /// `CLIENT_ERROR`, `SERVER_ERROR`) are `Ok(reply)` here; the typed methods turn them
+    /// into [`KvError::Server`].
+    async fn execute(&self, command: Command) -> Result<Reply, KvError>;
+
+    /// This client's clock, in milliseconds since the unix epoch (simulated clocks can be
+    /// offset, drift and jump; they never read the host's clock).
+    fn now_ms(&self) -> u64;
+
+    /// Waits this long by the client's clock.
+    async fn sleep_ms(&self, ms: u64);
+
+    /// A random number. Deterministic in the simulator (a function of the seed, the
+    /// client and how many it drew before).
+    fn random_u64(&self) -> u64;
+
+    /// Notes an event of the structure in the trace (e.g. `"enter"` and `"exit"` of a
+    /// critical section, which the mutual-exclusion checker reads). No effect by default.
+    fn mark(&self, label: &'static str) {
+        let _ = label;
+    }
+
+    /// This client's clock in whole seconds.
+    fn now_secs(&self) -> u64 {
+        self.now_ms() / 1000
+    }
+
+    /// A random lowercase alphanumeric string of `len` characters (for unique key suffixes).
+    fn random_string(&self, len: usize) -> String {
+        const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        let mut s = String::with_capacity(len);
+        let mut bits = self.random_u64();
+        let mut left = 10;
+        for _ in 0..len {
+            if left == 0 {
+                bits = self.random_u64();
+                left = 10;
+            }
+            s.push(ALPHABET[(bits % 36) as usize] as char);
+            bits /= 36;
+            left -= 1;
+        }
+        s
+    }
+
+    /// Validates, sends, and turns an error reply into [`KvError::Server`].
+    async fn call(&self, command: Command) -> Result<Reply, KvError> {
+        command.validate()?;
+        let shown = command.to_string();
+        let reply = self.execute(command).await?;
+        if reply.is_error() {
+            return Err(KvError::Server {
+                command: shown,
+                reply,
+            });
+        }
+        Ok(reply)
+    }
+
+    /// `get key`: the data, or `None` on a miss.
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
+        let command = Command::Get {
+            with_cas: false,
+            keys: vec![key.to_vec()],
+        };
+        match single_value(&command, self.call(command.clone()).await?)? {
+            Some(v) => Ok(Some(v.data)),
+            None => Ok(None),
+        }
+    }
+
+    /// `gets key`: the data and cas unique, or `None` on a miss.
+    async fn gets(&self, key: &[u8]) -> Result<Option<Versioned>, KvError> {
+        let command = Command::Get {
+            with_cas: true,
+            keys: vec![key.to_vec()],
+        };
+        match single_value(&command, self.call(command.clone()).await?)? {
+            Some(v) => Ok(Some(Versioned {
+                data: v.data,
+                flags: v.flags,
+                cas: v.cas.unwrap_or(0),
+            })),
+            None => Ok(None),
+        }
+    }
+
+    /// A storage command with flags 0.
+    async fn store(
+        &self,
+        verb: StoreVerb,
+        key: &[u8],
+        data: &[u8],
+        exptime: i64,
+    ) -> Result<StoreOutcome, KvError> {
+        let command = Command::Store {
+            verb,
+            key: key.to_vec(),
+            flags: 0,
+            exptime,
+            data: data.to_vec(),
+            noreply: false,
+        };
+        store_outcome(&command, self.call(command.clone()).await?)
+    }
+
+    /// `set key 0 exptime`: always stores (unless too large or out of memory).
+    async fn set(&self, key: &[u8], data: &[u8], exptime: i64) -> Result<StoreOutcome, KvError> {
+        self.store(StoreVerb::Set, key, data, exptime).await
+    }
+
+    /// `add key 0 exptime`: stores only if the key is absent.
+    async fn add(&self, key: &[u8], data: &[u8], exptime: i64) -> Result<StoreOutcome, KvError> {
+        self.store(StoreVerb::Add, key, data, exptime).await
+    }
+
+    /// `replace key 0 exptime`: stores only if the key is present.
+    async fn replace(
+        &self,
+        key: &[u8],
+        data: &[u8],
+        exptime: i64,
+    ) -> Result<StoreOutcome, KvError> {
+        self.store(StoreVerb::Replace, key, data, exptime).await
+    }
+
+    /// `append key`: adds `data` after the value; `NotStored` if the key is absent.
+    async fn append(&self, key: &[u8], data: &[u8]) -> Result<StoreOutcome, KvError> {
+        self.store(StoreVerb::Append, key, data, 0).await
+    }
+
+    /// `prepend key`: adds `data` before the value; `NotStored` if the key is absent.
+    async fn prepend(&self, key: &[u8], data: &[u8]) -> Result<StoreOutcome, KvError> {
+        self.store(StoreVerb::Prepend, key, data, 0).await
+    }
+
+    /// `cas key 0 exptime unique`: stores only if the item's unique is still `unique`.
+    async fn cas(
+        &self,
+        key: &[u8],
+        unique: u64,
+        data: &[u8],
+        exptime: i64,
+    ) -> Result<StoreOutcome, KvError> {
+        let command = Command::Cas {
+            key: key.to_vec(),
+            flags: 0,
+            exptime,
+            data: data.to_vec(),
+            unique,
+            noreply: false,
+        };
+        store_outcome(&command, self.call(command.clone()).await?)
+    }
+
+    /// `incr key delta`: the new value, or `None` if the key is missing.
+    async fn incr(&self, key: &[u8], delta: u64) -> Result<Option<u64>, KvError> {
+        self.arith(ArithVerb::Incr, key, delta).await
+    }
+
+    /// `decr key delta`: the new value (clamped at 0), or `None` if the key is missing.
+    async fn decr(&self, key: &[u8], delta: u64) -> Result<Option<u64>, KvError> {
+        self.arith(ArithVerb::Decr, key, delta).await
+    }
+
+    /// `incr` or `decr`.
+    async fn arith(&self, verb: ArithVerb, key: &[u8], delta: u64) -> Result<Option<u64>, KvError> {
+        let command = Command::Arith {
+            verb,
+            key: key.to_vec(),
+            delta,
+            noreply: false,
+        };
+        match self.call(command.clone()).await? {
+            Reply::Number(n) => Ok(Some(n)),
+            Reply::NotFound => Ok(None),
+            other => Err(unexpected(&command, "a number or NOT_FOUND", &other)),
+        }
+    }
+
+    /// `delete key`: whether an item was deleted.
+    async fn delete(&self, key: &[u8]) -> Result<bool, KvError> {
+        let command = Command::Delete {
+            key: key.to_vec(),
+            noreply: false,
+        };
+        match self.call(command.clone()).await? {
+            Reply::Deleted => Ok(true),
+            Reply::NotFound => Ok(false),
+            other => Err(unexpected(&command, "DELETED or NOT_FOUND", &other)),
+        }
+    }
+
+    /// `touch key exptime`: whether the item exists (its expiry was changed).
+    async fn touch(&self, key: &[u8], exptime: i64) -> Result<bool, KvError> {
+        let command = Command::Touch {
+            key: key.to_vec(),
+            exptime,
+            noreply: false,
+        };
+        match self.call(command.clone()).await? {
+            Reply::Touched => Ok(true),
+            Reply::NotFound => Ok(false),
+            other => Err(unexpected(&command, "TOUCHED or NOT_FOUND", &other)),
+        }
+    }
+
+    /// `gat exptime key`: the data (its expiry changed), or `None` on a miss.
+    async fn gat(&self, key: &[u8], exptime: i64) -> Result<Option<Vec<u8>>, KvError> {
+        let command = Command::Gat {
+            with_cas: false,
+            exptime,
+            keys: vec![key.to_vec()],
+        };
+        match single_value(&command, self.call(command.clone()).await?)? {
+            Some(v) => Ok(Some(v.data)),
+            None => Ok(None),
+        }
+    }
+
+    /// `flush_all [delay]`.
+    async fn flush_all(&self, delay: Option<i64>) -> Result<(), KvError> {
+        let command = Command::FlushAll {
+            delay,
+            noreply: false,
+        };
+        match self.call(command.clone()).await? {
+            Reply::Ok => Ok(()),
+            other => Err(unexpected(&command, "OK", &other)),
+        }
+    }
+}
+
+fn unexpected(command: &Command, expected: &'static str, found: &Reply) -> KvError {
+    KvError::Protocol {
+        command: command.to_string(),
+        expected,
+        found: found.to_string(),
+    }
+}
+
+fn single_value(command: &Command, reply: Reply) -> Result<Option<Value>, KvError> {
+    match reply {
+        Reply::Values(mut values) if values.len() <= 1 => Ok(values.pop()),
+        other => Err(unexpected(command, "at most one VALUE then END", &other)),
+    }
+}
+
+fn store_outcome(command: &Command, reply: Reply) -> Result<StoreOutcome, KvError> {
+    match reply {
+        Reply::Stored => Ok(StoreOutcome::Stored),
+        Reply::NotStored => Ok(StoreOutcome::NotStored),
+        Reply::Exists => Ok(StoreOutcome::Exists),
+        Reply::NotFound => Ok(StoreOutcome::NotFound),
+        other => Err(unexpected(
+            command,
+            "STORED, NOT_STORED, EXISTS or NOT_FOUND",
+            &other,
+        )),
+    }
+}
+
+/// Runs a future that never waits on anything outside itself to completion (e.g. a
+/// structure's operation against [`crate::memstore::MemStore`]'s synchronous handle).
+///
+/// Panics if the future returns `Pending` without having been woken; use it only for
+/// futures whose every await completes at once.
+pub fn block_on_ready<F: Future>(future: F) -> F::Output {
+    use std::task::{Context, Poll, Waker};
+    let mut future = std::pin::pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::yield_now();
+    }
+}

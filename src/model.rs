@@ -1,0 +1,40 @@
+//! The [`Model`] trait: a structure, its workload and its property, ready to be checked.
+
+use crate::history::History;
+use crate::kv::{Kv, KvError};
+use crate::rng::SimRng;
+use crate::verdict::Verdict;
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// A structure under test: how to set it up, what one operation does, which operations
+/// clients run, and what its histories must satisfy.
+///
+/// Everything nondeterministic comes from the `kv` handle (time, sleep, random numbers),
+/// so the same model runs in the simulator, under stateright, on threads over
+/// [`crate::memstore::MemStore`], and against real memcached servers.
+#[allow(async_fn_in_trait)] // single-threaded executor; no `Send` bound wanted
+pub trait Model {
+    /// An operation with its arguments (e.g. `Enqueue("a")`).
+    type Op: Clone + Debug + Eq + Hash;
+    /// What an operation returns.
+    type Ret: Clone + Debug + Eq + Hash;
+
+    /// Runs once, before any client starts (e.g. the FIFO's `init`). Default: nothing.
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        let _ = kv;
+        Ok(())
+    }
+
+    /// Runs one operation as client `client`. An `Err` makes the operation's outcome
+    /// unknown (it may have taken effect).
+    async fn run<K: Kv>(&self, kv: &K, client: usize, op: &Self::Op)
+        -> Result<Self::Ret, KvError>;
+
+    /// The workload: the `index`-th operation of client `client`.
+    fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> Self::Op;
+
+    /// Judges a complete history (linearizability against a spec, mutual exclusion, a
+    /// time-window spec, …).
+    fn check(&self, history: &History<Self::Op, Self::Ret>) -> Verdict;
+}

@@ -1,0 +1,98 @@
+//! kvsim's one seeded random generator.
+//!
+//! Every random choice of a simulated run (schedules, faults, workloads, the random numbers
+//! a structure draws) comes from a [`SimRng`], a ChaCha8 stream seeded from a `u64`. The
+//! `rand` ecosystem's types are kept behind this type on purpose: rand 0.8/0.9/0.10 types do
+//! not mix, and a change of their versions must not change a recorded seed's run.
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
+
+/// A deterministic random generator: the same seed gives the same stream on every machine.
+#[derive(Clone, Debug)]
+pub struct SimRng {
+    inner: ChaCha8Rng,
+}
+
+impl SimRng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        SimRng {
+            inner: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// A generator for a sub-stream, independent of this one's later draws: seeded with
+    /// `seed` mixed with `stream` (e.g. one stream per client).
+    pub fn derive(seed: u64, stream: u64) -> Self {
+        SimRng::new(mix64(seed ^ mix64(stream.wrapping_add(0x9e37_79b9_7f4a_7c15))))
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.inner.next_u64()
+    }
+
+    /// A uniform number in `0..n` (`n > 0`), without modulo bias worth speaking of
+    /// (Lemire's multiply-shift).
+    pub fn below(&mut self, n: u64) -> u64 {
+        debug_assert!(n > 0, "below(0)");
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// A uniform index into a slice of length `n` (`n > 0`).
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
+    /// `true` with probability `p` (0.0 ..= 1.0).
+    pub fn chance(&mut self, p: f64) -> bool {
+        if p <= 0.0 {
+            return false;
+        }
+        if p >= 1.0 {
+            return true;
+        }
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p
+    }
+
+    /// A uniform number in `lo..=hi`.
+    pub fn range_inclusive(&mut self, lo: u64, hi: u64) -> u64 {
+        if hi <= lo {
+            return lo;
+        }
+        lo + self.below(hi - lo + 1)
+    }
+}
+
+/// SplitMix64's finalizer: a fast, well-mixed 64-bit hash of a 64-bit value.
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_stream_and_pinned_values() {
+        let mut a = SimRng::new(7);
+        let mut b = SimRng::new(7);
+        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
+        let ys: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
+        assert_eq!(xs, ys);
+        // Pinned: a change of the generator would silently change every recorded seed.
+        insta::assert_debug_snapshot!(xs);
+    }
+
+    #[test]
+    fn below_stays_in_range_and_derive_differs() {
+        let mut r = SimRng::new(1);
+        for _ in 0..1000 {
+            assert!(r.below(3) < 3);
+        }
+        assert_ne!(SimRng::derive(1, 0).next_u64(), SimRng::derive(1, 1).next_u64());
+    }
+}

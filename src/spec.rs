@@ -1,0 +1,40 @@
+//! Sequential specifications: what a correct structure does, one operation at a time.
+//!
+//! Implement [`SequentialSpec`] for your structure's operations; the linearizability
+//! checker ([`crate::check`]) decides whether a concurrent history could have come from
+//! some sequential order of its operations that respects real time.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// A deterministic sequential specification.
+pub trait SequentialSpec {
+    /// The abstract state (e.g. the queue's contents). Hashed for memoization.
+    type State: Clone + Eq + Hash + Debug;
+    /// An operation with its arguments.
+    type Op: Clone + Debug;
+    /// What an operation returns.
+    type Ret: Clone + Debug + PartialEq;
+
+    /// The spec's name, e.g. `queue`.
+    fn name(&self) -> &'static str;
+
+    /// The initial state.
+    fn init(&self) -> Self::State;
+
+    /// Applies `op` to `state`: the next state and what a correct structure returns.
+    fn step(&self, state: &Self::State, op: &Self::Op) -> (Self::State, Self::Ret);
+
+    /// Why returning `found` is wrong in `state`, in words a student understands
+    /// ("dequeue returned b, but the queue's head is a").
+    fn explain(&self, state: &Self::State, op: &Self::Op, expected: &Self::Ret, found: &Self::Ret) -> String {
+        format!("{op:?} returned {found:?}, but in state {state:?} it returns {expected:?}")
+    }
+
+    /// The partition an operation belongs to, if the spec is P-compositional (e.g. a map
+    /// partitioned by key): histories are then checked one partition at a time.
+    fn partition(&self, op: &Self::Op) -> Option<u64> {
+        let _ = op;
+        None
+    }
+}
