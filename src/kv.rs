@@ -114,6 +114,13 @@ pub trait Kv {
     /// Waits this long by the client's clock.
     async fn sleep_ms(&self, ms: u64);
 
+    /// Waits up to `ms` by the client's clock, or less if the store may have changed
+    /// (a hint for pollers such as a blocking reader; spurious early returns are allowed).
+    /// Default: [`Kv::sleep_ms`].
+    async fn wait_for_change_ms(&self, ms: u64) {
+        self.sleep_ms(ms).await
+    }
+
     /// A random number. Deterministic in the simulator (a function of the seed, the
     /// client and how many it drew before).
     fn random_u64(&self) -> u64;

@@ -1,6 +1,9 @@
 //! The `kvsim` command.
 #![forbid(unsafe_code)]
 
+mod bench;
+mod cli;
+
 use clap::{Parser, Subcommand};
 
 /// kvsim: deterministic simulation and model checking for KV-store data structures.
@@ -12,11 +15,21 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Cmd {}
+enum Cmd {
+    /// Run the performance suite (figures named with their unit).
+    Bench {
+        /// Print one JSON object with a section per suite.
+        #[arg(long)]
+        json: bool,
+        /// Suites to run (default: all).
+        suites: Vec<String>,
+    },
+}
 
 fn main() {
     let cli = Cli::parse();
-    let code = match cli.command {};
-    #[allow(unreachable_code)]
+    let code = match cli.command {
+        Cmd::Bench { json, suites } => bench::main(&suites, json),
+    };
     std::process::exit(code)
 }

@@ -1,0 +1,56 @@
+//! `kvsim bench`: the performance suite. Each suite is a function returning named figures
+//! (names carry their unit: `kv_ops_per_s`, `seconds_median`, `millis_total`, …).
+
+use serde_json::{Map, Value};
+
+/// One benchmark suite.
+pub struct Suite {
+    /// The suite's name (the section of `kvsim bench --json`).
+    pub name: &'static str,
+    /// What it measures, in one line.
+    pub about: &'static str,
+    /// Runs the suite and returns its figures.
+    pub run: fn() -> Result<Map<String, Value>, String>,
+}
+
+/// Every suite, in the order `kvsim bench` runs them.
+pub const SUITES: &[Suite] = &[];
+
+/// Runs the named suites (all when `names` is empty); prints JSON or a table.
+pub fn main(names: &[String], json: bool) -> i32 {
+    for name in names {
+        if !SUITES.iter().any(|s| s.name == name) {
+            let valid: Vec<&str> = SUITES.iter().map(|s| s.name).collect();
+            eprintln!(
+                "kvsim: unknown bench suite {name:?}: expected one of {}",
+                valid.join(", ")
+            );
+            return 2;
+        }
+    }
+    let mut out = Map::new();
+    for suite in SUITES {
+        if !names.is_empty() && !names.iter().any(|n| n == suite.name) {
+            continue;
+        }
+        match (suite.run)() {
+            Ok(figures) => {
+                if !json {
+                    println!("{} ({})", suite.name, suite.about);
+                    for (k, v) in &figures {
+                        println!("  {k:<32} {v}");
+                    }
+                }
+                out.insert(suite.name.to_string(), Value::Object(figures));
+            }
+            Err(e) => {
+                eprintln!("kvsim: bench {}: {e}", suite.name);
+                return 2;
+            }
+        }
+    }
+    if json {
+        println!("{}", Value::Object(out));
+    }
+    0
+}

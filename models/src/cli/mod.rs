@@ -1,0 +1,1 @@
+//! The subcommands of `kvsim`, one module each.
