@@ -157,11 +157,12 @@ pub trait Kv {
     /// Validates, sends, and turns an error reply into [`KvError::Server`].
     async fn call(&self, command: Command) -> Result<Reply, KvError> {
         command.validate()?;
-        let shown = command.to_string();
+        let verb = command.verb();
+        let key = command.first_key().map(<[u8]>::to_vec);
         let reply = self.execute(command).await?;
         if reply.is_error() {
             return Err(KvError::Server {
-                command: shown,
+                command: describe(verb, key.as_deref()),
                 reply,
             });
         }
@@ -174,7 +175,7 @@ pub trait Kv {
             with_cas: false,
             keys: vec![key.to_vec()],
         };
-        match single_value(&command, self.call(command.clone()).await?)? {
+        match single_value(command.verb(), key, self.call(command).await?)? {
             Some(v) => Ok(Some(v.data)),
             None => Ok(None),
         }
@@ -186,7 +187,7 @@ pub trait Kv {
             with_cas: true,
             keys: vec![key.to_vec()],
         };
-        match single_value(&command, self.call(command.clone()).await?)? {
+        match single_value(command.verb(), key, self.call(command).await?)? {
             Some(v) => Ok(Some(Versioned {
                 data: v.data,
                 flags: v.flags,
@@ -212,7 +213,7 @@ pub trait Kv {
             data: data.to_vec(),
             noreply: false,
         };
-        store_outcome(&command, self.call(command.clone()).await?)
+        store_outcome(command.verb(), key, self.call(command).await?)
     }
 
     /// `set key 0 exptime`: always stores (unless too large or out of memory).
@@ -261,7 +262,7 @@ pub trait Kv {
             unique,
             noreply: false,
         };
-        store_outcome(&command, self.call(command.clone()).await?)
+        store_outcome(command.verb(), key, self.call(command).await?)
     }
 
     /// `incr key delta`: the new value, or `None` if the key is missing.
@@ -282,10 +283,11 @@ pub trait Kv {
             delta,
             noreply: false,
         };
-        match self.call(command.clone()).await? {
+        let verb = command.verb();
+        match self.call(command).await? {
             Reply::Number(n) => Ok(Some(n)),
             Reply::NotFound => Ok(None),
-            other => Err(unexpected(&command, "a number or NOT_FOUND", &other)),
+            other => Err(unexpected(verb, Some(key), "a number or NOT_FOUND", &other)),
         }
     }
 
@@ -295,10 +297,11 @@ pub trait Kv {
             key: key.to_vec(),
             noreply: false,
         };
-        match self.call(command.clone()).await? {
+        let verb = command.verb();
+        match self.call(command).await? {
             Reply::Deleted => Ok(true),
             Reply::NotFound => Ok(false),
-            other => Err(unexpected(&command, "DELETED or NOT_FOUND", &other)),
+            other => Err(unexpected(verb, Some(key), "DELETED or NOT_FOUND", &other)),
         }
     }
 
@@ -309,10 +312,11 @@ pub trait Kv {
             exptime,
             noreply: false,
         };
-        match self.call(command.clone()).await? {
+        let verb = command.verb();
+        match self.call(command).await? {
             Reply::Touched => Ok(true),
             Reply::NotFound => Ok(false),
-            other => Err(unexpected(&command, "TOUCHED or NOT_FOUND", &other)),
+            other => Err(unexpected(verb, Some(key), "TOUCHED or NOT_FOUND", &other)),
         }
     }
 
@@ -323,7 +327,7 @@ pub trait Kv {
             exptime,
             keys: vec![key.to_vec()],
         };
-        match single_value(&command, self.call(command.clone()).await?)? {
+        match single_value(command.verb(), key, self.call(command).await?)? {
             Some(v) => Ok(Some(v.data)),
             None => Ok(None),
         }
@@ -335,36 +339,50 @@ pub trait Kv {
             delay,
             noreply: false,
         };
-        match self.call(command.clone()).await? {
+        let verb = command.verb();
+        match self.call(command).await? {
             Reply::Ok => Ok(()),
-            other => Err(unexpected(&command, "OK", &other)),
+            other => Err(unexpected(verb, None, "OK", &other)),
         }
     }
 }
 
-fn unexpected(command: &Command, expected: &'static str, found: &Reply) -> KvError {
+fn describe(verb: &str, key: Option<&[u8]>) -> String {
+    match key {
+        Some(key) => format!("{verb} {}", crate::command::show_bytes(key)),
+        None => verb.to_string(),
+    }
+}
+
+fn unexpected(verb: &str, key: Option<&[u8]>, expected: &'static str, found: &Reply) -> KvError {
     KvError::Protocol {
-        command: command.to_string(),
+        command: describe(verb, key),
         expected,
         found: found.to_string(),
     }
 }
 
-fn single_value(command: &Command, reply: Reply) -> Result<Option<Value>, KvError> {
+fn single_value(verb: &str, key: &[u8], reply: Reply) -> Result<Option<Value>, KvError> {
     match reply {
         Reply::Values(mut values) if values.len() <= 1 => Ok(values.pop()),
-        other => Err(unexpected(command, "at most one VALUE then END", &other)),
+        other => Err(unexpected(
+            verb,
+            Some(key),
+            "at most one VALUE then END",
+            &other,
+        )),
     }
 }
 
-fn store_outcome(command: &Command, reply: Reply) -> Result<StoreOutcome, KvError> {
+fn store_outcome(verb: &str, key: &[u8], reply: Reply) -> Result<StoreOutcome, KvError> {
     match reply {
         Reply::Stored => Ok(StoreOutcome::Stored),
         Reply::NotStored => Ok(StoreOutcome::NotStored),
         Reply::Exists => Ok(StoreOutcome::Exists),
         Reply::NotFound => Ok(StoreOutcome::NotFound),
         other => Err(unexpected(
-            command,
+            verb,
+            Some(key),
             "STORED, NOT_STORED, EXISTS or NOT_FOUND",
             &other,
         )),
