@@ -156,17 +156,8 @@ pub trait Kv {
 
     /// Validates, sends, and turns an error reply into [`KvError::Server`].
     async fn call(&self, command: Command) -> Result<Reply, KvError> {
-        command.validate()?;
-        let verb = command.verb();
         let key = command.first_key().map(<[u8]>::to_vec);
-        let reply = self.execute(command).await?;
-        if reply.is_error() {
-            return Err(KvError::Server {
-                command: describe(verb, key.as_deref()),
-                reply,
-            });
-        }
-        Ok(reply)
+        call_keyed(self, command, key.as_deref().unwrap_or_default()).await
     }
 
     /// `get key`: the data, or `None` on a miss.
@@ -175,7 +166,7 @@ pub trait Kv {
             with_cas: false,
             keys: vec![key.to_vec()],
         };
-        match single_value(command.verb(), key, self.call(command).await?)? {
+        match single_value(command.verb(), key, call_keyed(self, command, key).await?)? {
             Some(v) => Ok(Some(v.data)),
             None => Ok(None),
         }
@@ -187,7 +178,7 @@ pub trait Kv {
             with_cas: true,
             keys: vec![key.to_vec()],
         };
-        match single_value(command.verb(), key, self.call(command).await?)? {
+        match single_value(command.verb(), key, call_keyed(self, command, key).await?)? {
             Some(v) => Ok(Some(Versioned {
                 data: v.data,
                 flags: v.flags,
@@ -213,7 +204,7 @@ pub trait Kv {
             data: data.to_vec(),
             noreply: false,
         };
-        store_outcome(command.verb(), key, self.call(command).await?)
+        store_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `set key 0 exptime`: always stores (unless too large or out of memory).
@@ -262,7 +253,7 @@ pub trait Kv {
             unique,
             noreply: false,
         };
-        store_outcome(command.verb(), key, self.call(command).await?)
+        store_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `incr key delta`: the new value, or `None` if the key is missing.
@@ -284,7 +275,7 @@ pub trait Kv {
             noreply: false,
         };
         let verb = command.verb();
-        match self.call(command).await? {
+        match call_keyed(self, command, key).await? {
             Reply::Number(n) => Ok(Some(n)),
             Reply::NotFound => Ok(None),
             other => Err(unexpected(verb, Some(key), "a number or NOT_FOUND", &other)),
@@ -298,7 +289,7 @@ pub trait Kv {
             noreply: false,
         };
         let verb = command.verb();
-        match self.call(command).await? {
+        match call_keyed(self, command, key).await? {
             Reply::Deleted => Ok(true),
             Reply::NotFound => Ok(false),
             other => Err(unexpected(verb, Some(key), "DELETED or NOT_FOUND", &other)),
@@ -313,7 +304,7 @@ pub trait Kv {
             noreply: false,
         };
         let verb = command.verb();
-        match self.call(command).await? {
+        match call_keyed(self, command, key).await? {
             Reply::Touched => Ok(true),
             Reply::NotFound => Ok(false),
             other => Err(unexpected(verb, Some(key), "TOUCHED or NOT_FOUND", &other)),
@@ -327,7 +318,7 @@ pub trait Kv {
             exptime,
             keys: vec![key.to_vec()],
         };
-        match single_value(command.verb(), key, self.call(command).await?)? {
+        match single_value(command.verb(), key, call_keyed(self, command, key).await?)? {
             Some(v) => Ok(Some(v.data)),
             None => Ok(None),
         }
@@ -340,11 +331,25 @@ pub trait Kv {
             noreply: false,
         };
         let verb = command.verb();
-        match self.call(command).await? {
+        match call_keyed(self, command, b"").await? {
             Reply::Ok => Ok(()),
             other => Err(unexpected(verb, None, "OK", &other)),
         }
     }
+}
+
+/// [`Kv::call`] for the typed methods, which know the key without copying it.
+async fn call_keyed<K: Kv + ?Sized>(kv: &K, command: Command, key: &[u8]) -> Result<Reply, KvError> {
+    command.validate()?;
+    let verb = command.verb();
+    let reply = kv.execute(command).await?;
+    if reply.is_error() {
+        return Err(KvError::Server {
+            command: describe(verb, Some(key).filter(|k| !k.is_empty())),
+            reply,
+        });
+    }
+    Ok(reply)
 }
 
 fn describe(verb: &str, key: Option<&[u8]>) -> String {
