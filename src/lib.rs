@@ -12,4 +12,5 @@ pub mod model;
 pub mod rng;
 pub mod scenario;
 pub mod spec;
+pub mod store;
 pub mod verdict;
