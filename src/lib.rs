@@ -15,4 +15,5 @@ pub mod scenario;
 pub mod sim;
 pub mod spec;
 pub mod target;
+pub mod store;
 pub mod verdict;
