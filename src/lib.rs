@@ -14,6 +14,6 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod spec;
-pub mod target;
 pub mod store;
+pub mod target;
 pub mod verdict;
