@@ -157,9 +157,13 @@ impl Command {
         match self {
             Command::Store { verb, .. } => verb.as_str(),
             Command::Cas { .. } => "cas",
-            Command::Get { with_cas: false, .. } => "get",
+            Command::Get {
+                with_cas: false, ..
+            } => "get",
             Command::Get { with_cas: true, .. } => "gets",
-            Command::Gat { with_cas: false, .. } => "gat",
+            Command::Gat {
+                with_cas: false, ..
+            } => "gat",
             Command::Gat { with_cas: true, .. } => "gats",
             Command::Arith { verb, .. } => verb.as_str(),
             Command::Delete { .. } => "delete",

@@ -5,11 +5,14 @@
 //! written as the pieces land.)
 #![forbid(unsafe_code)]
 
+pub mod check;
 pub mod command;
+pub mod formats;
 pub mod history;
 pub mod kv;
 pub mod model;
 pub mod rng;
 pub mod scenario;
 pub mod spec;
+pub mod specs;
 pub mod verdict;

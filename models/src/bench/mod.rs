@@ -1,6 +1,8 @@
 //! `kvsim bench`: the performance suite. Each suite is a function returning named figures
 //! (names carry their unit: `kv_ops_per_s`, `seconds_median`, `millis_total`, …).
 
+pub mod checker;
+
 use serde_json::{Map, Value};
 
 /// One benchmark suite.
@@ -14,7 +16,11 @@ pub struct Suite {
 }
 
 /// Every suite, in the order `kvsim bench` runs them.
-pub const SUITES: &[Suite] = &[];
+pub const SUITES: &[Suite] = &[Suite {
+    name: "checker",
+    about: "linearizability checker on Porcupine's histories, median ms, parsing excluded",
+    run: checker::run,
+}];
 
 /// Runs the named suites (all when `names` is empty); prints JSON or a table.
 pub fn main(names: &[String], json: bool) -> i32 {
