@@ -100,8 +100,10 @@
 //!   fails (which the `shard-fail` fault does not model).
 #![forbid(unsafe_code)]
 
+pub mod check;
 pub mod command;
 mod gate;
+pub mod formats;
 pub mod history;
 pub mod kv;
 pub mod model;
@@ -112,6 +114,7 @@ pub mod sim;
 pub mod spec;
 pub mod store;
 pub mod target;
+pub mod specs;
 pub mod verdict;
 
 pub use gate::{Check, Outcome};
