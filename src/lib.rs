@@ -13,3 +13,5 @@ pub mod rng;
 pub mod scenario;
 pub mod spec;
 pub mod verdict;
+pub mod net;
+pub mod wire;
