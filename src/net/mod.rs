@@ -1,2 +1,8 @@
 //! kvsim over TCP: a client backend for real memcached servers, consistent hashing across
-//! several of them, and `kvsim serve`.
+//! several of them, a history recorder for runs from OS threads, and `kvsim serve`.
+
+pub mod client;
+pub mod ketama;
+
+pub use client::{TcpKv, TcpKvConfig};
+pub use ketama::Ketama;
