@@ -6,3 +6,9 @@ pub mod ketama;
 
 pub use client::{TcpKv, TcpKvConfig};
 pub use ketama::Ketama;
+pub mod recorder;
+
+pub use recorder::Recorder;
+pub mod memcached;
+
+pub use memcached::MemcachedProcess;
