@@ -12,11 +12,13 @@
 //! A checker needs every reply exactly as the server sent it, errors included.
 
 pub mod cnum;
+pub mod conn;
 pub mod encode;
 pub mod reply;
 pub mod request;
 pub mod tokenize;
 
+pub use conn::{Connection, Output};
 pub use encode::{command_bytes, encode_command};
 pub use reply::ReplyParser;
 pub use request::{item_fits, Request, RequestParser, DEFAULT_ITEM_SIZE_MAX, VERSION};

@@ -68,6 +68,14 @@ pub enum Request {
         /// What goes on the wire.
         reply: Option<Reply>,
     },
+    /// A multi-key retrieval cut short by a key over 250 bytes: apply `effect` (the keys
+    /// before it, if any) and discard its reply, then discard every reply of this
+    /// connection not yet sent (memcached culls its unsent responses) and send
+    /// `CLIENT_ERROR bad command line format`.
+    AbortRetrieval {
+        /// The lookups (and for `gat`, touches) memcached made before it met the long key.
+        effect: Option<Command>,
+    },
     /// `version`: answer `VERSION 1.6.18`.
     Version,
     /// `quit`: send what is pending, then close the connection.
@@ -100,6 +108,9 @@ impl Request {
             Request::Answer {
                 reply: Some(reply), ..
             } => reply.encode(out),
+            Request::AbortRetrieval { .. } => {
+                Reply::ClientError(ClientError::BadCommandLineFormat).encode(out)
+            }
             Request::Version => {
                 out.extend_from_slice(b"VERSION ");
                 out.extend_from_slice(VERSION.as_bytes());
@@ -468,9 +479,8 @@ fn parse_get(t: &Tokens, with_cas: bool, touch: bool) -> LineOutcome {
     loop {
         for key in words {
             if key.len() > KEY_MAX_LEN {
-                return LineOutcome::Done(Request::Answer {
+                return LineOutcome::Done(Request::AbortRetrieval {
                     effect: (!keys.is_empty()).then(|| command(keys)),
-                    reply: Some(Reply::ClientError(ClientError::BadCommandLineFormat)),
                 });
             }
             keys.push(key.to_vec());
@@ -675,13 +685,12 @@ mod tests {
         let reqs = parse_all(format!("gat 5 a b {long} c\r\n").as_bytes());
         assert_eq!(
             reqs,
-            vec![Request::Answer {
+            vec![Request::AbortRetrieval {
                 effect: Some(Command::Gat {
                     with_cas: false,
                     exptime: 5,
                     keys: vec![b"a".to_vec(), b"b".to_vec()]
                 }),
-                reply: Some(Reply::ClientError(ClientError::BadCommandLineFormat)),
             }]
         );
     }
