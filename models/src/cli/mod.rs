@@ -1,1 +1,2 @@
 //! The subcommands of `kvsim`, one module each.
+pub mod serve;
