@@ -1,2 +1,4 @@
 //! The subcommands of `kvsim`, one module each.
-pub mod serve;
+pub mod check;
+pub mod list;
+pub mod replay;
