@@ -15,6 +15,7 @@ pub mod scenario;
 pub mod sim;
 pub mod spec;
 pub mod target;
+pub mod store;
 pub mod verdict;
 pub mod net;
 pub mod wire;
