@@ -367,3 +367,17 @@ fn real_memcached_answers_the_edge_cases_as_pinned() {
         (mc, addr)
     });
 }
+
+#[test]
+fn kvsim_serve_answers_the_edge_cases_as_pinned() {
+    use kvsim::net::{ServeConfig, Server};
+    check_all("kvsim serve", || {
+        let server = Server::start(ServeConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            ..ServeConfig::default()
+        })
+        .expect("kvsim serve");
+        let addr = server.local_addr().to_string();
+        (server, addr)
+    });
+}

@@ -12,3 +12,6 @@ pub use recorder::Recorder;
 pub mod memcached;
 
 pub use memcached::MemcachedProcess;
+pub mod server;
+
+pub use server::{ServeConfig, Server};
