@@ -4,8 +4,8 @@
 //!
 //! The quirks that show on the wire all come from here: leading C whitespace and a `+` are
 //! accepted; anything after a whitespace byte that follows the digits is ignored (`5\tx`
-//! is 5); a `-` is accepted unless the unsigned result has its top bit set (`-0` is 0, but
-//! `-1` is refused, and `-18446744073709551615` is 1); and the 64-bit result is then
+//! is 5); a `-` anywhere in the token is accepted unless the unsigned result has its top
+//! bit set (`-0` is 0, but `-1` is refused, and `-18446744073709551615` is 1); and the 64-bit result is then
 //! stored in a 32-bit variable, so `4294967297` reads as 1 for flags and `<bytes>`, and
 //! `2147483648` reads as `-2147483648` for exptime.
 
@@ -99,7 +99,9 @@ pub fn safe_strtoull(s: &[u8]) -> Option<u64> {
     if erange || !ends_well(s, end) {
         return None;
     }
-    if (v as i64) < 0 && s[..end].contains(&b'-') {
+    // memcached looks for the sign with `strchr(str, '-')`: anywhere in the token, even
+    // after the digits (`18446744073709551615\t-` is refused).
+    if (v as i64) < 0 && s.contains(&b'-') {
         return None;
     }
     Some(v)
@@ -137,6 +139,8 @@ mod tests {
         assert_eq!(safe_strtoull(b"-18446744073709551615"), Some(1));
         assert_eq!(safe_strtoull(b"18446744073709551615"), Some(u64::MAX));
         assert_eq!(safe_strtoull(b"18446744073709551616"), None);
+        assert_eq!(safe_strtoull(b"18446744073709551615\t-"), None);
+        assert_eq!(safe_strtoull(b"9\t-"), Some(9));
         assert_eq!(safe_strtoull(b"12abc"), None);
         assert_eq!(safe_strtoull(b"1.5"), None);
         assert_eq!(safe_strtoull(b"0x10"), None);
