@@ -7,3 +7,6 @@ pub mod lincheck;
 pub mod mutex;
 
 pub mod counter;
+pub mod fifo;
+pub mod lock;
+pub mod spinlock;
