@@ -6,7 +6,10 @@ pub mod expect;
 pub mod lincheck;
 pub mod mutex;
 
+pub mod array_append;
+pub mod array_locked;
 pub mod counter;
 pub mod fifo;
 pub mod lock;
 pub mod spinlock;
+pub mod table;
