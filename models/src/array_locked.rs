@@ -88,7 +88,11 @@ pub(crate) fn deserialize(data: &[u8]) -> Vec<u8> {
 }
 
 fn apply_change(array: &[u8], add: &[u8], delete: &[u8]) -> Vec<u8> {
-    let mut out: Vec<u8> = array.iter().copied().filter(|e| !delete.contains(e)).collect();
+    let mut out: Vec<u8> = array
+        .iter()
+        .copied()
+        .filter(|e| !delete.contains(e))
+        .collect();
     out.extend_from_slice(add);
     out
 }
@@ -126,7 +130,12 @@ impl ArrayLocked {
         self.variant
     }
 
-    async fn published_change<K: Kv>(&self, kv: &K, add: &[u8], delete: &[u8]) -> Result<Ret, KvError> {
+    async fn published_change<K: Kv>(
+        &self,
+        kv: &K,
+        add: &[u8],
+        delete: &[u8],
+    ) -> Result<Ret, KvError> {
         while !published_try_lock(kv, &self.name).await? {}
         kv.mark("enter");
         let body = async {
@@ -153,7 +162,10 @@ impl ArrayLocked {
                 Err(e) => return Err(e),
             };
             let array = apply_change(&deserialize(&current.data), add, delete);
-            match kv.cas(&self.key, current.cas, &serialize(&array), 0).await? {
+            match kv
+                .cas(&self.key, current.cas, &serialize(&array), 0)
+                .await?
+            {
                 StoreOutcome::Stored => return Ok(Ret::Changed),
                 StoreOutcome::NotFound => return Ok(Ret::Lost),
                 _ => continue,
@@ -178,7 +190,9 @@ impl Model for ArrayLocked {
             (Variant::Published, Op::Change { add, delete }) => {
                 self.published_change(kv, add, delete).await
             }
-            (Variant::Fixed, Op::Change { add, delete }) => self.fixed_change(kv, add, delete).await,
+            (Variant::Fixed, Op::Change { add, delete }) => {
+                self.fixed_change(kv, add, delete).await
+            }
             (Variant::Published, Op::Fetch) => Ok(match kv.get(&self.key).await? {
                 Some(d) => Ret::Array(deserialize(&d)),
                 None => Ret::Array(Vec::new()),

@@ -181,7 +181,11 @@ impl Fifo {
         }
     }
 
-    async fn fixed_enqueue_step<K: Kv>(&self, kv: &K, newdata: &[u8]) -> Result<Step<Ret>, KvError> {
+    async fn fixed_enqueue_step<K: Kv>(
+        &self,
+        kv: &K,
+        newdata: &[u8],
+    ) -> Result<Step<Ret>, KvError> {
         let Some(t) = kv.gets(&self.tail).await? else {
             return Ok(Step::Done(Ret::Lost));
         };

@@ -69,7 +69,8 @@ pub fn lin_ops<Op: Clone, Ret: Clone>(
 /// Checks that `ops` are linearizable with respect to `spec` (one partition at a time when
 /// the spec partitions its operations).
 pub fn check<S: SequentialSpec>(spec: &S, ops: &[LinOp<S::Op, S::Ret>]) -> Verdict {
-    let mut parts: Vec<(Option<u64>, Vec<LinOp<S::Op, S::Ret>>)> = Vec::new();
+    type Part<O, R> = (Option<u64>, Vec<LinOp<O, R>>);
+    let mut parts: Vec<Part<S::Op, S::Ret>> = Vec::new();
     for op in ops {
         let p = spec.partition(&op.op);
         match parts.iter_mut().find(|(q, _)| *q == p) {
@@ -120,7 +121,10 @@ fn check_one<S: SequentialSpec>(spec: &S, ops: &[LinOp<S::Op, S::Ret>]) -> Verdi
                 let first = (0..ops.len())
                     .find(|i| !s.best.contains(i) && ops[*i].result.is_some())
                     .unwrap_or(0);
-                (first, "no order of the operations explains the results".to_string())
+                (
+                    first,
+                    "no order of the operations explains the results".to_string(),
+                )
             });
             let mut involved = vec![ops[first].index];
             involved.extend(
@@ -231,7 +235,12 @@ mod tests {
         }
     }
 
-    fn op(call: u64, ret: Option<u64>, op: (bool, u8), result: Option<u8>) -> LinOp<(bool, u8), u8> {
+    fn op(
+        call: u64,
+        ret: Option<u64>,
+        op: (bool, u8),
+        result: Option<u8>,
+    ) -> LinOp<(bool, u8), u8> {
         LinOp {
             index: call as usize,
             call,
@@ -243,22 +252,34 @@ mod tests {
 
     #[test]
     fn overlapping_write_and_read_linearize() {
-        let h = [op(0, Some(3), (true, 5), Some(0)), op(1, Some(2), (false, 0), Some(5))];
+        let h = [
+            op(0, Some(3), (true, 5), Some(0)),
+            op(1, Some(2), (false, 0), Some(5)),
+        ];
         assert_eq!(check(&Register, &h), Verdict::Ok);
     }
 
     #[test]
     fn a_stale_read_after_a_write_is_a_violation() {
-        let h = [op(0, Some(1), (true, 5), Some(0)), op(2, Some(3), (false, 0), Some(0))];
+        let h = [
+            op(0, Some(1), (true, 5), Some(0)),
+            op(2, Some(3), (false, 0), Some(0)),
+        ];
         let v = check(&Register, &h);
         assert!(v.is_violation(), "{v}");
     }
 
     #[test]
     fn an_unknown_write_may_or_may_not_take_effect() {
-        let took = [op(0, None, (true, 5), None), op(2, Some(3), (false, 0), Some(5))];
+        let took = [
+            op(0, None, (true, 5), None),
+            op(2, Some(3), (false, 0), Some(5)),
+        ];
         assert_eq!(check(&Register, &took), Verdict::Ok);
-        let not = [op(0, None, (true, 5), None), op(2, Some(3), (false, 0), Some(0))];
+        let not = [
+            op(0, None, (true, 5), None),
+            op(2, Some(3), (false, 0), Some(0)),
+        ];
         assert_eq!(check(&Register, &not), Verdict::Ok);
     }
 }

@@ -73,7 +73,10 @@ pub async fn fixed_acquire<K: Kv>(kv: &K, name: &str) -> Result<String, KvError>
     let key = format!("lock{name}");
     let token = kv.random_string(12);
     loop {
-        match kv.add(key.as_bytes(), token.as_bytes(), LOCK_TIMEOUT_SECS).await {
+        match kv
+            .add(key.as_bytes(), token.as_bytes(), LOCK_TIMEOUT_SECS)
+            .await
+        {
             Ok(StoreOutcome::Stored) => return Ok(token),
             Ok(_) => {}
             Err(e) if e.is_indeterminate() => {

@@ -108,11 +108,17 @@ mod tests {
     #[test]
     fn disjoint_sections_pass_and_overlapping_ones_fail() {
         let ok = History {
-            ops: vec![op(0, &[("enter", 1), ("exit", 2)]), op(1, &[("enter", 3), ("exit", 4)])],
+            ops: vec![
+                op(0, &[("enter", 1), ("exit", 2)]),
+                op(1, &[("enter", 3), ("exit", 4)]),
+            ],
         };
         assert_eq!(check(&ok), Verdict::Ok);
         let bad = History {
-            ops: vec![op(0, &[("enter", 1), ("exit", 4)]), op(1, &[("enter", 2), ("exit", 3)])],
+            ops: vec![
+                op(0, &[("enter", 1), ("exit", 4)]),
+                op(1, &[("enter", 2), ("exit", 3)]),
+            ],
         };
         let v = check(&bad);
         assert_eq!(

@@ -324,9 +324,7 @@ impl SequentialSpec for CounterSpec {
     }
 
     fn explain(&self, state: &u64, op: &Op, expected: &Ret, found: &Ret) -> String {
-        format!(
-            "{op:?} returned {found:?}, but after {state} increments it returns {expected:?}"
-        )
+        format!("{op:?} returned {found:?}, but after {state} increments it returns {expected:?}")
     }
 }
 

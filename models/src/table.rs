@@ -213,10 +213,12 @@ impl Model for Table {
             (Variant::Published, Op::Has(k)) => {
                 Ok(Ret::Has(kv.get(&self.member_key(k)).await?.is_some()))
             }
-            (Variant::Published, Op::Fetch) => Ok(Ret::Members(match kv.get(&self.keys_key()).await? {
-                Some(d) => sorted(deserialize(&d)),
-                None => Vec::new(),
-            })),
+            (Variant::Published, Op::Fetch) => {
+                Ok(Ret::Members(match kv.get(&self.keys_key()).await? {
+                    Some(d) => sorted(deserialize(&d)),
+                    None => Vec::new(),
+                }))
+            }
             (Variant::Fixed, Op::Add(k)) => self.fixed_change(kv, k, true).await,
             (Variant::Fixed, Op::Delete(k)) => self.fixed_change(kv, k, false).await,
             (Variant::Fixed, Op::Has(k)) => Ok(match kv.get(&self.set_key()).await? {
@@ -296,10 +298,6 @@ impl SequentialSpec for SetSpec {
             }
             _ => format!("{op:?} returned {found:?}, expected {expected:?}"),
         }
-    }
-
-    fn partition(&self, _op: &Op) -> Option<u64> {
-        None
     }
 }
 

@@ -134,7 +134,9 @@ impl TinyKv {
             } => {
                 let old = self.live(&key);
                 match (verb, old) {
-                    (StoreVerb::Set, _) | (StoreVerb::Add, None) | (StoreVerb::Replace, Some(_)) => {
+                    (StoreVerb::Set, _)
+                    | (StoreVerb::Add, None)
+                    | (StoreVerb::Replace, Some(_)) => {
                         self.put(key, data, self.expiry(exptime));
                         Reply::Stored
                     }
@@ -172,7 +174,10 @@ impl TinyKv {
             } => match self.live(&key) {
                 None => Reply::NotFound,
                 Some(it) => {
-                    let n: u64 = String::from_utf8_lossy(&it.data).trim().parse().unwrap_or(0);
+                    let n: u64 = String::from_utf8_lossy(&it.data)
+                        .trim()
+                        .parse()
+                        .unwrap_or(0);
                     let v = match verb {
                         ArithVerb::Incr => n.wrapping_add(delta),
                         ArithVerb::Decr => n.saturating_sub(delta),
