@@ -2,9 +2,13 @@
 //! scenarios, and the registry the `kvsim` command uses.
 #![forbid(unsafe_code)]
 
+pub mod bench;
+pub mod cli;
 pub mod expect;
 pub mod lincheck;
 pub mod mutex;
+pub mod progress;
+pub mod registry;
 
 pub mod array_append;
 pub mod array_locked;
