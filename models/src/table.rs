@@ -28,8 +28,10 @@
 //! `delete` are `gets` + `cas` loops (no lock); `has` and `fetch` read that one key. A
 //! per-member key cannot be kept consistent with a member list on a store without
 //! multi-key atomicity, so `has` pays for reading the list. `setup` creates the key once;
-//! a miss means it was lost and the operation answers [`Ret::Lost`]. `add` and `delete` are
-//! idempotent, so a timed-out `cas` is simply retried from a fresh `gets`.
+//! a miss means it was lost and the operation answers [`Ret::Lost`]. A timed-out `cas` is
+//! not retried: `add` and `delete` look idempotent, but a retry after another client's
+//! `delete` would add the member a second time (the harness found exactly that); the
+//! outcome is reported unknown instead.
 //!
 //! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
 //! Under `evict`, `lru` and `restart` it is safe and stops (`Lost`): the set's only copy
@@ -187,8 +189,8 @@ impl Table {
                 Ok(StoreOutcome::Stored) => return Ok(Ret::Done),
                 Ok(StoreOutcome::NotFound) => return Ok(Ret::Lost),
                 Ok(_) => continue,
-                // Idempotent: the next round sees whether it took effect.
-                Err(e) if e.is_indeterminate() => continue,
+                // Not retried: between the lost reply and a retry another client may
+                // have undone the change, and a retry would then apply it a second time.
                 Err(e) => return Err(e),
             }
         }
