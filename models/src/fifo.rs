@@ -335,8 +335,8 @@ impl SequentialSpec for QueueSpec {
                 state.iter().collect::<Vec<_>>()
             ),
             (Op::Dequeue, Ret::Dequeued(Some(x))) => match state.front() {
-                Some(h) => format!("dequeue returned {x}, but the queue's head is {h}"),
-                None => format!("dequeue returned {x}, but the queue is empty"),
+                Some(h) => format!("dequeue returned {x:?}, but the queue's head is {h:?}"),
+                None => format!("dequeue returned {x:?}, but the queue is empty"),
             },
             _ => format!("{op:?} returned {found:?}, expected {expected:?}"),
         }
