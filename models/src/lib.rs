@@ -1,3 +1,4 @@
 //! The seed structures of kvsim (published and fixed variants), their specs and
 //! scenarios, and the registry the `kvsim` command uses.
 #![forbid(unsafe_code)]
+pub mod message_queue;
