@@ -137,39 +137,32 @@ impl<'a, K: Kv> FixedQueue<'a, K> {
         let stored = timestamp.max(self.timestamp);
         let mut record = Vec::with_capacity(message.len() + RECORD_OVERHEAD);
         encode_record(stored, message, &mut record);
-        loop {
-            if let Some(cur) = self.current {
-                if self.size < self.max_file_size && fits_value(self.size, record.len()) {
-                    if self
-                        .kv
-                        .append(&segment_key(&self.prefix, cur), &record)
-                        .await?
-                        .is_stored()
-                    {
-                        self.size += record.len();
-                        break;
-                    }
-                    // The segment is gone (lost by the store): continue in a new one.
-                    self.current = None;
-                    self.to_seal = None;
-                } else {
-                    self.to_seal = Some((cur, self.timestamp));
-                    self.current = None;
+        if let Some(cur) = self.current {
+            if self.size < self.max_file_size && fits_value(self.size, record.len()) {
+                let key = segment_key(&self.prefix, cur);
+                if self.kv.append(&key, &record).await?.is_stored() {
+                    self.size += record.len();
+                    self.timestamp = stored;
+                    return Ok(stored);
                 }
+                // The segment is gone (lost by the store): continue in a new one.
+                self.to_seal = None;
+            } else {
+                self.to_seal = Some((cur, self.timestamp));
             }
-            let id = self.next_id;
-            let key = segment_key(&self.prefix, id);
-            if !self.kv.add(&key, &record, 0).await?.is_stored() {
-                return Err(QueueError::ConcurrentWriter { segment: id });
-            }
-            self.current = Some(id);
-            self.next_id = id + 1;
-            self.size = record.len();
-            write_last(self.kv, &self.prefix, id, stored).await?;
-            if let Some((old, newest)) = self.to_seal.take() {
-                self.seal(old, newest).await?;
-            }
-            break;
+            self.current = None;
+        }
+        let id = self.next_id;
+        let key = segment_key(&self.prefix, id);
+        if !self.kv.add(&key, &record, 0).await?.is_stored() {
+            return Err(QueueError::ConcurrentWriter { segment: id });
+        }
+        self.current = Some(id);
+        self.next_id = id + 1;
+        self.size = record.len();
+        write_last(self.kv, &self.prefix, id, stored).await?;
+        if let Some((old, newest)) = self.to_seal.take() {
+            self.seal(old, newest).await?;
         }
         self.timestamp = stored;
         Ok(stored)
@@ -379,26 +372,24 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                     }
                 }
                 None => {
-                    // `seg` is gone: removed, or lost by the store (or not created yet).
-                    match self.next_existing(seg).await? {
-                        Some((j, d)) => {
-                            self.enter(j, d);
-                            return Ok(Read::Gap { from: seg, to: j });
+                    // `seg` is gone (removed, or lost by the store), or not created yet.
+                    let next = self.next_existing(seg).await?;
+                    let (last, _) = newest_id(self.kv, &self.prefix).await?;
+                    if next.is_none() && last < seg {
+                        if !deadline.wait(self.kv).await {
+                            return Ok(Read::Timeout);
                         }
-                        None => {
-                            let (last, _) = newest_id(self.kv, &self.prefix).await?;
-                            if last >= seg {
-                                self.enter(last + 1, Vec::new());
-                                return Ok(Read::Gap {
-                                    from: seg,
-                                    to: last + 1,
-                                });
-                            }
-                            if !deadline.wait(self.kv).await {
-                                return Ok(Read::Timeout);
-                            }
-                        }
+                        continue;
                     }
+                    // Segments are created in order: `seg` was created before what we
+                    // found beyond it, maybe since our first look.
+                    if let Some(d) = self.kv.get(&segment_key(&self.prefix, seg)).await? {
+                        self.data = d;
+                        continue;
+                    }
+                    let (j, d) = next.unwrap_or((last + 1, Vec::new()));
+                    self.enter(j, d);
+                    return Ok(Read::Gap { from: seg, to: j });
                 }
             }
         }

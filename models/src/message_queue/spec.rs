@@ -111,6 +111,9 @@ struct Write {
 
 type Op = Operation<MqOp, MqRet>;
 
+/// A completed reader session: its index, `min_timestamp`, messages and end.
+type Session<'h> = (usize, i64, Vec<(i64, &'h str)>, &'h End);
+
 fn violation(reason: String, ops: Vec<usize>) -> Verdict {
     Verdict::Violation(Violation {
         property: "message log".to_string(),
@@ -147,7 +150,7 @@ pub fn check_log(history: &History<MqOp, MqRet>) -> Verdict {
         }
     }
     // Reader sessions that completed.
-    let sessions: Vec<(usize, i64, Vec<(i64, &str)>, &End)> = ops
+    let sessions: Vec<Session> = ops
         .iter()
         .enumerate()
         .filter_map(|(i, op)| match (&op.op, &op.outcome) {
