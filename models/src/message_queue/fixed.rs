@@ -292,9 +292,12 @@ impl<'a, K: Kv> FixedReader<'a, K> {
         Ok(last + 1)
     }
 
-    /// The next segment above `id` that exists, if any (up to the newest).
-    async fn next_existing(&self, id: u64) -> Result<Option<(u64, Vec<u8>)>, QueueError> {
-        let (last, _) = newest_id(self.kv, &self.prefix).await?;
+    /// The first segment in `id+1..=last` that exists, if any.
+    async fn next_existing(
+        &self,
+        id: u64,
+        last: u64,
+    ) -> Result<Option<(u64, Vec<u8>)>, QueueError> {
         for j in id + 1..=last {
             if let Some(d) = self.kv.get(&segment_key(&self.prefix, j)).await? {
                 return Ok(Some((j, d)));
@@ -346,7 +349,10 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                     // more look at `seg` (no append to `seg` follows the creation of `seg+1`).
                     let next = match self.kv.get(&segment_key(&self.prefix, seg + 1)).await? {
                         Some(d) => Some((seg + 1, d)),
-                        None => self.next_existing(seg + 1).await?,
+                        None => {
+                            let (last, _) = newest_id(self.kv, &self.prefix).await?;
+                            self.next_existing(seg + 1, last).await?
+                        }
                     };
                     let Some((j, d)) = next else {
                         if !deadline.wait(self.kv).await {
@@ -373,16 +379,17 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                 }
                 None => {
                     // `seg` is gone (removed, or lost by the store), or not created yet.
-                    let next = self.next_existing(seg).await?;
+                    // `last` is recorded after its segment is created, so every segment up
+                    // to it was created: a missing one is gone.
                     let (last, _) = newest_id(self.kv, &self.prefix).await?;
-                    if next.is_none() && last < seg {
+                    if last < seg {
                         if !deadline.wait(self.kv).await {
                             return Ok(Read::Timeout);
                         }
                         continue;
                     }
-                    // Segments are created in order: `seg` was created before what we
-                    // found beyond it, maybe since our first look.
+                    let next = self.next_existing(seg, last).await?;
+                    // `seg` may have been created since our first look.
                     if let Some(d) = self.kv.get(&segment_key(&self.prefix, seg)).await? {
                         self.data = d;
                         continue;
