@@ -9,7 +9,7 @@ use kvsim::verdict::Verdict;
 use kvsim_models::message_queue::{scenarios, Expect, MessageQueueModel, Variant};
 use message_queue_support::{run, Faults};
 
-fn first_violation(variant: Variant, name: &str, seeds: u64) -> Option<(u64, Verdict)> {
+fn violations(variant: Variant, name: &str, seeds: u64) -> Vec<(u64, Verdict)> {
     let exp = scenarios()
         .into_iter()
         .find(|e| e.scenario.name == name)
@@ -24,27 +24,27 @@ fn first_violation(variant: Variant, name: &str, seeds: u64) -> Option<(u64, Ver
         budget: s.fault_budget,
     };
     let model = MessageQueueModel::new(variant);
-    for seed in 0..seeds {
-        let (history, _) = run(&model, s.clients, s.ops, faults, seed);
-        let v = model.check(&history);
-        if v.is_violation() {
-            return Some((seed, v));
-        }
-    }
-    None
+    (0..seeds)
+        .filter_map(|seed| {
+            let (history, _) = run(&model, s.clients, s.ops, faults, seed);
+            let v = model.check(&history);
+            v.is_violation().then_some((seed, v))
+        })
+        .collect()
 }
 
 #[test]
 fn survey() {
     for exp in scenarios() {
         for variant in [Variant::Published, Variant::Fixed] {
-            let found = first_violation(variant, &exp.scenario.name, 300);
+            let found = violations(variant, &exp.scenario.name, 300);
             eprintln!(
-                "{:20} {:10} expected {:?}: {}",
+                "{:20} {:10} expected {:?}: {} of 300 {}",
                 exp.scenario.name,
                 variant.name(),
                 exp.of(variant),
-                match &found {
+                found.len(),
+                match found.first() {
                     Some((seed, v)) => format!("seed {seed}: {v}"),
                     None => "no violation".to_string(),
                 }

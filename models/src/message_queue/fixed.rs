@@ -350,8 +350,9 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                     let next = match self.kv.get(&segment_key(&self.prefix, seg + 1)).await? {
                         Some(d) => Some((seg + 1, d)),
                         None => {
+                            // `seg+1` may be gone, or created since our first look.
                             let (last, _) = newest_id(self.kv, &self.prefix).await?;
-                            self.next_existing(seg + 1, last).await?
+                            self.next_existing(seg, last).await?
                         }
                     };
                     let Some((j, d)) = next else {

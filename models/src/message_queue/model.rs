@@ -45,14 +45,13 @@ pub struct MessageQueueModel {
 }
 
 impl MessageQueueModel {
-    /// The model of `variant` with the default workload parameters (segments of about two
-    /// records).
+    /// The model of `variant` with the default workload parameters (a segment rolls over after each record).
     pub fn new(variant: Variant) -> MessageQueueModel {
         MessageQueueModel {
             variant,
             prefix: "mq".to_string(),
-            max_file_size: 40,
-            turn_lease_secs: 5,
+            max_file_size: 16,
+            turn_lease_secs: 1,
         }
     }
 
@@ -204,7 +203,7 @@ impl Model for MessageQueueModel {
                 } else {
                     rng.below(300) as i64
                 },
-                timeout_ms: 200,
+                timeout_ms: 1500,
                 max: 40,
             },
             Role::Remover => MqOp::Remove {
