@@ -28,8 +28,7 @@ pub trait Model {
 
     /// Runs one operation as client `client`. An `Err` makes the operation's outcome
     /// unknown (it may have taken effect).
-    async fn run<K: Kv>(&self, kv: &K, client: usize, op: &Self::Op)
-        -> Result<Self::Ret, KvError>;
+    async fn run<K: Kv>(&self, kv: &K, client: usize, op: &Self::Op) -> Result<Self::Ret, KvError>;
 
     /// The workload: the `index`-th operation of client `client`.
     fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> Self::Op;

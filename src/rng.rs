@@ -25,7 +25,9 @@ impl SimRng {
     /// A generator for a sub-stream, independent of this one's later draws: seeded with
     /// `seed` mixed with `stream` (e.g. one stream per client).
     pub fn derive(seed: u64, stream: u64) -> Self {
-        SimRng::new(mix64(seed ^ mix64(stream.wrapping_add(0x9e37_79b9_7f4a_7c15))))
+        SimRng::new(mix64(
+            seed ^ mix64(stream.wrapping_add(0x9e37_79b9_7f4a_7c15)),
+        ))
     }
 
     /// The next 64 random bits.
@@ -93,6 +95,9 @@ mod tests {
         for _ in 0..1000 {
             assert!(r.below(3) < 3);
         }
-        assert_ne!(SimRng::derive(1, 0).next_u64(), SimRng::derive(1, 1).next_u64());
+        assert_ne!(
+            SimRng::derive(1, 0).next_u64(),
+            SimRng::derive(1, 1).next_u64()
+        );
     }
 }

@@ -27,7 +27,13 @@ pub trait SequentialSpec {
 
     /// Why returning `found` is wrong in `state`, in words a student understands
     /// ("dequeue returned b, but the queue's head is a").
-    fn explain(&self, state: &Self::State, op: &Self::Op, expected: &Self::Ret, found: &Self::Ret) -> String {
+    fn explain(
+        &self,
+        state: &Self::State,
+        op: &Self::Op,
+        expected: &Self::Ret,
+        found: &Self::Ret,
+    ) -> String {
         format!("{op:?} returned {found:?}, but in state {state:?} it returns {expected:?}")
     }
 

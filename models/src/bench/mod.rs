@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value};
 
+pub mod sim;
+
 /// One benchmark suite.
 pub struct Suite {
     /// The suite's name (the section of `kvsim bench --json`).
@@ -14,7 +16,11 @@ pub struct Suite {
 }
 
 /// Every suite, in the order `kvsim bench` runs them.
-pub const SUITES: &[Suite] = &[];
+pub const SUITES: &[Suite] = &[Suite {
+    name: "sim",
+    about: "simulated KV operations and runs per second, 3 clients, one core",
+    run: sim::run,
+}];
 
 /// Runs the named suites (all when `names` is empty); prints JSON or a table.
 pub fn main(names: &[String], json: bool) -> i32 {

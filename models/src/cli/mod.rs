@@ -1,1 +1,4 @@
 //! The subcommands of `kvsim`, one module each.
+pub mod check;
+pub mod list;
+pub mod replay;

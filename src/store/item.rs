@@ -1,0 +1,60 @@
+//! One stored item and its size as memcached counts it.
+
+use std::sync::Arc;
+
+/// `sizeof(item)` in memcached 1.6.18 on 64-bit Linux.
+pub const ITEM_HEADER: usize = 48;
+
+/// Bytes taken by the cas unique (`settings.use_cas`).
+pub const CAS_SIZE: usize = 8;
+
+/// Items larger than this are stored "chunked" (`slab_chunk_size_max`, half of the 1 MiB
+/// slab page) and `incr`/`decr` treat them as non-numeric.
+pub const SLAB_CHUNK_MAX: usize = 512 * 1024;
+
+/// The total size of an item as `item_make_header` + `do_item_alloc` count it
+/// (`items.c:165-173`): header, key with its NUL, 4 bytes of flags only when they are
+/// non-zero, the data with its `\r\n`, and the cas unique.
+pub fn item_size(key_len: usize, flags: u32, data_len: usize) -> usize {
+    ITEM_HEADER + key_len + 1 + if flags != 0 { 4 } else { 0 } + data_len + 2 + CAS_SIZE
+}
+
+/// One item.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Item {
+    /// The key (shared with the store's indexes).
+    pub key: Arc<[u8]>,
+    /// The data (without memcached's trailing `\r\n`).
+    pub data: Vec<u8>,
+    /// Opaque client flags.
+    pub flags: u32,
+    /// Absolute expiration in unix seconds; `0` = never.
+    pub exptime: i64,
+    /// memcached's `it->time`: unix second of the item's last link or update, which
+    /// `flush_all` compares against.
+    pub time: i64,
+    /// The cas unique.
+    pub cas: u64,
+    /// LRU position (a larger tick is more recently used); `0` when the store keeps no LRU.
+    pub tick: u64,
+}
+
+impl Item {
+    /// The item's total size (see [`item_size`]).
+    pub fn size(&self) -> usize {
+        item_size(self.key.len(), self.flags, self.data.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_match_the_measured_limits() {
+        // The largest values a 1 MiB item holds, measured on memcached 1.6.18.
+        assert_eq!(item_size(1, 0, 1_048_516), 1_048_576);
+        assert_eq!(item_size(1, 7, 1_048_512), 1_048_576);
+        assert_eq!(item_size(250, 0, 1_048_267), 1_048_576);
+    }
+}

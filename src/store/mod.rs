@@ -1,0 +1,756 @@
+//! The store: one deterministic state machine, `apply(now, Command) -> Reply`, faithful to
+//! memcached 1.6.18 as `../shared/reference/memcached-semantics.md` describes it.
+//!
+//! Every backend wraps this one core: the simulator owns one per server, [`crate::memstore`]
+//! shares one between OS threads, and the TCP server exposes one.
+//!
+//! What it reproduces (section numbers of the reference):
+//! - keys: only the length is checked (> 250 bytes → `CLIENT_ERROR bad command line
+//!   format`; in a multi-get the whole reply is that error) (§2);
+//! - the item size limit on the whole item (`item::item_size`): a too-large `set` deletes
+//!   the old value, a too-large add/replace/cas keeps it, an append/prepend whose result
+//!   is too large is `NOT_STORED` (§3);
+//! - flags echoed as stored (§4); exptime rules: 0 never, up to 30 days relative, larger
+//!   absolute, negative or past expired yet `STORED`, 1-second granularity ([`expiry`], §5);
+//! - the storage outcomes, append/prepend keeping the old flags and exptime, `add` on a
+//!   live key bumping its LRU position (§6); get/gets/gat/gats (§7);
+//! - cas uniques: one global counter starting at 1; every successful store and every
+//!   incr/decr takes a new one, touch/gat and failed stores do not, an immediate flush
+//!   consumes one (§8);
+//! - incr/decr: strtoull parsing, wrap, clamp, in-place rewrite with space padding,
+//!   growth to an exact-length item, the non-numeric error ([`arith`], §9);
+//! - delete, touch (§10, §11); flush_all with and without delay, the cas cliff that keeps
+//!   items stored later in the same second, a delayed flush hiding items stored before
+//!   its deadline (§12);
+//! - a memory limit with LRU eviction ([`lru`] documents how it differs from memcached's
+//!   per-slab-class segmented LRU), or with eviction off `SERVER_ERROR out of memory
+//!   storing object` (and `SERVER_ERROR out of memory` for a growing incr) (§15);
+//! - a persistent mode standing for MemcacheDB, kumofs and Flare: no eviction, no memory
+//!   limit, data and the cas counter survive [`Store::restart`].
+//!
+//! What belongs elsewhere: tokenizing, arity `ERROR`, bad data chunks, the data block
+//! parsed as a command after a command-line error, noreply suppression, and the 32-bit
+//! truncation of flags/exptime/bytes are the wire codec's (`src/wire/`). A noreply command
+//! still returns its reply here; the codec drops it.
+//!
+//! Deliberate simplifications (each invisible to a client of a healthy server, or
+//! timing-dependent in memcached itself):
+//! - flushed items are removed eagerly (an immediate flush removes every item at once; a
+//!   delayed one removes its victims at the first command at or after the deadline).
+//!   memcached reaps them lazily or from a background crawler, so there a later
+//!   `flush_all <future>` could briefly resurrect not-yet-reaped items;
+//! - memcached's segmented LRU refreshes `it->time` on an item's second hit, letting a
+//!   re-read item survive a delayed flush; kvsim's `it->time` is the last link (store)
+//!   or in-place incr (which refreshes it at most once per 60 s, as `do_item_update`);
+//! - `touch`/`gat` with a negative exptime are treated like a storage command's negative
+//!   exptime (expired at once), which is what memcached's tests observe.
+//!
+//! Determinism: items live in a `BTreeMap`; the LRU and expiry indexes are ordered maps;
+//! nothing iterates a hash map. `Store` is `Clone + Hash + Eq` for stateright.
+
+pub mod arith;
+pub mod expiry;
+pub mod item;
+pub mod lru;
+
+use crate::command::{
+    ArithVerb, ClientError, Command, Reply, ServerError, StoreVerb, Value, KEY_MAX_LEN,
+};
+use expiry::{is_expired, now_secs, Clock, Flush};
+use item::{item_size, Item, SLAB_CHUNK_MAX};
+use lru::Lru;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// memcached's `ITEM_UPDATE_INTERVAL`: `do_item_update` refreshes an item at most this often.
+const ITEM_UPDATE_INTERVAL: i64 = 60;
+
+/// How a store behaves: size limit, memory limit and eviction, persistence.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StoreConfig {
+    /// The largest item (`-I`, default 1 MiB = 1048576), counted on the whole item as
+    /// memcached does (see [`item::item_size`]).
+    pub item_size_max: usize,
+    /// Total item bytes the store may hold (`-m`); `None` = unlimited.
+    pub memory_limit: Option<usize>,
+    /// When memory is full: `true` evicts least-recently-used items; `false` is memcached
+    /// `-M` (`SERVER_ERROR out of memory storing object`).
+    pub evict: bool,
+    /// Never evicts (ignores `memory_limit`) and keeps its data across
+    /// [`Store::restart`]: MemcacheDB, kumofs, Flare.
+    pub persistent: bool,
+}
+
+impl Default for StoreConfig {
+    /// memcached's defaults, without a memory limit: 1 MiB items, eviction on, volatile.
+    fn default() -> Self {
+        StoreConfig {
+            item_size_max: 1024 * 1024,
+            memory_limit: None,
+            evict: true,
+            persistent: false,
+        }
+    }
+}
+
+/// A memcached 1.6.18 server's data, as a deterministic state machine.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Store {
+    config: StoreConfig,
+    clock: Clock,
+    items: BTreeMap<Arc<[u8]>, Item>,
+    /// `(exptime, key)` of every item with an expiration.
+    expiry: BTreeSet<(i64, Arc<[u8]>)>,
+    lru: Lru,
+    /// The last cas unique handed out (`cas_id`).
+    cas_id: u64,
+    flush: Flush,
+    /// Total size of the items held (plus an allocation in flight during a command).
+    used: usize,
+    /// Keys evicted by the LRU since the last [`Store::take_evicted`].
+    evicted: Vec<Vec<u8>>,
+    /// The latest time the store was given (for [`Store::evict`]); not part of its identity.
+    seen: Seen,
+}
+
+/// The latest virtual time a store saw. Equal and hash-neutral for every value, so that
+/// stores with the same data compare equal whenever they were last called.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seen(u64);
+
+impl PartialEq for Seen {
+    fn eq(&self, _: &Seen) -> bool {
+        true
+    }
+}
+
+impl Eq for Seen {}
+
+impl std::hash::Hash for Seen {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl Store {
+    /// A fresh (empty) store whose process starts at virtual unix time `now_ms`.
+    pub fn new(config: StoreConfig, now_ms: u64) -> Store {
+        Store {
+            config,
+            clock: Clock::start(now_ms),
+            items: BTreeMap::new(),
+            expiry: BTreeSet::new(),
+            lru: Lru::default(),
+            cas_id: 0,
+            flush: Flush::default(),
+            used: 0,
+            evicted: Vec::new(),
+            seen: Seen(now_ms),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// Applies one command at virtual unix time `now_ms` (which never decreases between
+    /// calls) and returns memcached's reply. Noreply commands return their reply too.
+    pub fn apply(&mut self, now_ms: u64, command: &Command) -> Reply {
+        self.seen.0 = self.seen.0.max(now_ms);
+        let now_s = now_secs(now_ms);
+        self.sweep_flushed(now_s);
+        match command {
+            Command::Store {
+                verb,
+                key,
+                flags,
+                exptime,
+                data,
+                ..
+            } => self.store(now_ms, Op::Plain(*verb), key, *flags, *exptime, data),
+            Command::Cas {
+                key,
+                flags,
+                exptime,
+                data,
+                unique,
+                ..
+            } => self.store(now_ms, Op::Cas(*unique), key, *flags, *exptime, data),
+            Command::Get { with_cas, keys } => {
+                if keys.is_empty() {
+                    // `get` alone fails memcached's arity check.
+                    return Reply::Error;
+                }
+                self.retrieve(now_s, *with_cas, None, keys)
+            }
+            Command::Gat {
+                with_cas,
+                exptime,
+                keys,
+            } => {
+                let exp = self.clock.realtime(now_ms, *exptime);
+                self.retrieve(now_s, *with_cas, Some(exp), keys)
+            }
+            Command::Arith {
+                verb, key, delta, ..
+            } => self.arith(now_s, *verb, key, *delta),
+            Command::Delete { key, .. } => {
+                if key.len() > KEY_MAX_LEN {
+                    return Reply::ClientError(ClientError::BadCommandLineFormat);
+                }
+                if self.find(key, now_s) {
+                    self.unlink(key);
+                    Reply::Deleted
+                } else {
+                    Reply::NotFound
+                }
+            }
+            Command::Touch { key, exptime, .. } => {
+                if key.len() > KEY_MAX_LEN {
+                    return Reply::ClientError(ClientError::BadCommandLineFormat);
+                }
+                let exp = self.clock.realtime(now_ms, *exptime);
+                if self.find(key, now_s) {
+                    self.set_exptime(key, exp);
+                    self.bump(key);
+                    Reply::Touched
+                } else {
+                    Reply::NotFound
+                }
+            }
+            Command::FlushAll { delay, .. } => self.flush_all(now_ms, *delay),
+        }
+    }
+
+    /// Forced eviction (fault injection) at the last time the store saw: removes `key`;
+    /// `true` if a live item was removed.
+    pub fn evict(&mut self, key: &[u8]) -> bool {
+        self.evict_at(self.seen.0, key)
+    }
+
+    /// Forced eviction at `now_ms`: removes `key`; `true` if a live item was removed.
+    pub fn evict_at(&mut self, now_ms: u64, key: &[u8]) -> bool {
+        self.seen.0 = self.seen.0.max(now_ms);
+        let now_s = now_secs(now_ms);
+        self.sweep_flushed(now_s);
+        match self.items.get(key) {
+            Some(item) => {
+                let live = !self.is_dead(item, now_s);
+                self.unlink(key);
+                live
+            }
+            None => false,
+        }
+    }
+
+    /// Restarts the server process at `now_ms`: a new `process_started`, no pending
+    /// flush. A volatile store loses every item and its cas counter starts again at 1 (a
+    /// unique read before the restart can then match a new item: memcached's behaviour).
+    /// A persistent store keeps its live items and its counter (so uniques stay distinct).
+    pub fn restart(&mut self, now_ms: u64) {
+        self.seen.0 = self.seen.0.max(now_ms);
+        let now_s = now_secs(now_ms);
+        self.sweep_flushed(now_s);
+        if self.config.persistent {
+            let dead: Vec<Arc<[u8]>> = self
+                .items
+                .values()
+                .filter(|it| self.is_dead(it, now_s))
+                .map(|it| Arc::clone(&it.key))
+                .collect();
+            for key in dead {
+                self.unlink(&key);
+            }
+        } else {
+            self.items.clear();
+            self.expiry.clear();
+            self.lru.clear();
+            self.used = 0;
+            self.cas_id = 0;
+        }
+        self.clock = Clock::start(now_ms);
+        self.flush = Flush::default();
+    }
+
+    /// The live (unexpired, unflushed) keys at `now_ms`, sorted.
+    pub fn live_keys(&self, now_ms: u64) -> Vec<Vec<u8>> {
+        let now_s = now_secs(now_ms);
+        self.items
+            .values()
+            .filter(|it| !self.is_dead(it, now_s))
+            .map(|it| it.key.to_vec())
+            .collect()
+    }
+
+    /// Keys the LRU evicted since the last call (oldest eviction first).
+    pub fn take_evicted(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.evicted)
+    }
+
+    /// The earliest virtual time (ms, `> now_ms`) at which some live item dies by
+    /// expiry or by a pending delayed `flush_all`; `None` if no live item ever will.
+    pub fn next_expiry_ms(&self, now_ms: u64) -> Option<u64> {
+        let now_s = now_secs(now_ms);
+        let from: (i64, Arc<[u8]>) = (now_s + 1, Arc::from(&[][..]));
+        let by_expiry = self
+            .expiry
+            .range((Bound::Included(from), Bound::Unbounded))
+            .find(|(_, key)| {
+                self.items
+                    .get(&key[..])
+                    .is_some_and(|it| !self.is_dead(it, now_s))
+            })
+            .map(|(exp, _)| *exp);
+        let by_flush = match self.flush.oldest_live {
+            Some(ol) if ol > now_s => self
+                .items
+                .values()
+                .any(|it| !self.is_dead(it, now_s) && it.time <= ol)
+                .then_some(ol),
+            _ => None,
+        };
+        let secs = match (by_expiry, by_flush) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }?;
+        Some(secs as u64 * 1000)
+    }
+
+    /// The live item under `key` at `now_ms`, without touching it (for tests and traces).
+    pub fn peek(&self, now_ms: u64, key: &[u8]) -> Option<&Item> {
+        let now_s = now_secs(now_ms);
+        self.items.get(key).filter(|it| !self.is_dead(it, now_s))
+    }
+
+    /// Total bytes of the items held, counted as memcached counts them.
+    pub fn used_bytes(&self) -> usize {
+        self.used
+    }
+
+    /// The number of items held, dead ones not yet reclaimed included.
+    pub fn item_count(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The last cas unique handed out (0 after a volatile restart).
+    pub fn last_cas(&self) -> u64 {
+        self.cas_id
+    }
+
+    // ---- internals -------------------------------------------------------------------
+
+    fn tracks_lru(&self) -> bool {
+        self.config.memory_limit.is_some() && self.config.evict && !self.config.persistent
+    }
+
+    fn limit(&self) -> Option<usize> {
+        if self.config.persistent {
+            None
+        } else {
+            self.config.memory_limit
+        }
+    }
+
+    fn next_cas(&mut self) -> u64 {
+        self.cas_id += 1;
+        self.cas_id
+    }
+
+    fn is_dead(&self, item: &Item, now_s: i64) -> bool {
+        is_expired(item.exptime, now_s) || self.flush.is_flushed(item.time, item.cas, now_s)
+    }
+
+    /// `do_item_get`'s liveness check: whether a live item is under `key`; a dead one is
+    /// unlinked on the way.
+    fn find(&mut self, key: &[u8], now_s: i64) -> bool {
+        let dead = match self.items.get(key) {
+            None => return false,
+            Some(item) => self.is_dead(item, now_s),
+        };
+        if dead {
+            self.unlink(key);
+        }
+        !dead
+    }
+
+    fn unlink(&mut self, key: &[u8]) -> Option<Item> {
+        let item = self.items.remove(key)?;
+        if item.exptime != 0 {
+            self.expiry.remove(&(item.exptime, Arc::clone(&item.key)));
+        }
+        if item.tick != 0 {
+            self.lru.unlink(item.tick);
+        }
+        self.used -= item.size();
+        Some(item)
+    }
+
+    fn bump(&mut self, key: &[u8]) {
+        if !self.tracks_lru() {
+            return;
+        }
+        if let Some(item) = self.items.get_mut(key) {
+            item.tick = self.lru.bump(item.tick);
+        }
+    }
+
+    fn set_exptime(&mut self, key: &[u8], exp: i64) {
+        let Some(item) = self.items.get_mut(key) else {
+            return;
+        };
+        if item.exptime == exp {
+            return;
+        }
+        if item.exptime != 0 {
+            self.expiry.remove(&(item.exptime, Arc::clone(&item.key)));
+        }
+        if exp != 0 {
+            self.expiry.insert((exp, Arc::clone(&item.key)));
+        }
+        item.exptime = exp;
+    }
+
+    /// Links a new item under `key` (replacing any old one): a fresh cas unique, `time`
+    /// now, the most recently used position.
+    fn link(&mut self, key: &[u8], data: &[u8], flags: u32, exp: i64, now_s: i64) {
+        let cas = self.next_cas();
+        let tracks = self.tracks_lru();
+        if let Some(item) = self.items.get_mut(key) {
+            // item_replace: the old item goes, a new one takes its place.
+            let old_size = item.size();
+            item.data.clear();
+            item.data.extend_from_slice(data);
+            item.flags = flags;
+            item.cas = cas;
+            item.time = now_s;
+            if tracks {
+                item.tick = self.lru.bump(item.tick);
+            }
+            let new_size = item.size();
+            self.used = self.used - old_size + new_size;
+            self.set_exptime(key, exp);
+            return;
+        }
+        let key: Arc<[u8]> = Arc::from(key);
+        let tick = if tracks { self.lru.link(&key) } else { 0 };
+        if exp != 0 {
+            self.expiry.insert((exp, Arc::clone(&key)));
+        }
+        let item = Item {
+            key: Arc::clone(&key),
+            data: data.to_vec(),
+            flags,
+            exptime: exp,
+            time: now_s,
+            cas,
+            tick,
+        };
+        self.used += item.size();
+        self.items.insert(key, item);
+    }
+
+    /// Makes room for an allocation of `need` bytes under the memory limit: reclaims
+    /// expired items, then (eviction on) walks the LRU from its old end, or (eviction
+    /// off) reclaims flushed items. `pinned` is never reclaimed (memcached holds a
+    /// reference to it). Returns whether the allocation fits.
+    fn make_room(&mut self, need: usize, now_s: i64, pinned: Option<&[u8]>) -> bool {
+        let Some(limit) = self.limit() else {
+            return true;
+        };
+        if self.used + need <= limit {
+            return true;
+        }
+        if need > limit {
+            return false;
+        }
+        while self.used + need > limit {
+            let victim = self
+                .expiry
+                .iter()
+                .take_while(|(exp, _)| *exp <= now_s)
+                .find(|(_, key)| Some(&key[..]) != pinned)
+                .map(|(_, key)| Arc::clone(key));
+            match victim {
+                Some(key) => {
+                    self.unlink(&key);
+                }
+                None => break,
+            }
+        }
+        if self.config.evict {
+            while self.used + need > limit {
+                let victim = self
+                    .lru
+                    .oldest()
+                    .find(|(_, key)| Some(&key[..]) != pinned)
+                    .map(|(_, key)| Arc::clone(key));
+                let Some(key) = victim else { break };
+                let live = self
+                    .items
+                    .get(&key[..])
+                    .is_some_and(|it| !self.is_dead(it, now_s));
+                self.unlink(&key);
+                if live {
+                    self.evicted.push(key.to_vec());
+                }
+            }
+        } else if self.used + need > limit && self.flush.oldest_live.is_some() {
+            let flushed: Vec<Arc<[u8]>> = self
+                .items
+                .values()
+                .filter(|it| Some(&it.key[..]) != pinned && self.is_dead(it, now_s))
+                .map(|it| Arc::clone(&it.key))
+                .collect();
+            for key in flushed {
+                if self.used + need <= limit {
+                    break;
+                }
+                self.unlink(&key);
+            }
+        }
+        self.used + need <= limit
+    }
+
+    /// Removes the items a flush that has come due made invisible (once per flush).
+    fn sweep_flushed(&mut self, now_s: i64) {
+        if self.flush.swept {
+            return;
+        }
+        match self.flush.oldest_live {
+            Some(ol) if ol <= now_s => {}
+            _ => return,
+        }
+        let flushed: Vec<Arc<[u8]>> = self
+            .items
+            .values()
+            .filter(|it| self.flush.is_flushed(it.time, it.cas, now_s))
+            .map(|it| Arc::clone(&it.key))
+            .collect();
+        for key in flushed {
+            self.unlink(&key);
+        }
+        self.flush.swept = true;
+    }
+
+    /// set/add/replace/append/prepend/cas: `process_update_command` + `do_store_item`.
+    fn store(
+        &mut self,
+        now_ms: u64,
+        op: Op,
+        key: &[u8],
+        flags: u32,
+        exptime: i64,
+        data: &[u8],
+    ) -> Reply {
+        if key.len() > KEY_MAX_LEN {
+            return Reply::ClientError(ClientError::BadCommandLineFormat);
+        }
+        let now_s = now_secs(now_ms);
+        let exp = self.clock.realtime(now_ms, exptime);
+        let size = item_size(key.len(), flags, data.len());
+        // item_alloc for the command's item comes first, for every storage command.
+        let failure = if size > self.config.item_size_max {
+            Some(ServerError::ObjectTooLarge)
+        } else if !self.make_room(size, now_s, None) {
+            Some(ServerError::OutOfMemoryStoring)
+        } else {
+            None
+        };
+        if let Some(error) = failure {
+            // "Avoid stale data persisting in cache because we failed alloc": set only.
+            if op == Op::Plain(StoreVerb::Set) {
+                self.unlink(key);
+            }
+            return Reply::ServerError(error);
+        }
+        self.used += size; // the command's item, until it is linked or dropped
+        let reply = self.store_item(now_s, op, key, flags, exp, data);
+        self.used -= size;
+        reply
+    }
+
+    /// `do_store_item`, after the command's item was allocated.
+    fn store_item(
+        &mut self,
+        now_s: i64,
+        op: Op,
+        key: &[u8],
+        flags: u32,
+        exp: i64,
+        data: &[u8],
+    ) -> Reply {
+        let present = self.find(key, now_s);
+        match (op, present) {
+            (Op::Plain(StoreVerb::Set), _)
+            | (Op::Plain(StoreVerb::Add), false)
+            | (Op::Plain(StoreVerb::Replace), true) => {
+                self.link(key, data, flags, exp, now_s);
+                Reply::Stored
+            }
+            (Op::Plain(StoreVerb::Add), true) => {
+                // "add only adds a nonexistent item, but promote to head of LRU".
+                self.bump(key);
+                Reply::NotStored
+            }
+            (Op::Plain(_), false) => Reply::NotStored,
+            (Op::Plain(verb), true) => self.append(now_s, verb == StoreVerb::Append, key, data),
+            (Op::Cas(_), false) => Reply::NotFound,
+            (Op::Cas(unique), true) => {
+                let current = self.items.get(key).map_or(0, |it| it.cas);
+                if unique != 0 && unique == current {
+                    self.link(key, data, flags, exp, now_s);
+                    Reply::Stored
+                } else {
+                    Reply::Exists
+                }
+            }
+        }
+    }
+
+    /// append/prepend on a live item: a new item of combined size with the old flags and
+    /// exptime; `NOT_STORED` if it is too large or memory cannot be had.
+    fn append(&mut self, now_s: i64, at_end: bool, key: &[u8], data: &[u8]) -> Reply {
+        let Some(old) = self.items.get(key) else {
+            return Reply::NotStored;
+        };
+        let old_size = old.size();
+        let new_size = item_size(key.len(), old.flags, old.data.len() + data.len());
+        if new_size > self.config.item_size_max || !self.make_room(new_size, now_s, Some(key)) {
+            return Reply::NotStored;
+        }
+        let cas = self.next_cas();
+        let tracks = self.tracks_lru();
+        let Some(item) = self.items.get_mut(key) else {
+            return Reply::NotStored;
+        };
+        if at_end {
+            item.data.extend_from_slice(data);
+        } else {
+            item.data.splice(0..0, data.iter().copied());
+        }
+        item.cas = cas;
+        item.time = now_s;
+        if tracks {
+            item.tick = self.lru.bump(item.tick);
+        }
+        self.used = self.used - old_size + new_size;
+        Reply::Stored
+    }
+
+    /// get/gets (`exp: None`) and gat/gats (`exp: Some(new expiration)`).
+    fn retrieve(
+        &mut self,
+        now_s: i64,
+        with_cas: bool,
+        exp: Option<i64>,
+        keys: &[Vec<u8>],
+    ) -> Reply {
+        let mut values = Vec::with_capacity(keys.len());
+        for key in keys {
+            if key.len() > KEY_MAX_LEN {
+                // The whole reply is the error; hits found so far are dropped.
+                return Reply::ClientError(ClientError::BadCommandLineFormat);
+            }
+            if !self.find(key, now_s) {
+                continue;
+            }
+            if let Some(exp) = exp {
+                self.set_exptime(key, exp);
+            }
+            self.bump(key);
+            if let Some(item) = self.items.get(&key[..]) {
+                values.push(Value {
+                    key: key.clone(),
+                    flags: item.flags,
+                    data: item.data.clone(),
+                    cas: with_cas.then_some(item.cas),
+                });
+            }
+        }
+        Reply::Values(values)
+    }
+
+    /// incr/decr: `do_add_delta`.
+    fn arith(&mut self, now_s: i64, verb: ArithVerb, key: &[u8], delta: u64) -> Reply {
+        if key.len() > KEY_MAX_LEN {
+            return Reply::ClientError(ClientError::BadCommandLineFormat);
+        }
+        if !self.find(key, now_s) {
+            return Reply::NotFound;
+        }
+        let Some(item) = self.items.get(key) else {
+            return Reply::NotFound;
+        };
+        if item.data.is_empty() || item.size() > SLAB_CHUNK_MAX {
+            return Reply::ClientError(ClientError::NonNumeric);
+        }
+        let Some(value) = arith::safe_strtoull(&item.data) else {
+            return Reply::ClientError(ClientError::NonNumeric);
+        };
+        let value = match verb {
+            ArithVerb::Incr => arith::incr(value, delta),
+            ArithVerb::Decr => arith::decr(value, delta),
+        };
+        let digits = arith::Decimal::new(value);
+        let digits = digits.as_bytes();
+        let old_size = item.size();
+        let in_place = digits.len() <= item.data.len();
+        let new_size = item_size(key.len(), item.flags, digits.len());
+        if !in_place && !self.make_room(new_size, now_s, Some(key)) {
+            return Reply::ServerError(ServerError::OutOfMemory);
+        }
+        let cas = self.next_cas();
+        let tracks = self.tracks_lru();
+        let Some(item) = self.items.get_mut(key) else {
+            return Reply::NotFound;
+        };
+        item.cas = cas;
+        if in_place {
+            arith::rewrite_in_place(&mut item.data, digits);
+            // do_item_update: refreshes it->time at most once per ITEM_UPDATE_INTERVAL.
+            if item.time < now_s - ITEM_UPDATE_INTERVAL {
+                item.time = now_s;
+            }
+        } else {
+            item.data.clear();
+            item.data.extend_from_slice(digits);
+            item.time = now_s;
+            self.used = self.used - old_size + new_size;
+        }
+        if tracks {
+            item.tick = self.lru.bump(item.tick);
+        }
+        Reply::Number(value)
+    }
+
+    /// flush_all (`process_flush_all_command`, 1.6.18).
+    fn flush_all(&mut self, now_ms: u64, delay: Option<i64>) -> Reply {
+        let now_s = now_secs(now_ms);
+        let delay = delay.unwrap_or(0);
+        // new_oldest in unix seconds; realtime() never returns 0 for delay > 0.
+        let new_oldest = if delay > 0 {
+            self.clock.realtime(now_ms, delay)
+        } else {
+            now_s
+        };
+        // oldest_live = new_oldest - 1, in rel time; rel 0 means "no flush".
+        let oldest_live = new_oldest - 1;
+        self.flush.oldest_live = (oldest_live > self.clock.started).then_some(oldest_live);
+        if oldest_live <= now_s {
+            self.flush.oldest_cas = self.next_cas();
+        }
+        self.flush.swept = false;
+        self.sweep_flushed(now_s);
+        Reply::Ok
+    }
+}
+
+/// Which storage command, with the unique for `cas`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Plain(StoreVerb),
+    Cas(u64),
+}
+
+#[cfg(test)]
+mod tests;

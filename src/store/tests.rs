@@ -1,0 +1,101 @@
+//! Unit tests of the store's internals (memory accounting, indexes). The behaviour rules
+//! are pinned by `tests/store_conformance.rs`.
+
+use super::*;
+
+const T0: u64 = 1_700_000_000_000;
+
+fn set(key: &str, data: &str, exptime: i64) -> Command {
+    Command::Store {
+        verb: StoreVerb::Set,
+        key: key.as_bytes().to_vec(),
+        flags: 0,
+        exptime,
+        data: data.as_bytes().to_vec(),
+        noreply: false,
+    }
+}
+
+fn recount(store: &Store) -> usize {
+    store.items.values().map(Item::size).sum()
+}
+
+#[test]
+fn used_bytes_track_every_change() {
+    let mut s = Store::new(StoreConfig::default(), T0);
+    s.apply(T0, &set("a", "10", 0));
+    s.apply(T0, &set("b", "xyz", 5));
+    assert_eq!(s.used_bytes(), recount(&s));
+    s.apply(
+        T0,
+        &Command::Arith {
+            verb: ArithVerb::Incr,
+            key: b"a".to_vec(),
+            delta: 100,
+            noreply: false,
+        },
+    );
+    s.apply(
+        T0,
+        &Command::Store {
+            verb: StoreVerb::Append,
+            key: b"b".to_vec(),
+            flags: 0,
+            exptime: 0,
+            data: b"123".to_vec(),
+            noreply: false,
+        },
+    );
+    assert_eq!(s.used_bytes(), recount(&s));
+    s.apply(
+        T0,
+        &Command::Delete {
+            key: b"a".to_vec(),
+            noreply: false,
+        },
+    );
+    assert_eq!(s.used_bytes(), recount(&s));
+    assert_eq!(s.expiry.len(), 1);
+    s.apply(
+        T0 + 6000,
+        &Command::Get {
+            with_cas: false,
+            keys: vec![b"b".to_vec()],
+        },
+    );
+    assert_eq!(s.used_bytes(), 0);
+    assert!(s.expiry.is_empty());
+}
+
+#[test]
+fn indexes_follow_items() {
+    let config = StoreConfig {
+        memory_limit: Some(10_000),
+        ..StoreConfig::default()
+    };
+    let mut s = Store::new(config, T0);
+    for i in 0..20 {
+        s.apply(T0, &set(&format!("k{i}"), "v", i % 3));
+    }
+    assert_eq!(s.lru.len(), s.items.len());
+    let with_exp = s.items.values().filter(|it| it.exptime != 0).count();
+    assert_eq!(s.expiry.len(), with_exp);
+    s.apply(
+        T0,
+        &Command::FlushAll {
+            delay: None,
+            noreply: false,
+        },
+    );
+    assert!(s.items.is_empty() && s.lru.is_empty() && s.expiry.is_empty());
+    assert_eq!(s.used_bytes(), 0);
+}
+
+#[test]
+fn equal_data_equal_stores_whenever_last_called() {
+    let mut a = Store::new(StoreConfig::default(), T0);
+    let mut b = a.clone();
+    a.apply(T0, &set("k", "v", 0));
+    b.apply(T0 + 10, &set("k", "v", 0));
+    assert_eq!(a, b);
+}
