@@ -56,7 +56,14 @@ impl Entry {
 
 /// Every registered model, in a fixed order.
 pub fn registry() -> Vec<Entry> {
-    vec![]
+    use crate::message_queue;
+    vec![Entry::new(
+        "message-queue",
+        "a message queue on an update log (Tkrzw's MessageQueue), segments as KV keys",
+        message_queue::published_model(),
+        message_queue::fixed_model(),
+        message_queue::scenarios(),
+    )]
 }
 
 /// Resolves `MODEL/VARIANT` (or `MODEL`, meaning both variants) to (model index, variants).

@@ -71,16 +71,18 @@ pub mod spec;
 
 pub use fixed::{FixedQueue, FixedReader};
 pub use layout::QueueError;
-pub use model::{scenarios, Expect, Expectation, MessageQueueModel, Variant};
+pub use model::{scenarios, MessageQueueModel};
 pub use published::{PublishedQueue, PublishedReader};
 pub use read::Read;
 
 /// The published variant, as a model (`message-queue/published`).
 pub fn published_model() -> MessageQueueModel {
+    use crate::expect::Variant;
     MessageQueueModel::new(Variant::Published)
 }
 
 /// The fixed variant, as a model (`message-queue/fixed`).
 pub fn fixed_model() -> MessageQueueModel {
+    use crate::expect::Variant;
     MessageQueueModel::new(Variant::Fixed)
 }
