@@ -1,84 +1,77 @@
-//! The message-queue model under random schedules and faults (in the tests' own small
-//! world), against the expectations of its scenarios.
+//! The message-queue model in kvsim's simulator: every scenario gets the verdict its
+//! expectation names, for both variants.
 
-mod message_queue_support;
-
-use kvsim::model::Model;
-use kvsim::scenario::FaultKind;
+use kvsim::sim::{judge, run, SimConfig};
 use kvsim::verdict::Verdict;
-use kvsim_models::message_queue::{scenarios, Expect, MessageQueueModel, Variant};
-use message_queue_support::{run, Faults};
+use kvsim_models::expect::{ExpectedVerdict, Variant};
+use kvsim_models::message_queue::{scenarios, MessageQueueModel};
 
-fn violations(variant: Variant, name: &str, seeds: u64) -> Vec<(u64, Verdict)> {
-    let exp = scenarios()
+/// The first violating seed of `runs`, if any.
+fn first_violation(variant: Variant, scenario: &str, runs: u64) -> Option<(u64, Verdict)> {
+    let (s, _) = scenarios()
         .into_iter()
-        .find(|e| e.scenario.name == name)
+        .find(|(s, _)| s.name == scenario)
         .expect("scenario");
-    let s = &exp.scenario;
-    let faults = Faults {
-        crash: s.faults.has(FaultKind::Crash),
-        restart: s.faults.has(FaultKind::Restart),
-        persistent: s.persistent,
-        evict: s.faults.has(FaultKind::Evict),
-        lose: s.faults.has(FaultKind::Lose),
-        budget: s.fault_budget,
-    };
+    let config = SimConfig::from_scenario(&s);
     let model = MessageQueueModel::new(variant);
-    (0..seeds)
-        .filter_map(|seed| {
-            let (history, _) = run(&model, s.clients, s.ops, faults, seed);
-            let v = model.check(&history);
-            v.is_violation().then_some((seed, v))
-        })
-        .collect()
+    (0..runs).find_map(|seed| {
+        let out = run(&model, &config, seed, None);
+        let v = judge(&model, &out);
+        v.is_violation().then_some((seed, v))
+    })
 }
 
-#[test]
-fn survey() {
-    for exp in scenarios() {
-        for variant in [Variant::Published, Variant::Fixed] {
-            let found = violations(variant, &exp.scenario.name, 300);
-            eprintln!(
-                "{:20} {:10} expected {:?}: {} of 300 {}",
-                exp.scenario.name,
-                variant.name(),
-                exp.of(variant),
-                found.len(),
-                match found.first() {
-                    Some((seed, v)) => format!("seed {seed}: {v}"),
-                    None => "no violation".to_string(),
-                }
-            );
+fn expect_all(variant: Variant, runs_pass: u64, runs_violation: u64) {
+    let mut wrong = Vec::new();
+    for (s, expect) in scenarios() {
+        let found = match expect.of(variant) {
+            ExpectedVerdict::Pass => first_violation(variant, &s.name, runs_pass),
+            ExpectedVerdict::Violation => first_violation(variant, &s.name, runs_violation),
+        };
+        match (expect.of(variant), &found) {
+            (ExpectedVerdict::Pass, Some((seed, v))) => {
+                wrong.push(format!("{}: seed {seed}: {v}", s.name))
+            }
+            (ExpectedVerdict::Violation, None) => wrong.push(format!(
+                "{}: no violation in {runs_violation} runs",
+                s.name
+            )),
+            _ => {}
         }
     }
+    assert!(wrong.is_empty(), "{variant}: {wrong:#?}");
 }
 
 #[test]
+fn fixed_meets_every_expectation() {
+    expect_all(Variant::Fixed, 150, 300);
+}
+
+#[test]
+fn published_meets_every_expectation() {
+    expect_all(Variant::Published, 150, 300);
+}
+
+/// Prints the first violating run of `SC` for variant `V` with its full trace
+/// (`V=published SC=turns cargo test --test message_queue_model show -- --ignored`).
+#[test]
 #[ignore]
-fn debug_trace() {
-    let variant = match std::env::var("V").as_deref() {
-        Ok("published") => Variant::Published,
-        _ => Variant::Fixed,
-    };
-    let seed: u64 = std::env::var("SEED").unwrap().parse().unwrap();
-    let name = std::env::var("SC").unwrap();
-    let exp = scenarios().into_iter().find(|e| e.scenario.name == name).unwrap();
-    let s = &exp.scenario;
-    let faults = Faults {
-        crash: s.faults.has(FaultKind::Crash),
-        restart: s.faults.has(FaultKind::Restart),
-        persistent: s.persistent,
-        evict: s.faults.has(FaultKind::Evict),
-        lose: s.faults.has(FaultKind::Lose),
-        budget: s.fault_budget,
-    };
+fn show() {
+    let variant = Variant::parse(&std::env::var("V").unwrap_or("published".into())).unwrap();
+    let name = std::env::var("SC").unwrap_or("turns".into());
+    let (s, _) = scenarios().into_iter().find(|(s, _)| s.name == name).unwrap();
+    let mut config = SimConfig::from_scenario(&s);
     let model = MessageQueueModel::new(variant);
-    let (history, world) = run(&model, s.clients, s.ops, faults, seed);
-    for op in &history.ops {
-        eprintln!("{:?}", op);
+    let Some((seed, v)) = first_violation(variant, &name, 300) else {
+        return;
+    };
+    config.record_trace = true;
+    let out = run(&model, &config, seed, None);
+    for op in &out.history.ops {
+        eprintln!("{op:?}");
     }
-    for t in world.trace.borrow().iter() {
-        eprintln!("{t}");
+    for step in &out.trace {
+        eprintln!("{step:?}");
     }
-    eprintln!("{}", model.check(&history));
+    eprintln!("{v}");
 }

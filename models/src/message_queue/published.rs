@@ -245,15 +245,24 @@ impl<'a, K: Kv> PublishedReader<'a, K> {
                 // The file's current size.
                 match self.kv.get(&segment_key(&self.prefix, file_id)).await? {
                     Some(d) => self.data = d,
+                    None if self.kv.get(&last_key(&self.prefix)).await?.is_none() => {
+                        // No file yet (see below): wait for the first.
+                        if !deadline.wait(self.kv).await {
+                            return Ok(Read::Timeout);
+                        }
+                        continue;
+                    }
                     None => return Ok(Read::NotFound { segment: file_id }),
                 }
             }
             if self.offset >= self.data.len() {
                 // End of file: the newest file waits, an older one moves on.
+                // (No file recorded yet: Tkrzw's reader needs an open queue, which always
+                // has a file; here the reader waits for the first one.)
                 let key = last_key(&self.prefix);
                 let last = match self.kv.get(&key).await? {
                     Some(v) => parse_number(&key, &v)?.max(0) as u64,
-                    None => 0,
+                    None => file_id,
                 };
                 if file_id == last {
                     if !deadline.wait(self.kv).await {
