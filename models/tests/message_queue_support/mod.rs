@@ -1,71 +1,64 @@
-//! A tiny single-threaded world for the message queue's tests: a BTreeMap store with
-//! memcached's semantics for the commands the queue uses, virtual time, clients whose every
-//! KV call is a scheduling point, and a random scheduler with crash, restart, evict and
-//! lose faults. (A module of the `message_queue_*` tests.)
+//! Scripted interleavings for the message queue's tests: kvsim's [`Store`] in virtual time,
+//! clients whose every KV call parks until the script delivers it, and a [`Script`] that
+//! runs a model's operations and steps clients by the command they are about to send.
+//! (The simulator explores schedules at random; these tests pin one schedule each, so a
+//! finding stays pinned whatever the simulator's strategies become.)
 #![allow(dead_code)]
 
-use kvsim::command::{ArithVerb, Command, Reply, StoreVerb, Value};
+use kvsim::command::{Command, Reply};
 use kvsim::history::{History, Operation, Outcome};
 use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
-use kvsim::rng::SimRng;
+use kvsim::sim::EPOCH_MS;
+use kvsim::store::{Store, StoreConfig};
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-#[derive(Clone, Debug)]
-struct Item {
-    data: Vec<u8>,
-    cas: u64,
-    expires_ms: Option<u64>,
-}
-
-/// What the next delivery does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fate {
-    Deliver,
-    LoseRequest,
-    LoseReply,
-}
-
 /// Where a client stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum State {
+    /// Not polled yet.
     Start,
+    /// Parked with this command (rendered).
     Command(String),
+    /// Asleep until this time.
     Sleep(u64),
+    /// All its operations returned.
     Done,
 }
 
 /// The store, the clock and the clients' states.
 pub struct World {
-    items: RefCell<BTreeMap<Vec<u8>, Item>>,
-    next_cas: Cell<u64>,
-    pub now: Cell<u64>,
+    store: RefCell<Store>,
+    now: Cell<u64>,
     seq: Cell<u64>,
-    fate: Cell<Fate>,
     states: RefCell<Vec<State>>,
-    /// Every command applied, with its reply, as text (for failing tests).
+    /// Every command applied, with its reply, as text.
     pub trace: RefCell<Vec<String>>,
 }
 
 impl World {
+    /// A world of `clients` clients over a volatile store.
     pub fn new(clients: usize) -> World {
         World {
-            items: RefCell::new(BTreeMap::new()),
-            next_cas: Cell::new(1),
-            now: Cell::new(1_000_000),
+            store: RefCell::new(Store::new(StoreConfig::default(), EPOCH_MS)),
+            now: Cell::new(EPOCH_MS),
             seq: Cell::new(0),
-            fate: Cell::new(Fate::Deliver),
             states: RefCell::new(vec![State::Start; clients]),
             trace: RefCell::new(Vec::new()),
         }
     }
 
+    /// Client `id`'s handle.
     pub fn client(&self, id: usize) -> Client<'_> {
         Client { world: self, id }
+    }
+
+    /// Advances virtual time.
+    pub fn advance(&self, ms: u64) {
+        self.now.set(self.now.get() + ms);
     }
 
     fn tick(&self) -> u64 {
@@ -73,171 +66,17 @@ impl World {
         self.seq.get()
     }
 
-    pub fn state(&self, client: usize) -> State {
-        self.states.borrow()[client].clone()
+    /// Client `c`'s state.
+    pub fn state(&self, c: usize) -> State {
+        self.states.borrow()[c].clone()
     }
 
-    fn set_state(&self, client: usize, s: State) {
-        self.states.borrow_mut()[client] = s;
-    }
-
-    /// Drops every item (a volatile restart).
-    pub fn restart(&self) {
-        self.items.borrow_mut().clear();
-        self.trace.borrow_mut().push("-- restart --".into());
-    }
-
-    /// Evicts one key.
-    pub fn evict(&self, key: &[u8]) {
-        self.items.borrow_mut().remove(key);
-        self.trace
-            .borrow_mut()
-            .push(format!("-- evict {} --", String::from_utf8_lossy(key)));
-    }
-
-    /// The keys in the store.
-    pub fn keys(&self) -> Vec<Vec<u8>> {
-        self.items.borrow().keys().cloned().collect()
-    }
-
-    /// A key's value.
-    pub fn value(&self, key: &str) -> Option<Vec<u8>> {
-        self.live(key.as_bytes());
-        self.items.borrow().get(key.as_bytes()).map(|i| i.data.clone())
-    }
-
-    fn live(&self, key: &[u8]) {
-        let now = self.now.get();
-        let mut items = self.items.borrow_mut();
-        if items
-            .get(key)
-            .is_some_and(|i| i.expires_ms.is_some_and(|e| e <= now))
-        {
-            items.remove(key);
-        }
-    }
-
-    fn expiry(&self, exptime: i64) -> Option<u64> {
-        match exptime {
-            0 => None,
-            e if e < 0 => Some(0),
-            e => Some(self.now.get() + e as u64 * 1000),
-        }
-    }
-
-    fn stamp(&self) -> u64 {
-        let c = self.next_cas.get();
-        self.next_cas.set(c + 1);
-        c
-    }
-
-    /// Applies one command (the subset of memcached the queue and its tests use).
-    pub fn apply(&self, command: &Command) -> Reply {
-        for k in command.keys() {
-            self.live(k);
-        }
-        let mut items = self.items.borrow_mut();
-        match command {
-            Command::Get { with_cas, keys } => Reply::Values(
-                keys.iter()
-                    .filter_map(|k| {
-                        items.get(k).map(|i| Value {
-                            key: k.clone(),
-                            flags: 0,
-                            data: i.data.clone(),
-                            cas: with_cas.then_some(i.cas),
-                        })
-                    })
-                    .collect(),
-            ),
-            Command::Store {
-                verb,
-                key,
-                exptime,
-                data,
-                ..
-            } => {
-                let present = items.contains_key(key);
-                match verb {
-                    StoreVerb::Add if present => return Reply::NotStored,
-                    StoreVerb::Replace | StoreVerb::Append | StoreVerb::Prepend if !present => {
-                        return Reply::NotStored
-                    }
-                    _ => {}
-                }
-                let cas = self.stamp();
-                match verb {
-                    StoreVerb::Append => {
-                        let i = items.get_mut(key).unwrap();
-                        i.data.extend_from_slice(data);
-                        i.cas = cas;
-                    }
-                    StoreVerb::Prepend => {
-                        let i = items.get_mut(key).unwrap();
-                        let mut d = data.clone();
-                        d.extend_from_slice(&i.data);
-                        i.data = d;
-                        i.cas = cas;
-                    }
-                    _ => {
-                        items.insert(
-                            key.clone(),
-                            Item {
-                                data: data.clone(),
-                                cas,
-                                expires_ms: self.expiry(*exptime),
-                            },
-                        );
-                    }
-                }
-                Reply::Stored
-            }
-            Command::Cas {
-                key,
-                exptime,
-                data,
-                unique,
-                ..
-            } => match items.get(key) {
-                None => Reply::NotFound,
-                Some(i) if i.cas != *unique => Reply::Exists,
-                Some(_) => {
-                    let cas = self.stamp();
-                    items.insert(
-                        key.clone(),
-                        Item {
-                            data: data.clone(),
-                            cas,
-                            expires_ms: self.expiry(*exptime),
-                        },
-                    );
-                    Reply::Stored
-                }
-            },
-            Command::Delete { key, .. } => match items.remove(key) {
-                Some(_) => Reply::Deleted,
-                None => Reply::NotFound,
-            },
-            Command::Arith {
-                verb, key, delta, ..
-            } => match items.get_mut(key) {
-                None => Reply::NotFound,
-                Some(i) => {
-                    let n: u64 = String::from_utf8_lossy(&i.data).trim().parse().unwrap_or(0);
-                    let n = match verb {
-                        ArithVerb::Incr => n.wrapping_add(*delta),
-                        ArithVerb::Decr => n.saturating_sub(*delta),
-                    };
-                    i.data = n.to_string().into_bytes();
-                    Reply::Number(n)
-                }
-            },
-            other => panic!("the test store does not implement {other}"),
-        }
+    fn set_state(&self, c: usize, s: State) {
+        self.states.borrow_mut()[c] = s;
     }
 }
 
-/// One client: every KV call parks until the scheduler delivers it.
+/// One client of a [`World`]: every KV call parks until the script delivers it.
 pub struct Client<'w> {
     world: &'w World,
     id: usize,
@@ -259,28 +98,16 @@ impl Future for Park {
 
 impl Kv for Client<'_> {
     async fn execute(&self, command: Command) -> Result<Reply, KvError> {
-        self.world.set_state(self.id, State::Command(command.to_string()));
+        self.world
+            .set_state(self.id, State::Command(command.to_string()));
         Park(false).await;
-        let fate = self.world.fate.replace(Fate::Deliver);
-        let timeout = || KvError::Timeout {
-            command: command.to_string(),
-        };
-        if fate == Fate::LoseRequest {
-            self.world
-                .trace
-                .borrow_mut()
-                .push(format!("C{} {command} -> (request lost)", self.id));
-            return Err(timeout());
-        }
-        let reply = self.world.apply(&command);
-        let shown: String = format!("{reply}").chars().take(80).collect();
+        let now = self.world.now.get();
+        let reply = self.world.store.borrow_mut().apply(now, &command);
+        let shown: String = format!("{reply}").chars().take(60).collect();
         self.world
             .trace
             .borrow_mut()
             .push(format!("C{} {command} -> {shown}", self.id));
-        if fate == Fate::LoseReply {
-            return Err(timeout());
-        }
         Ok(reply)
     }
 
@@ -301,63 +128,41 @@ impl Kv for Client<'_> {
     }
 }
 
-/// A client's future.
-pub type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
-/// Polls a task once (delivering its parked command, or waking it from a sleep).
-pub fn step(world: &World, client: usize, task: &mut Task<'_>) -> bool {
-    let mut cx = Context::from_waker(Waker::noop());
-    match task.as_mut().poll(&mut cx) {
-        Poll::Ready(()) => {
-            world.set_state(client, State::Done);
-            true
-        }
-        Poll::Pending => false,
-    }
+/// The operations' records, shared by the tasks.
+pub type Log<M> = RefCell<Vec<Operation<<M as Model>::Op, <M as Model>::Ret>>>;
+
+/// A model's clients, each running its list of operations, stepped by hand.
+pub struct Script<'a, M: Model> {
+    world: &'a World,
+    tasks: Vec<Option<Task<'a>>>,
+    log: &'a Log<M>,
 }
 
-/// Which faults a random run may inject.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Faults {
-    pub crash: bool,
-    pub restart: bool,
-    pub persistent: bool,
-    pub evict: bool,
-    pub lose: bool,
-    pub budget: u32,
-}
-
-/// Runs `model` with `clients` × `ops` under a random schedule; returns the history.
-pub fn run<M: Model>(
-    model: &M,
-    clients: usize,
-    ops: usize,
-    faults: Faults,
-    seed: u64,
-) -> (History<M::Op, M::Ret>, World) {
-    let world = World::new(clients);
-    let log: RefCell<Vec<Operation<M::Op, M::Ret>>> = RefCell::new(Vec::new());
-    {
-        let handles: Vec<Client<'_>> = (0..clients).map(|c| world.client(c)).collect();
-        // setup runs before any client, without faults
-        kvsim::kv::block_on_ready(model.setup(&handles[0])).expect("setup");
-        let mut tasks: Vec<Option<Task<'_>>> = handles
-            .iter()
+impl<'a, M: Model> Script<'a, M> {
+    /// Client `c` runs `ops[c]` in order.
+    pub fn new(
+        world: &'a World,
+        handles: &'a [Client<'a>],
+        model: &'a M,
+        log: &'a Log<M>,
+        ops: Vec<Vec<M::Op>>,
+    ) -> Script<'a, M> {
+        let tasks = ops
+            .into_iter()
             .enumerate()
-            .map(|(c, kv)| {
-                let world = &world;
-                let log = &log;
-                let task: Task<'_> = Box::pin(async move {
-                    let mut rng = SimRng::derive(seed, c as u64);
-                    for index in 0..ops {
-                        let op = model.op(c, index, &mut rng);
+            .map(|(c, list)| {
+                let kv = &handles[c];
+                let task: Task<'a> = Box::pin(async move {
+                    for op in list {
                         let i = log.borrow().len();
                         log.borrow_mut().push(Operation {
                             client: c,
                             op: op.clone(),
                             call: world.tick(),
                             ret: None,
-                            call_ms: world.now.get(),
+                            call_ms: world.now.get() - EPOCH_MS,
                             ret_ms: None,
                             outcome: Outcome::Unknown,
                             marks: Vec::new(),
@@ -365,7 +170,7 @@ pub fn run<M: Model>(
                         let result = model.run(kv, c, &op).await;
                         let mut l = log.borrow_mut();
                         l[i].ret = Some(world.tick());
-                        l[i].ret_ms = Some(world.now.get());
+                        l[i].ret_ms = Some(world.now.get() - EPOCH_MS);
                         if let Ok(r) = result {
                             l[i].outcome = Outcome::Ok(r);
                         }
@@ -374,89 +179,80 @@ pub fn run<M: Model>(
                 Some(task)
             })
             .collect();
-        let mut rng = SimRng::new(seed);
-        let mut budget = faults.budget;
-        loop {
-            let now = world.now.get();
-            let runnable: Vec<usize> = (0..clients)
-                .filter(|&c| {
-                    tasks[c].is_some()
-                        && match world.state(c) {
-                            State::Start | State::Command(_) => true,
-                            State::Sleep(t) => t <= now,
-                            State::Done => false,
-                        }
-                })
-                .collect();
-            if runnable.is_empty() {
-                let wake = (0..clients)
-                    .filter(|&c| tasks[c].is_some())
-                    .filter_map(|c| match world.state(c) {
-                        State::Sleep(t) => Some(t),
-                        _ => None,
-                    })
-                    .min();
-                match wake {
-                    Some(t) => {
-                        world.now.set(t);
-                        continue;
-                    }
-                    None => break,
-                }
-            }
-            let c = runnable[rng.index(runnable.len())];
-            if budget > 0 && rng.chance(0.03) {
-                let mut kinds = Vec::new();
-                if faults.crash {
-                    kinds.push(0);
-                }
-                if faults.restart {
-                    kinds.push(1);
-                }
-                if faults.evict {
-                    kinds.push(2);
-                }
-                if faults.lose {
-                    kinds.push(3);
-                }
-                if !kinds.is_empty() {
-                    budget -= 1;
-                    match kinds[rng.index(kinds.len())] {
-                        0 => {
-                            world.trace.borrow_mut().push(format!("-- crash C{c} --"));
-                            tasks[c] = None;
-                            continue;
-                        }
-                        1 => {
-                            if faults.persistent {
-                                world.trace.borrow_mut().push("-- restart (persistent) --".into());
-                            } else {
-                                world.restart();
-                            }
-                        }
-                        2 => {
-                            let keys = world.keys();
-                            if !keys.is_empty() {
-                                world.evict(&keys[rng.index(keys.len())]);
-                            }
-                        }
-                        _ => world.fate.set(if rng.chance(0.5) {
-                            Fate::LoseRequest
-                        } else {
-                            Fate::LoseReply
-                        }),
+        Script { world, tasks, log }
+    }
+
+    /// Delivers client `c`'s parked command (or starts it); `true` once it is done.
+    pub fn step(&mut self, c: usize) -> bool {
+        let Some(task) = self.tasks[c].as_mut() else {
+            return true;
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        if let Poll::Ready(()) = task.as_mut().poll(&mut cx) {
+            self.world.set_state(c, State::Done);
+            self.tasks[c] = None;
+            return true;
+        }
+        false
+    }
+
+    /// Steps client `c` until the command it is about to send contains `pattern` (or, with
+    /// a trailing `$`, is exactly `pattern`) for the `nth` time (1 = the first), without
+    /// sending it.
+    pub fn until_nth(&mut self, c: usize, pattern: &str, nth: usize) {
+        let mut seen = 0;
+        for _ in 0..10_000 {
+            if let State::Command(cmd) = self.world.state(c) {
+                let hit = match pattern.strip_suffix('$') {
+                    Some(exact) => cmd == exact,
+                    None => cmd.contains(pattern),
+                };
+                if hit {
+                    seen += 1;
+                    if seen == nth {
+                        return;
                     }
                 }
             }
-            let done = step(&world, c, tasks[c].as_mut().unwrap());
-            if done {
-                tasks[c] = None;
+            if let State::Sleep(t) = self.world.state(c) {
+                self.world.now.set(self.world.now.get().max(t));
             }
-            world.now.set(world.now.get() + 1);
+            assert!(!self.step(c), "C{c} finished before sending {pattern:?}");
+        }
+        panic!("C{c} never sent {pattern:?}");
+    }
+
+    /// Steps client `c` until it is about to send a command containing `pattern`.
+    pub fn until(&mut self, c: usize, pattern: &str) {
+        self.until_nth(c, pattern, 1)
+    }
+
+    /// Crashes client `c`: it never runs again (its operation stays pending).
+    pub fn crash(&mut self, c: usize) {
+        self.tasks[c] = None;
+    }
+
+    /// Runs client `c` alone to the end of its operations (sleeps advance time).
+    pub fn run(&mut self, c: usize) {
+        for _ in 0..100_000 {
+            if let State::Sleep(t) = self.world.state(c) {
+                self.world.now.set(self.world.now.get().max(t));
+            }
+            if self.step(c) {
+                return;
+            }
+            self.world.advance(1);
+        }
+        panic!("C{c} did not finish");
+    }
+
+    /// Runs every client, one after another, to the end; returns the history.
+    pub fn finish(mut self) -> History<M::Op, M::Ret> {
+        for c in 0..self.tasks.len() {
+            self.run(c);
+        }
+        History {
+            ops: self.log.borrow().clone(),
         }
     }
-    let history = History {
-        ops: log.into_inner(),
-    };
-    (history, world)
 }
