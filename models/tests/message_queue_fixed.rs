@@ -5,13 +5,11 @@ mod message_queue_support;
 
 use kvsim::history::Outcome;
 use kvsim::kv::block_on_ready;
+use kvsim::model::Model;
 use kvsim::verdict::Verdict;
 use kvsim_models::expect::Variant;
 use kvsim_models::message_queue::spec::{End, Event, MqOp, MqRet};
-use kvsim_models::message_queue::{
-    fixed, FixedQueue, MessageQueueModel, QueueError, Read,
-};
-use kvsim::model::Model;
+use kvsim_models::message_queue::{fixed, FixedQueue, MessageQueueModel, QueueError, Read};
 use message_queue_support::{Client, Log, Script, World};
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
@@ -210,10 +208,7 @@ fn reads_time_out_wait_and_are_cancelled_for_good() {
         }
         reader_q.cancel_readers();
         world.advance(200);
-        assert_eq!(
-            drive(&world, waiting, 10).unwrap(),
-            Read::Canceled
-        );
+        assert_eq!(drive(&world, waiting, 10).unwrap(), Read::Canceled);
     }
     drive(&world, q.write(-1, b"y"), 1).unwrap();
     assert_eq!(drive(&world, reader.read(0), 1).unwrap(), Read::Canceled);

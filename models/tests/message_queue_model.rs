@@ -32,10 +32,9 @@ fn expect_all(variant: Variant, runs_pass: u64, runs_violation: u64) {
             (ExpectedVerdict::Pass, Some((seed, v))) => {
                 wrong.push(format!("{}: seed {seed}: {v}", s.name))
             }
-            (ExpectedVerdict::Violation, None) => wrong.push(format!(
-                "{}: no violation in {runs_violation} runs",
-                s.name
-            )),
+            (ExpectedVerdict::Violation, None) => {
+                wrong.push(format!("{}: no violation in {runs_violation} runs", s.name))
+            }
             _ => {}
         }
     }
@@ -59,7 +58,10 @@ fn published_meets_every_expectation() {
 fn show() {
     let variant = Variant::parse(&std::env::var("V").unwrap_or("published".into())).unwrap();
     let name = std::env::var("SC").unwrap_or("turns".into());
-    let (s, _) = scenarios().into_iter().find(|(s, _)| s.name == name).unwrap();
+    let (s, _) = scenarios()
+        .into_iter()
+        .find(|(s, _)| s.name == name)
+        .unwrap();
     let mut config = SimConfig::from_scenario(&s);
     let model = MessageQueueModel::new(variant);
     let Some((seed, v)) = first_violation(variant, &name, 300) else {

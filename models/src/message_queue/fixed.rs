@@ -278,12 +278,7 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                 Some(newest) if newest < self.min_timestamp => continue,
                 Some(_) => return Ok(id),
                 None => {
-                    if self
-                        .kv
-                        .get(&segment_key(&self.prefix, id))
-                        .await?
-                        .is_some()
-                    {
+                    if self.kv.get(&segment_key(&self.prefix, id)).await?.is_some() {
                         return Ok(id);
                     }
                 }
@@ -369,7 +364,10 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                         Some(_) => {
                             self.enter(j, d);
                             if j > seg + 1 {
-                                return Ok(Read::Gap { from: seg + 1, to: j });
+                                return Ok(Read::Gap {
+                                    from: seg + 1,
+                                    to: j,
+                                });
                             }
                         }
                         None => {

@@ -123,7 +123,10 @@ pub fn fits_value(size: usize, record_len: usize) -> bool {
 }
 
 fn checksum(bytes: &[u8]) -> u8 {
-    bytes.iter().fold(0u8, |a, b| a.wrapping_add(*b)).wrapping_add(1)
+    bytes
+        .iter()
+        .fold(0u8, |a, b| a.wrapping_add(*b))
+        .wrapping_add(1)
 }
 
 /// Appends one framed record to `out`.
@@ -157,7 +160,9 @@ pub fn decode_record(data: &[u8], offset: usize, segment: u64) -> Result<Record<
     };
     let rest = &data[offset..];
     if rest.len() < RECORD_OVERHEAD {
-        return Err(broken("expected a record header, found the end of the data"));
+        return Err(broken(
+            "expected a record header, found the end of the data",
+        ));
     }
     if rest[0] != RECORD_MAGIC {
         return Err(broken(&format!(
@@ -234,7 +239,9 @@ mod tests {
     fn timestamps_are_checked() {
         assert_eq!(check_write(-1, 42, b"x").unwrap(), 42);
         assert_eq!(
-            check_write(TIMESTAMP_LIMIT, 0, b"x").unwrap_err().to_string(),
+            check_write(TIMESTAMP_LIMIT, 0, b"x")
+                .unwrap_err()
+                .to_string(),
             "timestamp out of range: expected below 2^48-1, found 281474976710655"
         );
     }

@@ -56,16 +56,15 @@ impl MessageQueueModel {
         let mut stored = Vec::with_capacity(writes.len());
         match self.variant {
             Variant::Published => {
-                let mut q = published::PublishedQueue::open(kv, &self.prefix, self.max_file_size)
-                    .await?;
+                let mut q =
+                    published::PublishedQueue::open(kv, &self.prefix, self.max_file_size).await?;
                 for (ts, msg) in writes {
                     stored.push(q.write(*ts, msg.as_bytes()).await?);
                 }
                 q.close().await?;
             }
             Variant::Fixed => {
-                let mut q =
-                    fixed::FixedQueue::open(kv, &self.prefix, self.max_file_size).await?;
+                let mut q = fixed::FixedQueue::open(kv, &self.prefix, self.max_file_size).await?;
                 for (ts, msg) in writes {
                     stored.push(q.write(*ts, msg.as_bytes()).await?);
                 }
@@ -218,8 +217,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::BROKEN_FIXED,
         ),
         row(
-            Scenario::new("removal", 5, 4)
-                .about("remove_old_files runs under writers and readers"),
+            Scenario::new("removal", 5, 4).about("remove_old_files runs under writers and readers"),
             Expect::BROKEN_FIXED,
         ),
         row(

@@ -119,9 +119,7 @@ impl<'a, K: Kv> PublishedQueue<'a, K> {
     pub async fn write(&mut self, timestamp: i64, message: &[u8]) -> Result<i64, QueueError> {
         let timestamp = check_write(timestamp, self.kv.now_ms() as i64, message)?;
         let mut record = Vec::with_capacity(message.len() + 12);
-        if self.file_size >= self.max_file_size
-            || !fits_value(self.file_size, message.len() + 12)
-        {
+        if self.file_size >= self.max_file_size || !fits_value(self.file_size, message.len() + 12) {
             self.sync().await?;
             self.last_file_id += 1;
             self.create_file().await?;
@@ -177,7 +175,11 @@ pub async fn remove_old_files<K: Kv>(
 
 /// `MakeReader(min_timestamp)` without a writer handle (Tkrzw's read-only open); such a
 /// reader cannot be cancelled.
-pub fn open_reader<'a, K: Kv>(kv: &'a K, prefix: &str, min_timestamp: i64) -> PublishedReader<'a, K> {
+pub fn open_reader<'a, K: Kv>(
+    kv: &'a K,
+    prefix: &str,
+    min_timestamp: i64,
+) -> PublishedReader<'a, K> {
     PublishedReader::new(kv, prefix, min_timestamp, CancelFlag::default())
 }
 

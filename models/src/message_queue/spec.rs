@@ -300,9 +300,7 @@ pub fn check_log(history: &History<MqOp, MqRet>) -> Verdict {
         let excuse = ops
             .iter()
             .filter_map(|op| match op.op {
-                MqOp::Remove { threshold, .. }
-                    if session.ret.is_some_and(|r| op.call < r) =>
-                {
+                MqOp::Remove { threshold, .. } if session.ret.is_some_and(|r| op.call < r) => {
                     Some(threshold)
                 }
                 _ => None,
