@@ -54,6 +54,9 @@ pub struct RunReport {
     pub choices: Vec<u32>,
     /// The fault kinds that were on (swarm draws a subset).
     pub faults_on: Vec<FaultKind>,
+    /// How far the minimizer shrank it (`None`: not minimized).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrink: Option<crate::shrink::ShrinkStats>,
 }
 
 /// The result of checking one target against one scenario.
@@ -93,8 +96,7 @@ pub trait Target {
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict;
 
     /// Runs a scenario up to its limits and stops at the first violation.
-    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits)
-        -> CheckReport;
+    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport;
 }
 
 /// A [`Model`] with its name: the standard [`Target`].
@@ -169,6 +171,7 @@ impl<M: Model> ModelTarget<M> {
             steps: out.steps,
             choices: out.choices,
             faults_on: out.faults_on,
+            shrink: None,
         }
     }
 }
@@ -198,12 +201,7 @@ impl<M: Model> Target for ModelTarget<M> {
         sim::judge(&self.model, &out)
     }
 
-    fn check(
-        &self,
-        scenario: &Scenario,
-        config: &SimConfig,
-        limits: &CheckLimits,
-    ) -> CheckReport {
+    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport {
         let result = sim::check(&self.model, config, limits);
         let failure = result
             .failure
