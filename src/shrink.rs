@@ -63,15 +63,18 @@ impl ShrinkStats {
         let mut parts = vec![format!("shrunk {} → {} steps", self.from_steps, now.steps)];
         let clients = active_clients(&now.config).len();
         if clients != self.from_clients {
-            parts.push(format!("{} → {clients} clients", self.from_clients));
+            let noun = if clients == 1 { "client" } else { "clients" };
+            parts.push(format!("{} → {clients} {noun}", self.from_clients));
         }
         let ops = total_ops(&now.config);
         if ops != self.from_ops {
-            parts.push(format!("{} → {ops} ops", self.from_ops));
+            let noun = if ops == 1 { "op" } else { "ops" };
+            parts.push(format!("{} → {ops} {noun}", self.from_ops));
         }
         let faults = faults_in(now);
         if faults != self.from_faults {
-            parts.push(format!("{} → {faults} faults", self.from_faults));
+            let noun = if faults == 1 { "fault" } else { "faults" };
+            parts.push(format!("{} → {faults} {noun}", self.from_faults));
         }
         let mut s = parts.join(", ");
         if self.exhausted {
