@@ -122,10 +122,10 @@ fn header(r: &RunReport) -> Vec<String> {
         ));
     }
     first.push(format!("strategy {}", c.strategy));
-    first.push(plural(r.steps as usize, "step", "steps"));
     let mut lines = flow(first);
-    if let Some(s) = &r.shrink {
-        lines.push(s.describe(r));
+    match &r.shrink {
+        Some(s) => lines.push(s.describe(r)),
+        None => lines.push(plural(r.steps as usize, "step", "steps")),
     }
     let mut more = Vec::new();
     if c.strategy == Strategy::Swarm {
@@ -324,6 +324,8 @@ fn lanes(r: &RunReport, p: Paint) -> String {
                 lane[a + 2 + j] = (ch, hot);
             }
         }
+        // Very long runs cannot fit: the lane is cut at the width.
+        lane.truncate(WIDTH - 7);
         while lane.last().is_some_and(|(ch, _)| *ch == ' ') {
             lane.pop();
         }
@@ -341,12 +343,15 @@ fn lanes(r: &RunReport, p: Paint) -> String {
         line.push_str(&if run_hot { p.bad(&run) } else { run });
         let _ = writeln!(out, "  C{c:<3} {line}");
     }
+    let mut legend = Vec::new();
     if !bad.is_empty() {
-        let _ = writeln!(
-            out,
-            "  {}",
-            p.dim("(=== the operations the verdict is about · ? never returned)")
-        );
+        legend.push("=== the operations the verdict is about");
+    }
+    if r.ops.iter().any(|o| o.ret_seq.is_none()) {
+        legend.push("? never returned");
+    }
+    if !legend.is_empty() {
+        let _ = writeln!(out, "  {}", p.dim(&format!("({})", legend.join(" · "))));
     }
     out
 }
