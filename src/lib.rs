@@ -8,6 +8,7 @@
 pub mod command;
 pub mod history;
 pub mod kv;
+pub mod memstore;
 pub mod model;
 pub mod rng;
 pub mod scenario;
