@@ -44,6 +44,8 @@ struct State {
     store: Store,
     /// Counts mutating commands (what `wait_for_change_ms` waits on).
     version: u64,
+    /// Clients blocked in `wait_for_change_ms` (the condvar is only notified when > 0).
+    waiters: usize,
     /// The logical clock under loom: the last time handed out.
     #[cfg(loom)]
     logical_ms: u64,
@@ -96,6 +98,31 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Applies one command under the lock; returns the reply and the store's version.
+    fn apply(&self, command: &Command) -> (Reply, u64) {
+        let mut state = self.lock();
+        let now = self.tick(&mut state);
+        let reply = state.store.apply(now, command);
+        let version = if command.is_mutation() {
+            self.changed_locked(state)
+        } else {
+            state.version
+        };
+        (reply, version)
+    }
+
+    /// Records a change and wakes the waiters (if any), releasing the lock.
+    fn changed_locked(&self, mut state: MutexGuard<'_, State>) -> u64 {
+        state.version += 1;
+        let version = state.version;
+        let wake = state.waiters > 0;
+        drop(state);
+        if wake {
+            self.changed.notify_all();
+        }
+        version
+    }
+
     /// The time for the next command, taken under the lock so it never decreases.
     #[cfg(not(loom))]
     fn tick(&self, _state: &mut State) -> u64 {
@@ -123,6 +150,7 @@ impl MemStore {
                 state: Mutex::new(State {
                     store: Store::new(config, start),
                     version: 0,
+                    waiters: 0,
                     #[cfg(loom)]
                     logical_ms: start,
                 }),
@@ -144,22 +172,7 @@ impl MemStore {
 
     /// Applies one command now (what every client's `execute` does).
     pub fn apply(&self, command: &Command) -> Reply {
-        self.apply_seen(command).0
-    }
-
-    fn apply_seen(&self, command: &Command) -> (Reply, u64) {
-        let mut state = self.shared.lock();
-        let now = self.shared.tick(&mut state);
-        let reply = state.store.apply(now, command);
-        if command.is_mutation() {
-            state.version += 1;
-            let version = state.version;
-            drop(state);
-            self.shared.changed.notify_all();
-            (reply, version)
-        } else {
-            (reply, state.version)
-        }
+        self.shared.apply(command).0
     }
 
     /// Runs `f` on the store under the lock (inspection, fault injection).
@@ -173,9 +186,7 @@ impl MemStore {
         let mut state = self.shared.lock();
         let now = self.shared.tick(&mut state);
         let removed = state.store.evict_at(now, key);
-        state.version += 1;
-        drop(state);
-        self.shared.changed.notify_all();
+        self.shared.changed_locked(state);
         removed
     }
 
@@ -184,9 +195,7 @@ impl MemStore {
         let mut state = self.shared.lock();
         let now = self.shared.tick(&mut state);
         state.store.restart(now);
-        state.version += 1;
-        drop(state);
-        self.shared.changed.notify_all();
+        self.shared.changed_locked(state);
     }
 
     /// A copy of the store as it is now.
@@ -210,17 +219,11 @@ impl MemClient {
     pub fn id(&self) -> usize {
         self.id
     }
-
-    fn store(&self) -> MemStore {
-        MemStore {
-            shared: Arc::clone(&self.shared),
-        }
-    }
 }
 
 impl Kv for MemClient {
     async fn execute(&self, command: Command) -> Result<Reply, KvError> {
-        let (reply, version) = self.store().apply_seen(&command);
+        let (reply, version) = self.shared.apply(&command);
         self.seen_version.set(version);
         Ok(reply)
     }
@@ -250,14 +253,16 @@ impl Kv for MemClient {
     #[cfg(not(loom))]
     async fn wait_for_change_ms(&self, ms: u64) {
         let seen = self.seen_version.get();
-        let state = self.shared.lock();
-        let (state, _) = self
+        let mut state = self.shared.lock();
+        state.waiters += 1;
+        let (mut state, _) = self
             .shared
             .changed
             .wait_timeout_while(state, std::time::Duration::from_millis(ms), |st| {
                 st.version == seen
             })
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        state.waiters -= 1;
         self.seen_version.set(state.version);
     }
 
@@ -337,7 +342,7 @@ mod tests {
 
 /// loom: commands from several threads are atomic, i.e. the replies and the final store
 /// are those of some sequential order of the same commands.
-#[cfg(loom)]
+#[cfg(all(loom, test))]
 mod loom_tests {
     use super::*;
     use crate::command::{ArithVerb, StoreVerb};
@@ -427,7 +432,10 @@ mod loom_tests {
     fn check_sequential(setup: Vec<Command>, threads: Vec<Vec<Command>>) {
         let allowed = std::sync::Arc::new(sequential_outcomes(&setup, &threads));
         assert!(allowed.len() > 1, "the test must allow several orders");
-        loom::model(move || {
+        let mut model = loom::model::Builder::new();
+        // Three preemptions cover every order of three threads' lock acquisitions.
+        model.preemption_bound = Some(3);
+        model.check(move || {
             let mem = MemStore::new(StoreConfig::default());
             for c in &setup {
                 mem.apply(c);
