@@ -291,3 +291,101 @@ proptest! {
         prop_assert_eq!(store.live_keys(now), model.live_keys(now));
     }
 }
+
+/// One step of the fault-heavy sequence: a command, a forced eviction, a restart, or a
+/// delayed flush.
+#[derive(Clone, Debug)]
+enum Step {
+    Apply(Command),
+    Evict(Vec<u8>),
+    Restart,
+}
+
+fn step_key(step: &Step) -> Option<&[u8]> {
+    match step {
+        Step::Apply(command) => command.first_key(),
+        _ => None,
+    }
+}
+
+fn big_data() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![data(), (1usize..200).prop_map(|n| vec![b'1'; n]),]
+}
+
+fn fault_step() -> impl Strategy<Value = Step> {
+    let verb = prop::sample::select(vec![
+        StoreVerb::Set,
+        StoreVerb::Add,
+        StoreVerb::Replace,
+        StoreVerb::Append,
+        StoreVerb::Prepend,
+    ]);
+    prop_oneof![
+        6 => (verb, key(), 0u32..2, exptime(), big_data()).prop_map(|(verb, key, flags, exptime, data)| {
+            Step::Apply(Command::Store { verb, key, flags, exptime, data, noreply: false })
+        }),
+        3 => command().prop_map(Step::Apply),
+        1 => prop::sample::select(vec![-1i64, 0, 1, 2, 30]).prop_map(|d| {
+            Step::Apply(Command::FlushAll { delay: Some(d), noreply: false })
+        }),
+        1 => key().prop_map(Step::Evict),
+        1 => Just(Step::Restart),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Under memory limits (eviction on or off), persistence, forced evictions, restarts
+    /// and delayed flushes, the store stays consistent: its byte count matches its items
+    /// and the limit, its indexes match its items, evicted keys are gone, and only a
+    /// persistent store keeps data across a restart.
+    #[test]
+    fn store_stays_consistent_under_memory_pressure_and_faults(
+        limit in prop::option::of(200usize..800),
+        evict in any::<bool>(),
+        persistent in any::<bool>(),
+        steps in prop::collection::vec(
+            (prop::sample::select(vec![0u64, 1, 400, 1_000, 3_000]), fault_step()),
+            1..60,
+        ),
+    ) {
+        let config = StoreConfig { memory_limit: limit, evict, persistent, ..StoreConfig::default() };
+        let mut now = T0;
+        let mut store = Store::new(config, now);
+        for (wait, step) in &steps {
+            now += wait;
+            match step {
+                Step::Apply(command) => {
+                    let reply = store.apply(now, command);
+                    let oom = reply == Reply::ServerError(kvsim::command::ServerError::OutOfMemoryStoring);
+                    prop_assert!(!oom || (limit.is_some() && !persistent), "{} gave {}", command, reply);
+                }
+                Step::Evict(key) => {
+                    store.evict(key);
+                    prop_assert!(store.peek(now, key).is_none());
+                }
+                Step::Restart => {
+                    let before = store.live_keys(now);
+                    store.restart(now);
+                    let after = store.live_keys(now);
+                    if persistent {
+                        prop_assert_eq!(before, after);
+                    } else {
+                        prop_assert!(after.is_empty());
+                        prop_assert_eq!(store.last_cas(), 0);
+                    }
+                }
+            }
+            if let Err(e) = store.check_invariants() {
+                return Err(TestCaseError::fail(format!("after {step:?}: {e}")));
+            }
+            for key in store.take_evicted() {
+                prop_assert!(evict && !persistent && limit.is_some(), "unexpected eviction");
+                // Gone, unless the step itself stored that key after evicting its old item.
+                let restored = step_key(step) == Some(&key[..]);
+                prop_assert!(store.peek(now, &key).is_none() || restored, "evicted key still live");
+            }
+        }
+    }
+}

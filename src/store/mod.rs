@@ -342,6 +342,73 @@ impl Store {
         self.cas_id
     }
 
+    /// Checks the store's internal consistency: the byte count equals the items' sizes
+    /// and stays within the memory limit (unless persistent), the expiry index lists
+    /// exactly the items with an expiration, the LRU lists exactly the items when it is
+    /// kept, and no unique exceeds the counter. For tests and the simulator's invariant
+    /// checks; `Err` says what is inconsistent.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let sum: usize = self.items.values().map(Item::size).sum();
+        if sum != self.used {
+            return Err(format!(
+                "used bytes: expected {sum} (the items' sizes), found {}",
+                self.used
+            ));
+        }
+        if let Some(limit) = self.limit() {
+            if self.used > limit {
+                return Err(format!(
+                    "memory: expected at most {limit} bytes, found {}",
+                    self.used
+                ));
+            }
+        }
+        let with_exp: BTreeSet<(i64, Arc<[u8]>)> = self
+            .items
+            .values()
+            .filter(|it| it.exptime != 0)
+            .map(|it| (it.exptime, Arc::clone(&it.key)))
+            .collect();
+        if with_exp != self.expiry {
+            return Err(format!(
+                "expiry index: expected {} entries matching the items, found {}",
+                with_exp.len(),
+                self.expiry.len()
+            ));
+        }
+        if self.tracks_lru() {
+            let ticks: BTreeMap<u64, Arc<[u8]>> = self
+                .items
+                .values()
+                .map(|it| (it.tick, Arc::clone(&it.key)))
+                .collect();
+            let lru: BTreeMap<u64, Arc<[u8]>> =
+                self.lru.oldest().map(|(t, k)| (t, Arc::clone(k))).collect();
+            if ticks != lru {
+                return Err(format!(
+                    "lru: expected {} entries matching the items' ticks, found {}",
+                    ticks.len(),
+                    lru.len()
+                ));
+            }
+        } else if !self.lru.is_empty() || self.items.values().any(|it| it.tick != 0) {
+            return Err("lru: expected no order when none is kept, found one".to_string());
+        }
+        if let Some(it) = self
+            .items
+            .values()
+            .find(|it| it.cas == 0 || it.cas > self.cas_id)
+        {
+            return Err(format!(
+                "cas: expected uniques in 1..={}, found {} on {}",
+                self.cas_id,
+                it.cas,
+                crate::command::show_bytes(&it.key)
+            ));
+        }
+        Ok(())
+    }
+
     // ---- internals -------------------------------------------------------------------
 
     fn tracks_lru(&self) -> bool {
