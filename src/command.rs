@@ -226,12 +226,19 @@ impl Command {
     /// memcached 1.6.18 itself only checks the key length; a key with a space cannot
     /// even be written on the wire, and one with control bytes is outside the protocol.
     pub fn validate(&self) -> Result<(), CommandError> {
-        for key in self.keys() {
-            validate_key(key)?;
-        }
-        if let Command::Get { keys, .. } | Command::Gat { keys, .. } = self {
-            if keys.is_empty() {
-                return Err(CommandError::NoKeys { verb: self.verb() });
+        match self {
+            Command::Get { keys, .. } | Command::Gat { keys, .. } => {
+                if keys.is_empty() {
+                    return Err(CommandError::NoKeys { verb: self.verb() });
+                }
+                for key in keys {
+                    validate_key(key)?;
+                }
+            }
+            other => {
+                if let Some(key) = other.first_key() {
+                    validate_key(key)?;
+                }
             }
         }
         if let Command::Store { data, .. } | Command::Cas { data, .. } = self {

@@ -156,16 +156,8 @@ pub trait Kv {
 
     /// Validates, sends, and turns an error reply into [`KvError::Server`].
     async fn call(&self, command: Command) -> Result<Reply, KvError> {
-        command.validate()?;
-        let shown = command.to_string();
-        let reply = self.execute(command).await?;
-        if reply.is_error() {
-            return Err(KvError::Server {
-                command: shown,
-                reply,
-            });
-        }
-        Ok(reply)
+        let key = command.first_key().map(<[u8]>::to_vec);
+        call_keyed(self, command, key.as_deref().unwrap_or_default()).await
     }
 
     /// `get key`: the data, or `None` on a miss.
@@ -174,7 +166,7 @@ pub trait Kv {
             with_cas: false,
             keys: vec![key.to_vec()],
         };
-        match single_value(&command, self.call(command.clone()).await?)? {
+        match single_value(command.verb(), key, call_keyed(self, command, key).await?)? {
             Some(v) => Ok(Some(v.data)),
             None => Ok(None),
         }
@@ -186,7 +178,7 @@ pub trait Kv {
             with_cas: true,
             keys: vec![key.to_vec()],
         };
-        match single_value(&command, self.call(command.clone()).await?)? {
+        match single_value(command.verb(), key, call_keyed(self, command, key).await?)? {
             Some(v) => Ok(Some(Versioned {
                 data: v.data,
                 flags: v.flags,
@@ -212,7 +204,7 @@ pub trait Kv {
             data: data.to_vec(),
             noreply: false,
         };
-        store_outcome(&command, self.call(command.clone()).await?)
+        store_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `set key 0 exptime`: always stores (unless too large or out of memory).
@@ -261,7 +253,7 @@ pub trait Kv {
             unique,
             noreply: false,
         };
-        store_outcome(&command, self.call(command.clone()).await?)
+        store_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `incr key delta`: the new value, or `None` if the key is missing.
@@ -282,10 +274,11 @@ pub trait Kv {
             delta,
             noreply: false,
         };
-        match self.call(command.clone()).await? {
+        let verb = command.verb();
+        match call_keyed(self, command, key).await? {
             Reply::Number(n) => Ok(Some(n)),
             Reply::NotFound => Ok(None),
-            other => Err(unexpected(&command, "a number or NOT_FOUND", &other)),
+            other => Err(unexpected(verb, Some(key), "a number or NOT_FOUND", &other)),
         }
     }
 
@@ -295,10 +288,11 @@ pub trait Kv {
             key: key.to_vec(),
             noreply: false,
         };
-        match self.call(command.clone()).await? {
+        let verb = command.verb();
+        match call_keyed(self, command, key).await? {
             Reply::Deleted => Ok(true),
             Reply::NotFound => Ok(false),
-            other => Err(unexpected(&command, "DELETED or NOT_FOUND", &other)),
+            other => Err(unexpected(verb, Some(key), "DELETED or NOT_FOUND", &other)),
         }
     }
 
@@ -309,10 +303,11 @@ pub trait Kv {
             exptime,
             noreply: false,
         };
-        match self.call(command.clone()).await? {
+        let verb = command.verb();
+        match call_keyed(self, command, key).await? {
             Reply::Touched => Ok(true),
             Reply::NotFound => Ok(false),
-            other => Err(unexpected(&command, "TOUCHED or NOT_FOUND", &other)),
+            other => Err(unexpected(verb, Some(key), "TOUCHED or NOT_FOUND", &other)),
         }
     }
 
@@ -323,7 +318,7 @@ pub trait Kv {
             exptime,
             keys: vec![key.to_vec()],
         };
-        match single_value(&command, self.call(command.clone()).await?)? {
+        match single_value(command.verb(), key, call_keyed(self, command, key).await?)? {
             Some(v) => Ok(Some(v.data)),
             None => Ok(None),
         }
@@ -335,36 +330,68 @@ pub trait Kv {
             delay,
             noreply: false,
         };
-        match self.call(command.clone()).await? {
+        let verb = command.verb();
+        match call_keyed(self, command, b"").await? {
             Reply::Ok => Ok(()),
-            other => Err(unexpected(&command, "OK", &other)),
+            other => Err(unexpected(verb, None, "OK", &other)),
         }
     }
 }
 
-fn unexpected(command: &Command, expected: &'static str, found: &Reply) -> KvError {
+/// [`Kv::call`] for the typed methods, which know the key without copying it.
+async fn call_keyed<K: Kv + ?Sized>(
+    kv: &K,
+    command: Command,
+    key: &[u8],
+) -> Result<Reply, KvError> {
+    command.validate()?;
+    let verb = command.verb();
+    let reply = kv.execute(command).await?;
+    if reply.is_error() {
+        return Err(KvError::Server {
+            command: describe(verb, Some(key).filter(|k| !k.is_empty())),
+            reply,
+        });
+    }
+    Ok(reply)
+}
+
+fn describe(verb: &str, key: Option<&[u8]>) -> String {
+    match key {
+        Some(key) => format!("{verb} {}", crate::command::show_bytes(key)),
+        None => verb.to_string(),
+    }
+}
+
+fn unexpected(verb: &str, key: Option<&[u8]>, expected: &'static str, found: &Reply) -> KvError {
     KvError::Protocol {
-        command: command.to_string(),
+        command: describe(verb, key),
         expected,
         found: found.to_string(),
     }
 }
 
-fn single_value(command: &Command, reply: Reply) -> Result<Option<Value>, KvError> {
+fn single_value(verb: &str, key: &[u8], reply: Reply) -> Result<Option<Value>, KvError> {
     match reply {
         Reply::Values(mut values) if values.len() <= 1 => Ok(values.pop()),
-        other => Err(unexpected(command, "at most one VALUE then END", &other)),
+        other => Err(unexpected(
+            verb,
+            Some(key),
+            "at most one VALUE then END",
+            &other,
+        )),
     }
 }
 
-fn store_outcome(command: &Command, reply: Reply) -> Result<StoreOutcome, KvError> {
+fn store_outcome(verb: &str, key: &[u8], reply: Reply) -> Result<StoreOutcome, KvError> {
     match reply {
         Reply::Stored => Ok(StoreOutcome::Stored),
         Reply::NotStored => Ok(StoreOutcome::NotStored),
         Reply::Exists => Ok(StoreOutcome::Exists),
         Reply::NotFound => Ok(StoreOutcome::NotFound),
         other => Err(unexpected(
-            command,
+            verb,
+            Some(key),
             "STORED, NOT_STORED, EXISTS or NOT_FOUND",
             &other,
         )),

@@ -144,3 +144,154 @@ mod tests {
         );
     }
 }
+
+/// How the simulator picks the next step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Strategy {
+    /// `random`: a uniform random walk over enabled steps, faults with their probabilities.
+    Random,
+    /// `pct`: probabilistic concurrency testing with `depth` priority change points.
+    Pct {
+        /// The bug depth d (d-1 priority change points).
+        depth: u32,
+    },
+    /// `swarm`: like random, but each run's seed also picks which of the scenario's faults
+    /// are on and how often they fire.
+    Swarm,
+}
+
+impl Strategy {
+    /// The CLI name: `random`, `pct` or `swarm`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Random => "random",
+            Strategy::Pct { .. } => "pct",
+            Strategy::Swarm => "swarm",
+        }
+    }
+
+    /// Parses `random`, `pct`, `pct:D` (depth D, default 3) or `swarm`.
+    pub fn parse(s: &str) -> Result<Strategy, String> {
+        match s {
+            "random" => Ok(Strategy::Random),
+            "swarm" => Ok(Strategy::Swarm),
+            "pct" => Ok(Strategy::Pct { depth: 3 }),
+            _ => {
+                if let Some(d) = s.strip_prefix("pct:") {
+                    if let Ok(depth) = d.parse::<u32>() {
+                        if depth >= 1 {
+                            return Ok(Strategy::Pct { depth });
+                        }
+                    }
+                }
+                Err(format!(
+                    "unknown strategy {s:?}: expected random, pct, pct:DEPTH or swarm"
+                ))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Strategy::Pct { depth } => write!(f, "pct:{depth}"),
+            other => write!(f, "{}", other.name()),
+        }
+    }
+}
+
+/// One named way to exercise a model: clients, operations, faults, strategy and budget.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Scenario {
+    /// Lowercase with dashes, e.g. `evict` or `slow-holder`.
+    pub name: String,
+    /// One line for people: what the scenario exercises.
+    pub about: String,
+    /// Number of concurrent clients.
+    pub clients: usize,
+    /// Operations per client.
+    pub ops: usize,
+    /// Which faults the simulator may inject.
+    pub faults: FaultSet,
+    /// The most faults injected in one run (all kinds together).
+    pub fault_budget: u32,
+    /// How steps are chosen.
+    pub strategy: Strategy,
+    /// How many runs (seeds) to try before concluding no violation was found.
+    pub runs: u64,
+    /// The store's memory limit in bytes (`None`: unlimited); with the `lru` fault a small
+    /// limit is used if none is given.
+    pub memory_limit: Option<usize>,
+    /// A persistent store (never evicts, survives restart: MemcacheDB, kumofs, Flare).
+    pub persistent: bool,
+    /// Number of servers (a sharded cluster when > 1; keys placed by consistent hashing).
+    pub shards: usize,
+}
+
+impl Scenario {
+    /// A scenario with `clients` × `ops`, no faults, the random strategy and 1000 runs.
+    pub fn new(name: &str, clients: usize, ops: usize) -> Scenario {
+        Scenario {
+            name: name.to_string(),
+            about: String::new(),
+            clients,
+            ops,
+            faults: FaultSet::none(),
+            fault_budget: 3,
+            strategy: Strategy::Random,
+            runs: 1000,
+            memory_limit: None,
+            persistent: false,
+            shards: 1,
+        }
+    }
+
+    /// Sets the description.
+    pub fn about(mut self, about: &str) -> Scenario {
+        self.about = about.to_string();
+        self
+    }
+
+    /// Turns these faults on.
+    pub fn faults(mut self, kinds: &[FaultKind]) -> Scenario {
+        self.faults = FaultSet::of(kinds);
+        self
+    }
+
+    /// Sets the fault budget per run.
+    pub fn fault_budget(mut self, budget: u32) -> Scenario {
+        self.fault_budget = budget;
+        self
+    }
+
+    /// Sets the strategy.
+    pub fn strategy(mut self, strategy: Strategy) -> Scenario {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Sets the number of runs.
+    pub fn runs(mut self, runs: u64) -> Scenario {
+        self.runs = runs;
+        self
+    }
+
+    /// Makes the store persistent (never evicts, survives restarts).
+    pub fn persistent(mut self) -> Scenario {
+        self.persistent = true;
+        self
+    }
+
+    /// Sets the store's memory limit.
+    pub fn memory_limit(mut self, bytes: usize) -> Scenario {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// Uses a sharded cluster of `n` servers.
+    pub fn shards(mut self, n: usize) -> Scenario {
+        self.shards = n.max(1);
+        self
+    }
+}

@@ -1,8 +1,7 @@
 //! The `kvsim` command.
 #![forbid(unsafe_code)]
 
-mod bench;
-mod cli;
+use kvsim_models::{bench, cli};
 
 use clap::{Parser, Subcommand};
 
@@ -16,6 +15,34 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// List models, their variants and scenarios.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check targets (default: every model's scenarios, as a matrix with expectations).
+    ///
+    /// Exit codes: 0 pass (or every verdict as expected), 1 violation (or a verdict
+    /// differs from its expectation), 2 usage or I/O error, 3 unknown.
+    Check(cli::check::Args),
+    /// Replay one run from its token, with the full trace.
+    Replay {
+        /// The token a failing run printed.
+        token: String,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Minimize the run first (a token printed by `kvsim check` is minimized already).
+        #[arg(long)]
+        shrink: bool,
+    },
+    /// Regenerate the reports: per model its fault matrix and minimal counterexamples.
+    Report {
+        /// Output directory (default: `reports/` at the workspace root).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
     /// Run the performance suite (figures named with their unit).
     Bench {
         /// Print one JSON object with a section per suite.
@@ -24,12 +51,23 @@ enum Cmd {
         /// Suites to run (default: all).
         suites: Vec<String>,
     },
+    /// Serve the simulated memcached over TCP (memcached 1.6.18's text protocol).
+    Serve(cli::serve::ServeArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
+        Cmd::Serve(args) => cli::serve::main(args),
+        Cmd::List { json } => cli::list::main(json),
+        Cmd::Check(args) => cli::check::main(&args),
+        Cmd::Replay {
+            token,
+            json,
+            shrink,
+        } => cli::replay::main(&token, json, shrink),
+        Cmd::Report { out } => cli::report::main(out),
     };
     std::process::exit(code)
 }

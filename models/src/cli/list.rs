@@ -1,0 +1,64 @@
+//! `kvsim list`: models, variants and scenarios.
+
+use crate::registry::registry;
+use serde_json::json;
+
+/// Prints the registry; returns the exit code.
+pub fn main(json_out: bool) -> i32 {
+    let entries = registry();
+    if json_out {
+        let models: Vec<_> = entries
+            .iter()
+            .map(|e| {
+                json!({
+                    "model": e.name,
+                    "about": e.about,
+                    "variants": e.variants.iter().map(|(v, _)| v.name()).collect::<Vec<_>>(),
+                    "scenarios": e.scenarios.iter().map(|(s, x)| json!({
+                        "name": s.name,
+                        "about": s.about,
+                        "clients": s.clients,
+                        "ops": s.ops,
+                        "faults": s.faults.to_string(),
+                        "fault_budget": s.fault_budget,
+                        "strategy": s.strategy.to_string(),
+                        "runs": s.runs,
+                        "persistent": s.persistent,
+                        "expected": {"published": x.published.name(), "fixed": x.fixed.name()},
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "models": models })).expect("json")
+        );
+        return 0;
+    }
+    for e in &entries {
+        let variants: Vec<&str> = e.variants.iter().map(|(v, _)| v.name()).collect();
+        println!("{}  ({})  {}", e.name, variants.join(", "), e.about);
+        for (s, x) in &e.scenarios {
+            println!(
+                "  {:<18} {}×{} faults {:<20} {:<7} runs {:<6} expect published={} fixed={}{}",
+                s.name,
+                s.clients,
+                s.ops,
+                s.faults.to_string(),
+                s.strategy.to_string(),
+                s.runs,
+                x.published.name(),
+                x.fixed.name(),
+                if s.persistent {
+                    " (persistent store)"
+                } else {
+                    ""
+                }
+            );
+            if !s.about.is_empty() {
+                println!("  {:<18} {}", "", s.about);
+            }
+        }
+    }
+    0
+}

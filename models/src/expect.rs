@@ -1,0 +1,98 @@
+//! Variants and expected verdicts: what every model file's scenario table is made of.
+//!
+//! Every structure comes in two [`Variant`]s: `published` (transcribed faithfully from
+//! `STRUCTURES.md`, defects included) and `fixed` (the project's design). Each model file
+//! exports `pub fn scenarios() -> Vec<(Scenario, Expect)>`: the named scenarios with the
+//! verdict each variant is expected to get.
+
+use std::fmt;
+
+/// Which variant of a structure runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// As published: the same keys, commands, loops and expiry arguments as the source.
+    Published,
+    /// The project's design, correct under every fault it claims in its doc comment.
+    Fixed,
+}
+
+impl Variant {
+    /// Both variants, in the CLI's order.
+    pub const ALL: [Variant; 2] = [Variant::Published, Variant::Fixed];
+
+    /// The CLI name: `published` or `fixed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Published => "published",
+            Variant::Fixed => "fixed",
+        }
+    }
+
+    /// Parses `published` or `fixed`.
+    pub fn parse(name: &str) -> Result<Variant, String> {
+        Variant::ALL
+            .into_iter()
+            .find(|v| v.name() == name)
+            .ok_or_else(|| format!("unknown variant {name:?}: expected published or fixed"))
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The verdict a scenario is expected to give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExpectedVerdict {
+    /// No violation within the scenario's budget.
+    Pass,
+    /// A violation is found within the scenario's budget.
+    Violation,
+}
+
+impl ExpectedVerdict {
+    /// `pass` or `violation`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExpectedVerdict::Pass => "pass",
+            ExpectedVerdict::Violation => "violation",
+        }
+    }
+}
+
+/// The expected verdict of one scenario, per variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Expect {
+    /// For the `published` variant.
+    pub published: ExpectedVerdict,
+    /// For the `fixed` variant.
+    pub fixed: ExpectedVerdict,
+}
+
+impl Expect {
+    /// The published variant fails, the fixed one passes: the usual row.
+    pub const BROKEN_FIXED: Expect = Expect {
+        published: ExpectedVerdict::Violation,
+        fixed: ExpectedVerdict::Pass,
+    };
+    /// Both pass.
+    pub const BOTH_PASS: Expect = Expect {
+        published: ExpectedVerdict::Pass,
+        fixed: ExpectedVerdict::Pass,
+    };
+    /// Both fail: a fault no design on this store survives (the fixed variant's doc says why).
+    pub const IMPOSSIBLE: Expect = Expect {
+        published: ExpectedVerdict::Violation,
+        fixed: ExpectedVerdict::Violation,
+    };
+
+    /// The expectation for `variant`.
+    pub fn of(self, variant: Variant) -> ExpectedVerdict {
+        match variant {
+            Variant::Published => self.published,
+            Variant::Fixed => self.fixed,
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The registry: every model, its variants and its scenarios with expected verdicts.
+//!
+//! A target is `MODEL/VARIANT` (e.g. `fifo/published`); names are lowercase with dashes.
+
+use crate::expect::{Expect, ExpectedVerdict, Variant};
+use kvsim::scenario::Scenario;
+use kvsim::target::{ModelTarget, Target};
+
+/// One model: a structure in its variants, with its scenarios.
+pub struct Entry {
+    /// The model's name, e.g. `fifo`.
+    pub name: &'static str,
+    /// One line for people.
+    pub about: &'static str,
+    /// Its variants, each a checkable target.
+    pub variants: Vec<(Variant, Box<dyn Target>)>,
+    /// Its named scenarios with the verdict each variant is expected to get.
+    pub scenarios: Vec<(Scenario, Expect)>,
+}
+
+impl Entry {
+    /// A model with its two variants (named `NAME/published` and `NAME/fixed`).
+    pub fn new(
+        name: &'static str,
+        about: &'static str,
+        published: impl kvsim::model::Model + 'static,
+        fixed: impl kvsim::model::Model + 'static,
+        scenarios: Vec<(Scenario, Expect)>,
+    ) -> Entry {
+        Entry {
+            name,
+            about,
+            variants: vec![
+                (
+                    Variant::Published,
+                    Box::new(ModelTarget::new(&format!("{name}/published"), published)),
+                ),
+                (
+                    Variant::Fixed,
+                    Box::new(ModelTarget::new(&format!("{name}/fixed"), fixed)),
+                ),
+            ],
+            scenarios,
+        }
+    }
+
+    /// The variant's target.
+    pub fn target(&self, variant: Variant) -> &dyn Target {
+        self.variants
+            .iter()
+            .find(|(v, _)| *v == variant)
+            .map(|(_, t)| t.as_ref())
+            .expect("every model has both variants")
+    }
+}
+
+/// Every registered model, in a fixed order.
+pub fn registry() -> Vec<Entry> {
+    use crate::{
+        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
+        visitor_counter,
+    };
+    vec![
+        Entry::new(
+            "fifo",
+            "FIFO queue on gets/cas/add: a linked list of nodes (000)",
+            fifo::published(),
+            fifo::fixed(),
+            fifo::scenarios(),
+        ),
+        Entry::new(
+            "lock",
+            "distributed lock: add with an expiry, delete to unlock (004)",
+            lock::published(),
+            lock::fixed(),
+            lock::scenarios(),
+        ),
+        Entry::new(
+            "counter",
+            "atomic counter: incr, add on a miss (004)",
+            counter::published(),
+            counter::fixed(),
+            counter::scenarios(),
+        ),
+        Entry::new(
+            "visitor-counter",
+            "visitor counter with a shadow key swapped every T seconds (004)",
+            visitor_counter::published(),
+            visitor_counter::fixed(),
+            visitor_counter::scenarios(),
+        ),
+        Entry::new(
+            "event-log",
+            "event log as a ring of time chunks (001)",
+            event_log::published(),
+            event_log::fixed(),
+            event_log::scenarios(),
+        ),
+        Entry::new(
+            "array-locked",
+            "read-mostly array, changed under the lock (001, MCArray1)",
+            array_locked::published(),
+            array_locked::fixed(),
+            array_locked::scenarios(),
+        ),
+        Entry::new(
+            "array-append",
+            "append-mostly array (001, MCArray2)",
+            array_append::published(),
+            array_append::fixed(),
+            array_append::scenarios(),
+        ),
+        Entry::new(
+            "table",
+            "table / set: a key per member and a member list under the lock (001, MCTable)",
+            table::published(),
+            table::fixed(),
+            table::scenarios(),
+        ),
+        Entry::new(
+            "spinlock",
+            "spin lock on increment, runSynchronized guarding a counter (002)",
+            spinlock::published(),
+            spinlock::fixed(),
+            spinlock::scenarios(),
+        ),
+        Entry::new(
+            "message-queue",
+            "a message queue on an update log (Tkrzw's MessageQueue), segments as KV keys (003)",
+            message_queue::published_model(),
+            message_queue::fixed_model(),
+            message_queue::scenarios(),
+        ),
+    ]
+}
+
+/// Resolves `MODEL/VARIANT` (or `MODEL`, meaning both variants) to (model index, variants).
+pub fn resolve(entries: &[Entry], target: &str) -> Result<(usize, Vec<Variant>), String> {
+    let (model, variant) = match target.split_once('/') {
+        Some((m, v)) => (m, Some(v)),
+        None => (target, None),
+    };
+    let Some(index) = entries.iter().position(|e| e.name == model) else {
+        let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
+        return Err(format!(
+            "unknown model {model:?}: expected one of {}",
+            names.join(", ")
+        ));
+    };
+    let variants = match variant {
+        None => Variant::ALL.to_vec(),
+        Some(v) => vec![Variant::parse(v).map_err(|e| format!("in target {target:?}: {e}"))?],
+    };
+    Ok((index, variants))
+}
+
+/// Whether `verdict` matches what was expected (`Unknown` never matches).
+pub fn matches(expected: ExpectedVerdict, verdict: &kvsim::verdict::Verdict) -> bool {
+    use kvsim::verdict::Verdict;
+    matches!(
+        (expected, verdict),
+        (ExpectedVerdict::Pass, Verdict::Ok) | (ExpectedVerdict::Violation, Verdict::Violation(_))
+    )
+}

@@ -1,0 +1,129 @@
+//! The handle a simulated client's structure code talks to: a [`Kv`] whose every call
+//! parks the client until the scheduler delivers it.
+
+use crate::command::{Command, Reply};
+use crate::kv::{Kv, KvError};
+use crate::rng::SimRng;
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+/// A client's clock: `offset + true time × (1 + drift) + jumps`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Clock {
+    /// Fixed offset from true time, in ms.
+    pub offset_ms: i64,
+    /// Rate error in parts per million.
+    pub drift_ppm: i64,
+}
+
+impl Clock {
+    /// The clock's reading (unix ms) at true time `true_ms` (unix ms).
+    pub fn read(&self, true_ms: u64, epoch_ms: u64) -> u64 {
+        let elapsed = true_ms.saturating_sub(epoch_ms) as i128;
+        let drifted = elapsed + elapsed * self.drift_ppm as i128 / 1_000_000;
+        (epoch_ms as i128 + drifted + self.offset_ms as i128).max(0) as u64
+    }
+
+    /// How much true time passes while this clock advances `ms`.
+    pub fn true_duration(&self, ms: u64) -> u64 {
+        let d = ms as i128 * 1_000_000 / (1_000_000 + self.drift_ppm as i128).max(1);
+        d.max(0) as u64
+    }
+}
+
+/// What a parked client asked for.
+#[derive(Debug)]
+pub(crate) enum Request {
+    /// A KV command.
+    Command(Command),
+    /// A sleep of this many ms by its own clock.
+    Sleep(u64),
+}
+
+/// The state a client shares with the executor.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub request: Option<Request>,
+    pub reply: Option<Result<Reply, KvError>>,
+    pub true_ms: u64,
+    pub epoch_ms: u64,
+    pub clock: Clock,
+    /// The seed of the current operation's random stream; the generator is made on the
+    /// first draw (most operations draw nothing).
+    pub rng_seed: u64,
+    pub rng: Option<SimRng>,
+    pub marks: Vec<&'static str>,
+}
+
+/// A simulated client's KV handle. Cloning it gives another handle to the same client.
+#[derive(Clone, Debug)]
+pub struct SimClient {
+    pub(crate) slot: Rc<RefCell<Slot>>,
+}
+
+impl SimClient {
+    pub(crate) fn new(seed: u64, epoch_ms: u64, clock: Clock) -> SimClient {
+        SimClient {
+            slot: Rc::new(RefCell::new(Slot {
+                request: None,
+                reply: None,
+                true_ms: epoch_ms,
+                epoch_ms,
+                clock,
+                rng_seed: seed,
+                rng: None,
+                marks: Vec::new(),
+            })),
+        }
+    }
+}
+
+/// Returns `Pending` once (the executor resumes the client when its request is served).
+struct Park(bool);
+
+impl Future for Park {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            Poll::Pending
+        }
+    }
+}
+
+impl Kv for SimClient {
+    async fn execute(&self, command: Command) -> Result<Reply, KvError> {
+        self.slot.borrow_mut().request = Some(Request::Command(command));
+        Park(false).await;
+        self.slot
+            .borrow_mut()
+            .reply
+            .take()
+            .expect("the executor resumes a client only with its reply")
+    }
+
+    fn now_ms(&self) -> u64 {
+        let s = self.slot.borrow();
+        s.clock.read(s.true_ms, s.epoch_ms)
+    }
+
+    async fn sleep_ms(&self, ms: u64) {
+        self.slot.borrow_mut().request = Some(Request::Sleep(ms));
+        Park(false).await;
+    }
+
+    fn random_u64(&self) -> u64 {
+        let mut slot = self.slot.borrow_mut();
+        let seed = slot.rng_seed;
+        slot.rng.get_or_insert_with(|| SimRng::new(seed)).next_u64()
+    }
+
+    fn mark(&self, label: &'static str) {
+        self.slot.borrow_mut().marks.push(label);
+    }
+}

@@ -1,0 +1,171 @@
+//! The knobs of one simulated run, derived from a [`Scenario`] (every knob is printed in
+//! reports, so a run can be understood and repeated).
+
+use crate::scenario::{FaultKind, FaultSet, Scenario, Strategy};
+use serde::{Deserialize, Serialize};
+
+/// Virtual time zero: 2026-01-01T00:00:00Z in unix milliseconds. Client clocks and the
+/// server's clock (absolute expiry times) are read relative to it.
+pub const EPOCH_MS: u64 = 1_767_225_600_000;
+
+/// The memory limit used with the `lru` fault when the scenario gives none: room for a
+/// handful of small items, so that memory pressure evicts live data.
+pub const DEFAULT_LRU_LIMIT: usize = 1200;
+
+/// Everything a run depends on besides the model and the seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimConfig {
+    /// Concurrent clients.
+    pub clients: usize,
+    /// Operations per client.
+    pub ops: usize,
+    /// Which of its `ops` workload operations each client runs (indices into its
+    /// workload, ascending), when not all of them: the minimizer's way to drop single
+    /// operations or whole clients while every other operation stays the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_ops: Option<Vec<Vec<usize>>>,
+    /// Faults the world may inject.
+    pub faults: FaultSet,
+    /// Most faults per run.
+    pub fault_budget: u32,
+    /// Probability that a step is a fault (when one is possible and budget is left).
+    pub fault_probability: f64,
+    /// How steps are chosen.
+    pub strategy: Strategy,
+    /// Store memory limit (bytes), if any.
+    pub memory_limit: Option<usize>,
+    /// Persistent store.
+    pub persistent: bool,
+    /// Servers in the cluster.
+    pub shards: usize,
+    /// True time each delivered KV call takes (ms).
+    pub step_ms: u64,
+    /// Pause lengths the `pause` fault chooses from (ms).
+    pub pause_ms: [u64; 2],
+    /// How long a failed server stays down (ms).
+    pub shard_down_ms: u64,
+    /// Clock jump size of the `skew` fault (ms), either direction.
+    pub clock_jump_ms: u64,
+    /// Largest initial clock offset with `skew` (ms), either direction.
+    pub max_offset_ms: u64,
+    /// Largest clock drift with `skew` (parts per million), either direction.
+    pub max_drift_ppm: u64,
+    /// Most steps one operation may take before the run is stopped as a livelock.
+    pub max_steps_per_op: u32,
+    /// Most steps per run.
+    pub max_steps: u32,
+    /// Record the full trace (off for bulk runs; a failing run is replayed with it on).
+    pub record_trace: bool,
+}
+
+impl SimConfig {
+    /// The knobs a scenario implies, with kvsim's defaults for the rest.
+    pub fn from_scenario(s: &Scenario) -> SimConfig {
+        let memory_limit = match s.memory_limit {
+            Some(m) => Some(m),
+            None if s.faults.has(FaultKind::Lru) => Some(DEFAULT_LRU_LIMIT),
+            None => None,
+        };
+        SimConfig {
+            clients: s.clients,
+            ops: s.ops,
+            client_ops: None,
+            faults: s.faults.clone(),
+            fault_budget: s.fault_budget,
+            fault_probability: 0.05,
+            strategy: s.strategy,
+            memory_limit,
+            persistent: s.persistent,
+            shards: if s.faults.has(FaultKind::ShardFail) {
+                s.shards.max(2)
+            } else {
+                s.shards.max(1)
+            },
+            step_ms: 1,
+            pause_ms: [1_500, 4_000],
+            shard_down_ms: 2_000,
+            clock_jump_ms: 2_000,
+            max_offset_ms: 1_500,
+            max_drift_ppm: 20_000,
+            max_steps_per_op: 20_000,
+            max_steps: 400_000,
+            record_trace: false,
+        }
+    }
+
+    /// The workload indices client `c` runs, in order: `0..ops`, or its `client_ops` entry.
+    pub fn ops_of(&self, c: usize) -> Vec<usize> {
+        match &self.client_ops {
+            None => (0..self.ops).collect(),
+            Some(v) => v
+                .get(c)
+                .map(|l| l.iter().copied().filter(|&i| i < self.ops).collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The first workload index at or after `from` that client `c` runs.
+    pub fn next_op(&self, c: usize, from: usize) -> Option<usize> {
+        match &self.client_ops {
+            None => (from < self.ops).then_some(from),
+            Some(v) => v
+                .get(c)?
+                .iter()
+                .copied()
+                .find(|&i| i >= from && i < self.ops),
+        }
+    }
+
+    /// The operations per client for people: `2 ops`, or `ops 2,0,1` when they differ.
+    pub fn describe_ops(&self) -> String {
+        let counts: Vec<usize> = (0..self.clients).map(|c| self.ops_of(c).len()).collect();
+        if counts.iter().all(|&n| n == self.ops) {
+            format!("{} clients × {} ops", self.clients, self.ops)
+        } else {
+            let list: Vec<String> = (0..self.clients)
+                .map(|c| {
+                    let l = self.ops_of(c);
+                    if l.len() == self.ops {
+                        "all".to_string()
+                    } else {
+                        format!(
+                            "#{}",
+                            l.iter()
+                                .map(|i| i.to_string())
+                                .collect::<Vec<_>>()
+                                .join("+")
+                        )
+                    }
+                })
+                .collect();
+            format!(
+                "{} clients × {} ops (ops run per client: {})",
+                self.clients,
+                self.ops,
+                list.join(" ")
+            )
+        }
+    }
+
+    /// One line with every knob, for report headers.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} · faults {} (budget {}, p={}) · strategy {}",
+            self.describe_ops(),
+            self.faults,
+            self.fault_budget,
+            self.fault_probability,
+            self.strategy
+        );
+        if let Some(m) = self.memory_limit {
+            s.push_str(&format!(" · memory {m} B"));
+        }
+        if self.persistent {
+            s.push_str(" · persistent store");
+        }
+        if self.shards > 1 {
+            s.push_str(&format!(" · {} servers", self.shards));
+        }
+        s
+    }
+}

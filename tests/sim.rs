@@ -1,0 +1,441 @@
+//! The simulator: finding a lost update, determinism, replay tokens, and every fault's
+//! effect in a trace.
+
+use kvsim::history::{History, Outcome};
+use kvsim::kv::{Kv, KvError};
+use kvsim::model::Model;
+use kvsim::rng::SimRng;
+use kvsim::scenario::{FaultKind, Scenario, Strategy};
+use kvsim::sim::{self, CheckLimits, Delivery, Event, Fault, SimConfig, Token};
+use kvsim::verdict::{Verdict, Violation};
+
+/// A counter whose increment returns the new value; `by_incr` picks the atomic `incr`,
+/// otherwise get-then-set (the lost update).
+struct Counter {
+    by_incr: bool,
+}
+
+impl Model for Counter {
+    type Op = ();
+    type Ret = u64;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        kv.set(b"n", b"0", 0).await?;
+        Ok(())
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, _op: &()) -> Result<u64, KvError> {
+        if self.by_incr {
+            Ok(kv.incr(b"n", 1).await?.unwrap_or(0))
+        } else {
+            let v: u64 = match kv.get(b"n").await? {
+                Some(d) => String::from_utf8_lossy(&d).trim().parse().unwrap_or(0),
+                None => 0,
+            };
+            kv.set(b"n", (v + 1).to_string().as_bytes(), 0).await?;
+            Ok(v + 1)
+        }
+    }
+
+    fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) {}
+
+    /// Each completed increment returns a distinct new value (two equal ones: an update
+    /// was lost).
+    fn check(&self, history: &History<(), u64>) -> Verdict {
+        let mut seen = std::collections::BTreeMap::new();
+        for (i, op) in history.ops.iter().enumerate() {
+            if let Outcome::Ok(v) = op.outcome {
+                if let Some(j) = seen.insert(v, i) {
+                    return Verdict::Violation(Violation {
+                        property: "linearizability".into(),
+                        reason: format!("two increments both returned {v}: an update was lost"),
+                        ops: vec![j, i],
+                        partial: vec![],
+                    });
+                }
+            }
+        }
+        Verdict::Ok
+    }
+}
+
+fn config(clients: usize, ops: usize, strategy: Strategy) -> SimConfig {
+    SimConfig::from_scenario(&Scenario::new("t", clients, ops).strategy(strategy))
+}
+
+fn limits(runs: u64) -> CheckLimits {
+    CheckLimits {
+        seed: 1,
+        runs,
+        time_limit: None,
+    }
+}
+
+#[test]
+fn random_walk_finds_the_lost_update_of_get_then_set() {
+    let model = Counter { by_incr: false };
+    let r = sim::check(&model, &config(2, 2, Strategy::Random), &limits(1000));
+    assert!(r.verdict.is_violation(), "{}", r.verdict);
+    assert!(r.runs < 50, "found only after {} runs", r.runs);
+    let (_, out) = r.failure.expect("a violation comes with its run");
+    assert!(!out.trace.is_empty());
+}
+
+#[test]
+fn pct_finds_the_lost_update_too() {
+    let model = Counter { by_incr: false };
+    let r = sim::check(
+        &model,
+        &config(2, 2, Strategy::Pct { depth: 2 }),
+        &limits(1000),
+    );
+    assert!(r.verdict.is_violation(), "{}", r.verdict);
+}
+
+#[test]
+fn incr_counter_never_loses_an_update_without_faults() {
+    let model = Counter { by_incr: true };
+    for strategy in [
+        Strategy::Random,
+        Strategy::Pct { depth: 3 },
+        Strategy::Swarm,
+    ] {
+        let r = sim::check(&model, &config(3, 3, strategy), &limits(2000));
+        assert_eq!(r.verdict, Verdict::Ok, "{strategy}");
+        assert_eq!(r.runs, 2000);
+    }
+}
+
+#[test]
+fn a_thousand_seeds_give_identical_traces_twice() {
+    let model = Counter { by_incr: false };
+    let mut cfg = config(3, 2, Strategy::Random);
+    cfg.faults = kvsim::scenario::FaultSet::of(&FaultKind::ALL);
+    cfg.shards = 2;
+    cfg.record_trace = true;
+    let hashes = |_: ()| -> Vec<u64> {
+        (0..1000)
+            .map(|seed| {
+                let out = sim::run(&model, &cfg, seed, None);
+                let t = sim::Trace { steps: out.trace };
+                t.fingerprint() ^ out.choices.len() as u64
+            })
+            .collect()
+    };
+    let a = hashes(());
+    let b = hashes(());
+    assert_eq!(a, b);
+    // Different seeds explore different runs.
+    let distinct: std::collections::BTreeSet<_> = a.iter().collect();
+    assert!(
+        distinct.len() > 100,
+        "only {} distinct traces",
+        distinct.len()
+    );
+}
+
+#[test]
+fn replay_tokens_reproduce_runs_exactly() {
+    let model = Counter { by_incr: false };
+    let mut cfg = config(3, 2, Strategy::Swarm);
+    cfg.faults = kvsim::scenario::FaultSet::of(&[FaultKind::Crash, FaultKind::Lose]);
+    cfg.record_trace = true;
+    for seed in 0..50 {
+        let out = sim::run(&model, &cfg, seed, None);
+        // By seed.
+        let token = Token {
+            target: "counter/getset".into(),
+            scenario: "t".into(),
+            config: cfg.clone(),
+            seed,
+            choices: None,
+        };
+        let back = Token::decode(&token.encode()).unwrap();
+        let mut replay_cfg = back.config.clone();
+        replay_cfg.record_trace = true;
+        let again = sim::run(&model, &replay_cfg, back.seed, None);
+        assert_eq!(out.trace, again.trace, "seed {seed}");
+        // By choices.
+        let by_choices = sim::run(&model, &replay_cfg, seed, Some(&out.choices));
+        assert_eq!(out.trace, by_choices.trace, "seed {seed}");
+        assert_eq!(out.choices, by_choices.choices);
+    }
+}
+
+/// A probe: sets and gets a few keys (with an expiry), reading its own clock.
+struct Probe;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum ProbeOp {
+    Set(u8),
+    Get(u8),
+    Sleep,
+}
+
+impl Model for Probe {
+    type Op = ProbeOp;
+    type Ret = Option<Vec<u8>>;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        for k in [b"a", b"b", b"c"] {
+            kv.set(k, b"init", 5).await?;
+        }
+        Ok(())
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, _c: usize, op: &ProbeOp) -> Result<Self::Ret, KvError> {
+        match op {
+            ProbeOp::Set(k) => {
+                kv.set(&[*k], kv.now_ms().to_string().as_bytes(), 5).await?;
+                Ok(None)
+            }
+            ProbeOp::Get(k) => kv.get(&[*k]).await,
+            ProbeOp::Sleep => {
+                kv.sleep_ms(100).await;
+                Ok(None)
+            }
+        }
+    }
+
+    fn op(&self, _client: usize, index: usize, rng: &mut SimRng) -> ProbeOp {
+        let k = b"abc"[rng.index(3)];
+        match index % 3 {
+            0 => ProbeOp::Get(k),
+            1 => ProbeOp::Set(k),
+            _ => ProbeOp::Sleep,
+        }
+    }
+
+    fn check(&self, _history: &History<ProbeOp, Self::Ret>) -> Verdict {
+        Verdict::Ok
+    }
+}
+
+/// Runs the probe with one fault kind at probability 1 until some run shows `want`.
+fn find_fault(
+    kind: FaultKind,
+    want: impl Fn(&sim::RunOutput<Probe>) -> bool,
+) -> sim::RunOutput<Probe> {
+    let mut cfg =
+        SimConfig::from_scenario(&Scenario::new("f", 2, 6).faults(&[kind]).fault_budget(2));
+    cfg.fault_probability = 0.3;
+    cfg.record_trace = true;
+    for seed in 0..500 {
+        let out = sim::run(&Probe, &cfg, seed, None);
+        if want(&out) {
+            return out;
+        }
+    }
+    panic!("no run showed the effect of {}", kind.name());
+}
+
+fn faults(out: &sim::RunOutput<Probe>) -> Vec<&Fault> {
+    out.trace
+        .iter()
+        .filter_map(|s| match &s.event {
+            Event::Fault(f) => Some(f),
+            _ => None,
+        })
+        .collect()
+}
+
+fn get_missed_after(out: &sim::RunOutput<Probe>, at: usize) -> bool {
+    out.trace[at..].iter().any(|s| {
+        matches!(&s.event, Event::Call { command, delivery: Delivery::Replied(kvsim::command::Reply::Values(v)), .. }
+            if command.verb() == "get" && v.is_empty())
+    })
+}
+
+fn fault_index(out: &sim::RunOutput<Probe>, f: impl Fn(&Fault) -> bool) -> Option<usize> {
+    out.trace
+        .iter()
+        .position(|s| matches!(&s.event, Event::Fault(x) if f(x)))
+}
+
+#[test]
+fn evict_removes_a_key_a_later_get_misses() {
+    let out = find_fault(FaultKind::Evict, |o| {
+        fault_index(o, |f| matches!(f, Fault::Evict { .. })).is_some_and(|i| get_missed_after(o, i))
+    });
+    assert!(faults(&out)
+        .iter()
+        .any(|f| f.to_string().starts_with("evict ")));
+}
+
+#[test]
+fn lru_memory_pressure_evicts_on_its_own() {
+    let mut cfg = SimConfig::from_scenario(&Scenario::new("f", 2, 6).faults(&[FaultKind::Lru]));
+    cfg.memory_limit = Some(160);
+    cfg.record_trace = true;
+    let out = sim::run(&Probe, &cfg, 3, None);
+    assert!(
+        faults(&out)
+            .iter()
+            .any(|f| matches!(f, Fault::LruEvict { .. })),
+        "{:#?}",
+        out.trace
+    );
+}
+
+#[test]
+fn expire_jumps_time_to_the_next_expiry_and_items_die() {
+    let out = find_fault(FaultKind::Expire, |o| {
+        fault_index(o, |f| matches!(f, Fault::AdvanceTime { .. }))
+            .is_some_and(|i| get_missed_after(o, i))
+    });
+    let i = fault_index(&out, |f| matches!(f, Fault::AdvanceTime { .. })).unwrap();
+    assert!(
+        out.trace[i].time_ms >= 4000,
+        "jumped to {}",
+        out.trace[i].time_ms
+    );
+}
+
+#[test]
+fn skew_gives_clients_different_clocks_and_jumps_them() {
+    let out = find_fault(FaultKind::Skew, |o| {
+        fault_index(o, |f| matches!(f, Fault::ClockJump { .. })).is_some()
+    });
+    // The values clients stored are their clock readings: with skew they differ from the
+    // true time by more than the steps taken.
+    let stamps: Vec<(u64, u64)> = out
+        .trace
+        .iter()
+        .filter_map(|s| match &s.event {
+            Event::Call {
+                command: kvsim::command::Command::Store { data, .. },
+                ..
+            } => {
+                let v: u64 = String::from_utf8_lossy(data).parse().ok()?;
+                Some((v, s.time_ms + sim::EPOCH_MS))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        stamps
+            .iter()
+            .any(|(clock, truth)| clock.abs_diff(*truth) > 10),
+        "{stamps:?}"
+    );
+}
+
+#[test]
+fn restart_loses_volatile_data_but_not_persistent() {
+    let out = find_fault(FaultKind::Restart, |o| {
+        fault_index(o, |f| matches!(f, Fault::Restart { .. }))
+            .is_some_and(|i| get_missed_after(o, i))
+    });
+    assert!(faults(&out)
+        .iter()
+        .any(|f| f.to_string() == "restart server (data lost)"));
+    // Persistent: a get after the restart never misses a key set in setup (nothing expires
+    // within the run's few ms, no other fault).
+    let mut cfg = SimConfig::from_scenario(
+        &Scenario::new("f", 2, 6)
+            .faults(&[FaultKind::Restart])
+            .persistent(),
+    );
+    cfg.fault_probability = 0.5;
+    cfg.record_trace = true;
+    for seed in 0..100 {
+        let out = sim::run(&Probe, &cfg, seed, None);
+        if let Some(i) = fault_index(&out, |f| {
+            matches!(
+                f,
+                Fault::Restart {
+                    persistent: true,
+                    ..
+                }
+            )
+        }) {
+            assert!(!get_missed_after(&out, i), "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn crash_leaves_the_operation_pending_forever() {
+    let out = find_fault(FaultKind::Crash, |o| {
+        fault_index(o, |f| matches!(f, Fault::Crash { .. })).is_some()
+    });
+    let crashed: Vec<_> = out.history.ops.iter().filter(|o| o.ret.is_none()).collect();
+    let crashes = faults(&out)
+        .iter()
+        .filter(|f| matches!(f, Fault::Crash { .. }))
+        .count();
+    assert_eq!(crashed.len(), crashes);
+    for op in crashed {
+        assert_eq!(op.outcome, Outcome::Unknown);
+        // The crashed client runs no further operation.
+        assert!(out
+            .history
+            .ops
+            .iter()
+            .filter(|o| o.client == op.client)
+            .all(|o| o.call <= op.call));
+    }
+}
+
+#[test]
+fn lose_request_and_reply_time_out_with_unknown_outcome() {
+    for want_reply in [false, true] {
+        let out = find_fault(FaultKind::Lose, |o| {
+            o.trace.iter().any(|s| match &s.event {
+                Event::Call {
+                    delivery: Delivery::ReplyLost(_),
+                    ..
+                } => want_reply,
+                Event::Call {
+                    delivery: Delivery::RequestLost,
+                    ..
+                } => !want_reply,
+                _ => false,
+            })
+        });
+        assert!(out
+            .history
+            .ops
+            .iter()
+            .any(|o| o.ret.is_some() && o.outcome == Outcome::Unknown));
+    }
+}
+
+#[test]
+fn pause_stalls_a_client_while_time_passes() {
+    let out = find_fault(FaultKind::Pause, |o| {
+        fault_index(o, |f| matches!(f, Fault::Pause { .. })).is_some()
+    });
+    let i = fault_index(&out, |f| matches!(f, Fault::Pause { .. })).unwrap();
+    let Event::Fault(Fault::Pause { client, ms }) = &out.trace[i].event else {
+        unreachable!()
+    };
+    let t0 = out.trace[i].time_ms;
+    let next = out.trace[i + 1..]
+        .iter()
+        .find(|s| s.client == Some(*client))
+        .expect("the paused client moves again");
+    assert!(
+        next.time_ms >= t0 + ms,
+        "moved at {} after pause at {t0} for {ms}",
+        next.time_ms
+    );
+}
+
+#[test]
+fn shard_fail_takes_a_server_down_and_brings_it_back_empty() {
+    let out = find_fault(FaultKind::ShardFail, |o| {
+        o.trace.iter().any(|s| {
+            matches!(
+                &s.event,
+                Event::Call {
+                    delivery: Delivery::ServerDown,
+                    ..
+                }
+            )
+        })
+    });
+    assert!(faults(&out)
+        .iter()
+        .any(|f| matches!(f, Fault::ShardDown { .. })));
+}
