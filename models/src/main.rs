@@ -16,6 +16,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Check history files (JSON lines, Jepsen EDN or Jepsen log) for linearizability.
+    CheckHistory(cli::check_history::Args),
     /// Run the performance suite (figures named with their unit).
     Bench {
         /// Print one JSON object with a section per suite.
@@ -30,6 +32,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
+        Cmd::CheckHistory(args) => cli::check_history::main(args),
     };
     std::process::exit(code)
 }

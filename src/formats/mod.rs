@@ -29,8 +29,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-/// A value in a history file (EDN's data model, which covers JSON's).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A value in a history file (EDN's data model, which covers JSON's). Its `Debug` form is
+/// its EDN text, so spec messages read `read returned 3`, not `Int(3)`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Value {
     /// `nil` / `null`.
     Nil,
@@ -60,6 +61,12 @@ impl Value {
                 .map(|(_, v)| v),
             _ => None,
         }
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 

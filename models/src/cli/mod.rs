@@ -1,1 +1,3 @@
 //! The subcommands of `kvsim`, one module each.
+
+pub mod check_history;
