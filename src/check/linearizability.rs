@@ -469,8 +469,8 @@ impl<St: Eq> Memo<St> {
 struct Frame<St> {
     op: usize,
     before: St,
-    /// Placed greedily (it left the state unchanged and was accepted): no alternative at
-    /// this point needs exploring, so backtracking passes through it.
+    /// Placed greedily (a read-only operation that fits here): no alternative at this
+    /// point needs exploring, so backtracking passes through it.
     forced: bool,
 }
 
@@ -595,7 +595,7 @@ fn search<S: SequentialSpec>(
             match next_state {
                 // An unknown operation that changes nothing here need not happen here.
                 Some(ns) if known || ns != state => {
-                    let forced = known && ns == state;
+                    let forced = rets[j].is_some_and(|r| spec.read_only(op, r));
                     if known {
                         flip(&mut known_bits, bit[j]);
                         known_hash ^= op_hash(bit[j]);
@@ -626,8 +626,8 @@ fn search<S: SequentialSpec>(
                         flip(&mut unknown_bits, bit[j]);
                         class_used[class_of[j]] -= 1;
                     }
-                    // A state-preserving operation could go first in any linearization
-                    // from here; if that configuration was seen, this one fails too.
+                    // A read-only operation could go first in any linearization from
+                    // here; if that configuration was seen, this one fails too.
                     backtrack = forced;
                 }
                 _ => {}

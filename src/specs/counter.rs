@@ -54,6 +54,13 @@ impl SequentialSpec for CounterSpec {
         }
     }
 
+    fn read_only(&self, op: &CounterOp, _: &CounterRet) -> bool {
+        matches!(
+            op,
+            CounterOp::Read | CounterOp::Add(0) | CounterOp::AddGet(0)
+        )
+    }
+
     fn explain(
         &self,
         state: &i64,

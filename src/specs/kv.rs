@@ -301,6 +301,10 @@ impl SequentialSpec for KvSpec {
         }
     }
 
+    fn read_only(&self, op: &KvOp, _: &KvRet) -> bool {
+        matches!(op, KvOp::Get(_))
+    }
+
     fn explain(&self, state: &KvState, op: &KvOp, _: &KvRet, found: &KvRet) -> String {
         match (op, found) {
             (KvOp::Get(k), KvRet::Value(v)) => format!(

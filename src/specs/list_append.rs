@@ -72,6 +72,10 @@ impl<V: Clone + Ord + Hash + Debug> SequentialSpec for ListAppendSpec<V> {
         (next, TxnRet(ret))
     }
 
+    fn read_only(&self, op: &Txn<V>, _: &TxnRet<V>) -> bool {
+        op.0.iter().all(|m| matches!(m, Micro::Read(_)))
+    }
+
     fn explain(
         &self,
         state: &Self::State,

@@ -48,6 +48,10 @@ impl SequentialSpec for MutexSpec {
         }
     }
 
+    fn read_only(&self, op: &MutexOp, ret: &MutexRet) -> bool {
+        !ret.0 && !matches!(op, MutexOp::Acquire(_))
+    }
+
     fn explain(&self, state: &Option<u64>, op: &MutexOp, _: &MutexRet, found: &MutexRet) -> String {
         let holder = match state {
             Some(h) => format!("{h} holds it"),

@@ -66,6 +66,10 @@ impl<V: Clone + Eq + Hash + Debug> SequentialSpec for QueueSpec<V> {
         }
     }
 
+    fn read_only(&self, op: &QueueOp<V>, ret: &QueueRet<V>) -> bool {
+        matches!((op, ret), (QueueOp::Dequeue, QueueRet::Dequeued(None)))
+    }
+
     fn explain(
         &self,
         state: &VecDeque<V>,

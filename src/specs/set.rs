@@ -90,6 +90,10 @@ impl<V: Clone + Ord + Hash + Debug> SequentialSpec for SetSpec<V> {
         }
     }
 
+    fn read_only(&self, op: &SetOp<V>, _: &SetRet<V>) -> bool {
+        matches!(op, SetOp::Contains(_) | SetOp::Read)
+    }
+
     fn explain(
         &self,
         state: &BTreeSet<V>,
