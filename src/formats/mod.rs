@@ -339,7 +339,12 @@ pub fn read_events(path: &Path, format: Option<Format>) -> Result<Vec<Event>, Fo
         None if text.trim().is_empty() => Format::Jsonl,
         None => Format::guess(&text).ok_or_else(|| FormatError::Unrecognized {
             file: file.clone(),
-            found: excerpt(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")),
+            found: excerpt(
+                text.lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or(""),
+            ),
         })?,
     };
     parse_events(&text, format).map_err(|e| e.in_file(&file))
