@@ -13,7 +13,7 @@ fn main() {
         let v = if path.ends_with(".txt") {
             let h = read_history(&KvSpec, path.as_ref(), Some(Format::JepsenEdn)).unwrap();
             let t = Instant::now();
-            let r = kvsim::check::check_linearizability_parallel(&KvSpec, &h, Limits::none());
+            let r = kvsim::check::check_linearizability(&KvSpec, &h, Limits::none());
             (r.verdict().name(), t.elapsed())
         } else {
             let spec = CasRegisterSpec::<Value>::new();

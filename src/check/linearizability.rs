@@ -350,50 +350,54 @@ fn flip(words: &mut [u64], i: usize) {
     words[i / 64] ^= 1 << (i % 64);
 }
 
-/// One memo slot: a set of linearized known operations and a state, with the sets of
-/// unknown-outcome operations linearized on the way there (a list in [`Memo::links`]).
-struct Slot<St> {
+/// One memo slot: a set of linearized known operations (at `key` in [`Memo::keys`]) and
+/// a state (at `state` in [`Memo::states`]), with the sets of unknown-outcome operations
+/// linearized on the way there (a list in [`Memo::links`]).
+#[derive(Clone, Copy)]
+struct Slot {
     hash: u64,
     key: u32,
-    state: St,
+    state: u32,
     unknowns: u32,
 }
 
-/// Lowe's memo of visited configurations, with sets stored in arenas (no allocation per
-/// entry). A configuration (known set K, unknown set U, state s) is dominated by a visited
+/// Lowe's memo of visited configurations. Sets and states live in arenas: a slot is
+/// plain data, and the search refers to states by index, so a state is never cloned.
+/// A configuration (known set K, unknown set U, state s) is dominated by a visited
 /// (K, U', s) with U' ⊆ U: with fewer unknown operations used up, the visited one could do
 /// everything this one can, and it failed (or is being explored above us).
 struct Memo<St> {
-    table: HashTable<Slot<St>>,
+    table: HashTable<Slot>,
     keys: Vec<u64>,
     links: Vec<(u32, u32)>,
     unknown_sets: Vec<u64>,
+    states: Vec<St>,
     wk: usize,
     wu: usize,
 }
 
 impl<St: Eq> Memo<St> {
-    fn new(wk: usize, wu: usize) -> Self {
+    fn new(wk: usize, wu: usize, init: St) -> Self {
         Memo {
             table: HashTable::new(),
             keys: Vec::new(),
             links: Vec::new(),
             unknown_sets: Vec::new(),
+            states: vec![init],
             wk,
             wu,
         }
     }
 
-    /// Records (known, unknown, state); whether it is new (not dominated).
-    fn visit(&mut self, hash: u64, known: &[u64], unknown: &[u64], state: &St) -> bool
-    where
-        St: Clone,
-    {
+    /// Records (known, unknown, state); the state's index if the configuration is new
+    /// (not dominated), `None` if it was seen.
+    fn visit(&mut self, hash: u64, known: &[u64], unknown: &[u64], state: St) -> Option<u32> {
         let Memo {
             table,
             keys,
             links,
             unknown_sets,
+            states,
             wk,
             wu,
         } = self;
@@ -401,19 +405,19 @@ impl<St: Eq> Memo<St> {
         let found = table.find_mut(hash, |s| {
             s.hash == hash
                 && keys[s.key as usize..s.key as usize + wk] == *known
-                && s.state == *state
+                && states[s.state as usize] == state
         });
         match found {
             Some(slot) => {
                 if wu == 0 {
-                    return false;
+                    return None;
                 }
                 let mut l = slot.unknowns;
                 while l != NIL {
                     let (next, off) = links[l as usize];
                     let seen = &unknown_sets[off as usize..off as usize + wu];
                     if seen.iter().zip(unknown).all(|(&a, &b)| a & !b == 0) {
-                        return false;
+                        return None;
                     }
                     l = next;
                 }
@@ -437,7 +441,7 @@ impl<St: Eq> Memo<St> {
                 links.push((slot.unknowns, unknown_sets.len() as u32));
                 unknown_sets.extend_from_slice(unknown);
                 slot.unknowns = links.len() as u32 - 1;
-                true
+                Some(slot.state)
             }
             None => {
                 let key = keys.len() as u32;
@@ -449,26 +453,29 @@ impl<St: Eq> Memo<St> {
                     unknown_sets.extend_from_slice(unknown);
                     links.len() as u32 - 1
                 };
+                let index = states.len() as u32;
+                states.push(state);
                 table.insert_unique(
                     hash,
                     Slot {
                         hash,
                         key,
-                        state: state.clone(),
+                        state: index,
                         unknowns,
                     },
                     |s| s.hash,
                 );
-                true
+                Some(index)
             }
         }
     }
 }
 
 /// A linearized operation on the search stack.
-struct Frame<St> {
+struct Frame {
     op: usize,
-    before: St,
+    /// Index of the state before it, in [`Memo::states`].
+    before: u32,
     /// Placed greedily (a read-only operation that fits here): no alternative at this
     /// point needs exploring, so backtracking passes through it.
     forced: bool,
@@ -553,9 +560,10 @@ fn search<S: SequentialSpec>(
     let mut unknown_bits = vec![0u64; wu];
     let mut known_hash = 0u64;
     let mut known_left = known_count;
-    let mut memo: Memo<S::State> = Memo::new(wk, wu);
-    let mut stack: Vec<Frame<S::State>> = Vec::new();
-    let mut state = spec.init();
+    let mut memo: Memo<S::State> = Memo::new(wk, wu, spec.init());
+    let mut stack: Vec<Frame> = Vec::new();
+    // The current state, as an index into `memo.states`.
+    let mut state = 0u32;
     let mut best: Option<(Vec<usize>, usize, S::State)> = None;
     let mut cur = next[HEAD];
 
@@ -574,73 +582,113 @@ fn search<S: SequentialSpec>(
         }};
     }
 
+    // Operations with a known return that never change the state (reads): when one fits
+    // it goes first, with no alternative tried (see `SequentialSpec::read_only`).
+    let local_ops: Vec<&S::Op> = ops.iter().map(|&i| &history.ops[i].op).collect();
+    let read_only: Vec<bool> = (0..n)
+        .map(|j| rets[j].is_some_and(|r| spec.read_only(local_ops[j], r)))
+        .collect();
+    // Whether the current configuration is new, so its reads are still to be tried.
+    let mut fresh = true;
+
     while known_left > 0 {
         if let Some(why) = budget.tick() {
             return Found::Unknown(why);
         }
         debug_assert!(cur != tail, "a known return entry is always left");
-        let j = node_op[cur];
-        let mut backtrack = node_is_ret[cur];
-        if !backtrack {
-            let op = &history.ops[ops[j]].op;
-            let known = rets[j].is_some();
-            if !known && class_members[class_of[j]][class_used[class_of[j]]] != j {
+        // The candidate to place now: a fitting read first, else the entry at `cur`.
+        let mut candidate: Option<(usize, S::State)> = None;
+        let mut backtrack = false;
+        if fresh {
+            fresh = false;
+            let current = &memo.states[state as usize];
+            let mut e = next[HEAD];
+            while !node_is_ret[e] {
+                let j = node_op[e];
+                if read_only[j] {
+                    if let Some(ns) = spec.accepts(current, local_ops[j], rets[j].expect("known")) {
+                        candidate = Some((j, ns));
+                        break;
+                    }
+                }
+                e = next[e];
+            }
+        }
+        if candidate.is_none() {
+            let j = node_op[cur];
+            if node_is_ret[cur] {
+                backtrack = true;
+                if best.as_ref().is_none_or(|(p, _, _)| stack.len() > p.len()) {
+                    // `j` returned without being linearized.
+                    let partial = stack.iter().map(|f| ops[f.op]).collect();
+                    best = Some((partial, j, memo.states[state as usize].clone()));
+                }
+            } else if read_only[j]
+                || (rets[j].is_none() && class_members[class_of[j]][class_used[class_of[j]]] != j)
+            {
+                // Reads were tried above; of interchangeable unknown operations only the
+                // first unused one is tried.
                 cur = next[cur];
                 continue;
-            }
-            let next_state = match rets[j] {
-                Some(r) => spec.accepts(&state, op, r),
-                None => Some(spec.step(&state, op).0),
-            };
-            match next_state {
-                // An unknown operation that changes nothing here need not happen here.
-                Some(ns) if known || ns != state => {
-                    let forced = rets[j].is_some_and(|r| spec.read_only(op, r));
-                    if known {
-                        flip(&mut known_bits, bit[j]);
-                        known_hash ^= op_hash(bit[j]);
-                    } else {
-                        flip(&mut unknown_bits, bit[j]);
-                        class_used[class_of[j]] += 1;
-                    }
-                    let h = known_hash ^ state_hash(&ns);
-                    if memo.visit(h, &known_bits, &unknown_bits, &ns) {
-                        let before = std::mem::replace(&mut state, ns);
-                        stack.push(Frame {
-                            op: j,
-                            before,
-                            forced,
-                        });
-                        unlink!(call_node[j]);
-                        if known {
-                            unlink!(ret_node[j]);
-                            known_left -= 1;
-                        }
-                        cur = next[HEAD];
+            } else {
+                let current = &memo.states[state as usize];
+                let next_state = match rets[j] {
+                    Some(r) => spec.accepts(current, local_ops[j], r),
+                    None => Some(spec.step(current, local_ops[j]).0),
+                };
+                match next_state {
+                    // An unknown operation that changes nothing here need not happen here.
+                    Some(ns) if rets[j].is_some() || ns != *current => candidate = Some((j, ns)),
+                    _ => {
+                        cur = next[cur];
                         continue;
                     }
-                    if known {
-                        flip(&mut known_bits, bit[j]);
-                        known_hash ^= op_hash(bit[j]);
-                    } else {
-                        flip(&mut unknown_bits, bit[j]);
-                        class_used[class_of[j]] -= 1;
-                    }
-                    // A read-only operation could go first in any linearization from
-                    // here; if that configuration was seen, this one fails too.
-                    backtrack = forced;
                 }
-                _ => {}
             }
-            if !backtrack {
+        }
+        if let Some((j, ns)) = candidate {
+            let known = rets[j].is_some();
+            let forced = read_only[j];
+            if known {
+                flip(&mut known_bits, bit[j]);
+                known_hash ^= op_hash(bit[j]);
+            } else {
+                flip(&mut unknown_bits, bit[j]);
+                class_used[class_of[j]] += 1;
+            }
+            let h = known_hash ^ state_hash(&ns);
+            if let Some(index) = memo.visit(h, &known_bits, &unknown_bits, ns) {
+                let before = std::mem::replace(&mut state, index);
+                stack.push(Frame {
+                    op: j,
+                    before,
+                    forced,
+                });
+                unlink!(call_node[j]);
+                if known {
+                    unlink!(ret_node[j]);
+                    known_left -= 1;
+                }
+                cur = next[HEAD];
+                fresh = true;
+                continue;
+            }
+            if known {
+                flip(&mut known_bits, bit[j]);
+                known_hash ^= op_hash(bit[j]);
+            } else {
+                flip(&mut unknown_bits, bit[j]);
+                class_used[class_of[j]] -= 1;
+            }
+            if !forced {
                 cur = next[cur];
                 continue;
             }
-        } else if best.as_ref().is_none_or(|(p, _, _)| stack.len() > p.len()) {
-            // `j` returned without being linearized.
-            let partial = stack.iter().map(|f| ops[f.op]).collect();
-            best = Some((partial, j, state.clone()));
+            // A read that fits goes first in some linearization from here, if there is
+            // one; that configuration was seen, so this one fails too.
+            backtrack = true;
         }
+        debug_assert!(backtrack);
         loop {
             let Some(frame) = stack.pop() else {
                 return Found::Violation(counterexample(spec, history, ops, &rets, best));

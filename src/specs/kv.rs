@@ -237,7 +237,7 @@ impl KvState {
     /// The value of `key`.
     pub fn get(&self, key: &str) -> &Text {
         match self {
-            KvState::One(k, v) if **k == *key => v,
+            KvState::One(k, v) if k.len() == key.len() && **k == *key => v,
             KvState::Many(entries) => match entries.binary_search_by(|(k, _)| (**k).cmp(key)) {
                 Ok(i) => &entries[i].1,
                 Err(_) => &EMPTY,
