@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+pub mod serve;
 pub mod sim;
 
 /// One benchmark suite.
@@ -20,6 +21,10 @@ pub const SUITES: &[Suite] = &[Suite {
     name: "sim",
     about: "simulated KV operations and runs per second, 3 clients, one core",
     run: sim::run,
+}, Suite {
+    name: "serve",
+    about: "kvsim serve vs memcached 1.6.18 ops/s under the same TCP client load",
+    run: serve::run,
 }];
 
 /// Runs the named suites (all when `names` is empty); prints JSON or a table.
