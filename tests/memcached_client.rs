@@ -11,20 +11,31 @@ fn typed_methods_see_memcached_outcomes() {
         return;
     };
     let kv = TcpKv::connect_one(&mc.addr(), 1).unwrap();
-    assert!(block_on_ready(kv.add(b"q:head", b"0", 0)).unwrap().is_stored());
+    assert!(block_on_ready(kv.add(b"q:head", b"0", 0))
+        .unwrap()
+        .is_stored());
     // The memcache crate would say Ok(()) here; a checker needs NOT_STORED.
-    assert!(!block_on_ready(kv.add(b"q:head", b"1", 0)).unwrap().is_stored());
+    assert!(!block_on_ready(kv.add(b"q:head", b"1", 0))
+        .unwrap()
+        .is_stored());
     assert_eq!(block_on_ready(kv.incr(b"q:head", 5)).unwrap(), Some(5));
     assert_eq!(block_on_ready(kv.decr(b"q:head", 9)).unwrap(), Some(0));
     assert_eq!(block_on_ready(kv.incr(b"missing", 1)).unwrap(), None);
     let v = block_on_ready(kv.gets(b"q:head")).unwrap().unwrap();
-    assert!(block_on_ready(kv.cas(b"q:head", v.cas, b"7", 0)).unwrap().is_stored());
+    assert!(block_on_ready(kv.cas(b"q:head", v.cas, b"7", 0))
+        .unwrap()
+        .is_stored());
     assert_eq!(
         block_on_ready(kv.cas(b"q:head", v.cas, b"8", 0)).unwrap(),
         kvsim::kv::StoreOutcome::Exists
     );
-    assert!(block_on_ready(kv.append(b"q:head", b"x")).unwrap().is_stored());
-    assert_eq!(block_on_ready(kv.get(b"q:head")).unwrap(), Some(b"7x".to_vec()));
+    assert!(block_on_ready(kv.append(b"q:head", b"x"))
+        .unwrap()
+        .is_stored());
+    assert_eq!(
+        block_on_ready(kv.get(b"q:head")).unwrap(),
+        Some(b"7x".to_vec())
+    );
     let err = block_on_ready(kv.incr(b"q:head", 1)).unwrap_err();
     assert_eq!(
         err.to_string(),

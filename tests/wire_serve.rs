@@ -36,12 +36,20 @@ fn evict_probability_one_evicts_every_key_before_each_command() {
 fn no_fault_by_default_and_add_reports_not_stored() {
     let server = start(ServeConfig::default());
     let kv = client(&server);
-    assert!(block_on_ready(kv.add(b"lock", b"1", 0)).unwrap().is_stored());
-    assert!(!block_on_ready(kv.add(b"lock", b"2", 0)).unwrap().is_stored());
+    assert!(block_on_ready(kv.add(b"lock", b"1", 0))
+        .unwrap()
+        .is_stored());
+    assert!(!block_on_ready(kv.add(b"lock", b"2", 0))
+        .unwrap()
+        .is_stored());
     let v = block_on_ready(kv.gets(b"lock")).unwrap().unwrap();
     assert_eq!(v.data, b"1");
-    assert!(block_on_ready(kv.cas(b"lock", v.cas, b"3", 0)).unwrap().is_stored());
-    assert!(!block_on_ready(kv.cas(b"lock", v.cas, b"4", 0)).unwrap().is_stored());
+    assert!(block_on_ready(kv.cas(b"lock", v.cas, b"3", 0))
+        .unwrap()
+        .is_stored());
+    assert!(!block_on_ready(kv.cas(b"lock", v.cas, b"4", 0))
+        .unwrap()
+        .is_stored());
     assert_eq!(block_on_ready(kv.incr(b"lock", 2)).unwrap(), Some(5));
 }
 
@@ -110,11 +118,15 @@ fn clock_offset_moves_absolute_expiry() {
         ..ServeConfig::default()
     });
     let kv = client(&ahead);
-    assert!(block_on_ready(kv.set(b"k", b"v", now + 3600)).unwrap().is_stored());
+    assert!(block_on_ready(kv.set(b"k", b"v", now + 3600))
+        .unwrap()
+        .is_stored());
     assert_eq!(block_on_ready(kv.get(b"k")).unwrap(), None);
     let plain = start(ServeConfig::default());
     let kv = client(&plain);
-    assert!(block_on_ready(kv.set(b"k", b"v", now + 3600)).unwrap().is_stored());
+    assert!(block_on_ready(kv.set(b"k", b"v", now + 3600))
+        .unwrap()
+        .is_stored());
     assert_eq!(block_on_ready(kv.get(b"k")).unwrap(), Some(b"v".to_vec()));
 }
 

@@ -17,15 +17,18 @@ pub struct Suite {
 }
 
 /// Every suite, in the order `kvsim bench` runs them.
-pub const SUITES: &[Suite] = &[Suite {
-    name: "sim",
-    about: "simulated KV operations and runs per second, 3 clients, one core",
-    run: sim::run,
-}, Suite {
-    name: "serve",
-    about: "kvsim serve vs memcached 1.6.18 ops/s under the same TCP client load",
-    run: serve::run,
-}];
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "sim",
+        about: "simulated KV operations and runs per second, 3 clients, one core",
+        run: sim::run,
+    },
+    Suite {
+        name: "serve",
+        about: "kvsim serve vs memcached 1.6.18 ops/s under the same TCP client load",
+        run: serve::run,
+    },
+];
 
 /// Runs the named suites (all when `names` is empty); prints JSON or a table.
 pub fn main(names: &[String], json: bool) -> i32 {

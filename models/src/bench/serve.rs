@@ -114,7 +114,9 @@ fn load(addr: &str, depth: usize) -> Result<f64, String> {
         .collect();
     let mut total = 0;
     for h in handles {
-        total += h.join().map_err(|_| "a client thread panicked".to_string())??;
+        total += h
+            .join()
+            .map_err(|_| "a client thread panicked".to_string())??;
     }
     Ok(total as f64 / start.elapsed().as_secs_f64())
 }
@@ -138,10 +140,16 @@ pub fn run() -> Result<Map<String, Value>, String> {
     let memcached = MemcachedProcess::spawn(&["-t", "4"]).ok();
     for depth in [1usize, 16] {
         let kv = load(&kvsim_addr, depth)?;
-        m.insert(format!("kvsim_serve_depth{depth}_ops_per_s"), json!(kv.round()));
+        m.insert(
+            format!("kvsim_serve_depth{depth}_ops_per_s"),
+            json!(kv.round()),
+        );
         if let Some(mc) = &memcached {
             let real = load(&mc.addr(), depth)?;
-            m.insert(format!("memcached_depth{depth}_ops_per_s"), json!(real.round()));
+            m.insert(
+                format!("memcached_depth{depth}_ops_per_s"),
+                json!(real.round()),
+            );
             m.insert(
                 format!("kvsim_over_memcached_depth{depth}_ratio"),
                 json!((kv / real * 100.0).round() / 100.0),
