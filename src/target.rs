@@ -93,8 +93,7 @@ pub trait Target {
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict;
 
     /// Runs a scenario up to its limits and stops at the first violation.
-    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits)
-        -> CheckReport;
+    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport;
 }
 
 /// A [`Model`] with its name: the standard [`Target`].
@@ -198,12 +197,7 @@ impl<M: Model> Target for ModelTarget<M> {
         sim::judge(&self.model, &out)
     }
 
-    fn check(
-        &self,
-        scenario: &Scenario,
-        config: &SimConfig,
-        limits: &CheckLimits,
-    ) -> CheckReport {
+    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport {
         let result = sim::check(&self.model, config, limits);
         let failure = result
             .failure

@@ -19,7 +19,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn new(
+    /// A model with its two variants (named `NAME/published` and `NAME/fixed`).
+    pub fn new(
         name: &'static str,
         about: &'static str,
         published: impl kvsim::model::Model + 'static,

@@ -96,7 +96,11 @@ impl fmt::Display for Fault {
                 f,
                 "restart server{}{}",
                 at(*shard),
-                if *persistent { " (data kept)" } else { " (data lost)" }
+                if *persistent {
+                    " (data kept)"
+                } else {
+                    " (data lost)"
+                }
             ),
             Fault::Crash { client } => write!(f, "crash C{client}"),
             Fault::Pause { client, ms: d } => write!(f, "pause C{client} for {}", ms(*d)),
@@ -118,7 +122,7 @@ fn at(shard: usize) -> String {
 pub fn ms(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{:.3} s", ms as f64 / 1000.0)

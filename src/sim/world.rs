@@ -183,7 +183,11 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
                 };
                 ClientRun {
                     handle: SimClient::new(0, EPOCH_MS, clock),
-                    phase: if cfg.ops == 0 { Phase::Done } else { Phase::Idle },
+                    phase: if cfg.ops == 0 {
+                        Phase::Done
+                    } else {
+                        Phase::Idle
+                    },
                     pending: None,
                     paused_until: 0,
                     op_index: 0,
@@ -244,9 +248,8 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
                     priorities.swap(i, j);
                 }
                 let k = (self.cfg.clients * self.cfg.ops * 8).max(8) as u64;
-                let mut change_points: Vec<u32> = (1..d)
-                    .map(|_| rng.range_inclusive(1, k) as u32)
-                    .collect();
+                let mut change_points: Vec<u32> =
+                    (1..d).map(|_| rng.range_inclusive(1, k) as u32).collect();
                 change_points.sort_unstable();
                 Chooser::Pct {
                     rng,
@@ -300,7 +303,9 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
                             handle.slot.borrow_mut().reply = Some(Ok(reply));
                         }
                         Some(Request::Sleep(ms)) => self.now += ms,
-                        None => return Err("setup awaited something other than its kv handle".into()),
+                        None => {
+                            return Err("setup awaited something other than its kv handle".into())
+                        }
                     }
                 }
             }
@@ -433,8 +438,7 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
                     }
                 }
                 FaultKind::ShardFail => {
-                    if self.servers.len() > 1
-                        && self.servers.iter().all(|s| s.down_until.is_none())
+                    if self.servers.len() > 1 && self.servers.iter().all(|s| s.down_until.is_none())
                     {
                         for s in 0..self.servers.len() {
                             out.push(FaultAction::ShardDown(s));
@@ -712,7 +716,12 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
             marks: Vec::new(),
         });
         if self.cfg.record_trace {
-            self.log(Some(c), Event::Invoke { op: format!("{op:?}") });
+            self.log(
+                Some(c),
+                Event::Invoke {
+                    op: format!("{op:?}"),
+                },
+            );
         }
         let cl = &mut self.clients[c];
         cl.hist_index = hist_index;
@@ -732,7 +741,10 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
         let cl = &mut self.clients[c];
         cl.steps_in_op += 1;
         cl.handle.slot.borrow_mut().true_ms = now;
-        let fut = cl.future.as_mut().expect("a stepping client has an operation");
+        let fut = cl
+            .future
+            .as_mut()
+            .expect("a stepping client has an operation");
         let mut cx = Context::from_waker(Waker::noop());
         let polled = fut.as_mut().poll(&mut cx);
         let marks: Vec<&'static str> = std::mem::take(&mut cl.handle.slot.borrow_mut().marks);
