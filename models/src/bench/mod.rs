@@ -19,7 +19,6 @@ pub struct Suite {
 }
 
 /// Every suite, in the order `kvsim bench` runs them.
-<<<<<<< HEAD
 pub const SUITES: &[Suite] = &[
     Suite {
         name: "sim",
@@ -27,22 +26,16 @@ pub const SUITES: &[Suite] = &[
         run: sim::run,
     },
     Suite {
+        name: "checker",
+        about: "linearizability checker on Porcupine's histories, median ms, parsing excluded",
+        run: checker::run,
+    },
+    Suite {
         name: "serve",
         about: "kvsim serve vs memcached 1.6.18 ops/s under the same TCP client load",
         run: serve::run,
     },
 ];
-=======
-pub const SUITES: &[Suite] = &[Suite {
-    name: "sim",
-    about: "simulated KV operations and runs per second, 3 clients, one core",
-    run: sim::run,
-}, Suite {
-    name: "checker",
-    about: "linearizability checker on Porcupine's histories, median ms, parsing excluded",
-    run: checker::run,
-}];
->>>>>>> main
 
 /// Runs the named suites (all when `names` is empty); prints JSON or a table.
 pub fn main(names: &[String], json: bool) -> i32 {
