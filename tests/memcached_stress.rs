@@ -193,7 +193,11 @@ fn a_dead_server_gives_unknown_outcomes_not_a_panic() {
     let mut config = StressConfig::new(vec![format!("127.0.0.1:{port}")], 2, 5);
     config.connect_timeout = Duration::from_millis(200);
     let err = stress(&Counter, &config).unwrap_err();
-    assert!(err.to_string().starts_with("setup failed: server 127.0.0.1:"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("setup failed: server 127.0.0.1:"),
+        "{err}"
+    );
     // Without a setup, every operation is unknown and the history still checks.
     struct NoSetup;
     impl Model for NoSetup {
