@@ -111,6 +111,7 @@ pub mod net;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod shrink;
 pub mod sim;
 pub mod spec;
 pub mod specs;
