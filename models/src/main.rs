@@ -42,12 +42,15 @@ enum Cmd {
         /// Suites to run (default: all).
         suites: Vec<String>,
     },
+    /// Serve the simulated memcached over TCP (memcached 1.6.18's text protocol).
+    Serve(cli::serve::ServeArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
+        Cmd::Serve(args) => cli::serve::main(args),
         Cmd::List { json } => cli::list::main(json),
         Cmd::Check(args) => cli::check::main(&args),
         Cmd::Replay { token, json } => cli::replay::main(&token, json),

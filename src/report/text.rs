@@ -174,7 +174,10 @@ fn describe(s: &TraceStep) -> (Option<usize>, String) {
                 }
                 Delivery::ServerDown => format!("{command} → (server down)"),
             };
-            (s.client, text)
+            match s.client {
+                Some(c) => (Some(c), text),
+                None => (None, format!("setup: {text}")),
+            }
         }
         Event::Mark { label } => (s.client, format!("── {label} ──")),
         Event::Sleep { ms: d } => (s.client, format!("sleep {}", ms(*d))),

@@ -2,3 +2,4 @@
 pub mod check;
 pub mod list;
 pub mod replay;
+pub mod serve;
