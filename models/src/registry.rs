@@ -57,8 +57,8 @@ impl Entry {
 /// Every registered model, in a fixed order.
 pub fn registry() -> Vec<Entry> {
     use crate::{
-        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
-        visitor_counter,
+        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock,
+        table, visitor_counter,
     };
     vec![
         Entry::new(
@@ -126,9 +126,9 @@ pub fn registry() -> Vec<Entry> {
         ),
         Entry::new(
             "message-queue",
-            "a message queue on an update log (Tkrzw's MessageQueue), segments as KV keys (003)",
-            message_queue::published_model(),
-            message_queue::fixed_model(),
+            "message queue on an update log: Tkrzw's MessageQueue, segments as keys (003)",
+            message_queue::published(),
+            message_queue::fixed(),
             message_queue::scenarios(),
         ),
     ]
