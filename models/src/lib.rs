@@ -6,7 +6,6 @@ pub mod bench;
 pub mod cli;
 pub mod expect;
 pub mod lincheck;
-pub mod mutex;
 pub mod progress;
 pub mod registry;
 
