@@ -102,19 +102,22 @@
 
 pub mod check;
 pub mod command;
-mod gate;
 pub mod formats;
+mod gate;
 pub mod history;
 pub mod kv;
 pub mod model;
+pub mod net;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod shrink;
 pub mod sim;
 pub mod spec;
+pub mod specs;
 pub mod store;
 pub mod target;
-pub mod specs;
 pub mod verdict;
+pub mod wire;
 
 pub use gate::{Check, Outcome};

@@ -57,7 +57,7 @@ impl Entry {
 /// Every registered model, in a fixed order.
 pub fn registry() -> Vec<Entry> {
     use crate::{
-        array_append, array_locked, counter, event_log, fifo, lock, spinlock, table,
+        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
         visitor_counter,
     };
     vec![
@@ -123,6 +123,13 @@ pub fn registry() -> Vec<Entry> {
             spinlock::published(),
             spinlock::fixed(),
             spinlock::scenarios(),
+        ),
+        Entry::new(
+            "message-queue",
+            "a message queue on an update log (Tkrzw's MessageQueue), segments as KV keys (003)",
+            message_queue::published_model(),
+            message_queue::fixed_model(),
+            message_queue::scenarios(),
         ),
     ]
 }
