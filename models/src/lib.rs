@@ -7,7 +7,6 @@ pub mod cli;
 pub mod expect;
 pub mod lincheck;
 pub mod message_queue;
-pub mod mutex;
 pub mod progress;
 pub mod registry;
 
