@@ -339,7 +339,11 @@ pub trait Kv {
 }
 
 /// [`Kv::call`] for the typed methods, which know the key without copying it.
-async fn call_keyed<K: Kv + ?Sized>(kv: &K, command: Command, key: &[u8]) -> Result<Reply, KvError> {
+async fn call_keyed<K: Kv + ?Sized>(
+    kv: &K,
+    command: Command,
+    key: &[u8],
+) -> Result<Reply, KvError> {
     command.validate()?;
     let verb = command.verb();
     let reply = kv.execute(command).await?;

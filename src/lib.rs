@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod command;
+pub mod explore;
 pub mod history;
 pub mod kv;
 pub mod model;
@@ -14,6 +15,6 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod spec;
-pub mod target;
 pub mod store;
+pub mod target;
 pub mod verdict;

@@ -84,14 +84,22 @@ fn random_walk_finds_the_lost_update_of_get_then_set() {
 #[test]
 fn pct_finds_the_lost_update_too() {
     let model = Counter { by_incr: false };
-    let r = sim::check(&model, &config(2, 2, Strategy::Pct { depth: 2 }), &limits(1000));
+    let r = sim::check(
+        &model,
+        &config(2, 2, Strategy::Pct { depth: 2 }),
+        &limits(1000),
+    );
     assert!(r.verdict.is_violation(), "{}", r.verdict);
 }
 
 #[test]
 fn incr_counter_never_loses_an_update_without_faults() {
     let model = Counter { by_incr: true };
-    for strategy in [Strategy::Random, Strategy::Pct { depth: 3 }, Strategy::Swarm] {
+    for strategy in [
+        Strategy::Random,
+        Strategy::Pct { depth: 3 },
+        Strategy::Swarm,
+    ] {
         let r = sim::check(&model, &config(3, 3, strategy), &limits(2000));
         assert_eq!(r.verdict, Verdict::Ok, "{strategy}");
         assert_eq!(r.runs, 2000);
@@ -119,7 +127,11 @@ fn a_thousand_seeds_give_identical_traces_twice() {
     assert_eq!(a, b);
     // Different seeds explore different runs.
     let distinct: std::collections::BTreeSet<_> = a.iter().collect();
-    assert!(distinct.len() > 100, "only {} distinct traces", distinct.len());
+    assert!(
+        distinct.len() > 100,
+        "only {} distinct traces",
+        distinct.len()
+    );
 }
 
 #[test]
@@ -200,8 +212,12 @@ impl Model for Probe {
 }
 
 /// Runs the probe with one fault kind at probability 1 until some run shows `want`.
-fn find_fault(kind: FaultKind, want: impl Fn(&sim::RunOutput<Probe>) -> bool) -> sim::RunOutput<Probe> {
-    let mut cfg = SimConfig::from_scenario(&Scenario::new("f", 2, 6).faults(&[kind]).fault_budget(2));
+fn find_fault(
+    kind: FaultKind,
+    want: impl Fn(&sim::RunOutput<Probe>) -> bool,
+) -> sim::RunOutput<Probe> {
+    let mut cfg =
+        SimConfig::from_scenario(&Scenario::new("f", 2, 6).faults(&[kind]).fault_budget(2));
     cfg.fault_probability = 0.3;
     cfg.record_trace = true;
     for seed in 0..500 {
@@ -241,7 +257,9 @@ fn evict_removes_a_key_a_later_get_misses() {
     let out = find_fault(FaultKind::Evict, |o| {
         fault_index(o, |f| matches!(f, Fault::Evict { .. })).is_some_and(|i| get_missed_after(o, i))
     });
-    assert!(faults(&out).iter().any(|f| f.to_string().starts_with("evict ")));
+    assert!(faults(&out)
+        .iter()
+        .any(|f| f.to_string().starts_with("evict ")));
 }
 
 #[test]
@@ -251,7 +269,9 @@ fn lru_memory_pressure_evicts_on_its_own() {
     cfg.record_trace = true;
     let out = sim::run(&Probe, &cfg, 3, None);
     assert!(
-        faults(&out).iter().any(|f| matches!(f, Fault::LruEvict { .. })),
+        faults(&out)
+            .iter()
+            .any(|f| matches!(f, Fault::LruEvict { .. })),
         "{:#?}",
         out.trace
     );
@@ -260,10 +280,15 @@ fn lru_memory_pressure_evicts_on_its_own() {
 #[test]
 fn expire_jumps_time_to_the_next_expiry_and_items_die() {
     let out = find_fault(FaultKind::Expire, |o| {
-        fault_index(o, |f| matches!(f, Fault::AdvanceTime { .. })).is_some_and(|i| get_missed_after(o, i))
+        fault_index(o, |f| matches!(f, Fault::AdvanceTime { .. }))
+            .is_some_and(|i| get_missed_after(o, i))
     });
     let i = fault_index(&out, |f| matches!(f, Fault::AdvanceTime { .. })).unwrap();
-    assert!(out.trace[i].time_ms >= 4000, "jumped to {}", out.trace[i].time_ms);
+    assert!(
+        out.trace[i].time_ms >= 4000,
+        "jumped to {}",
+        out.trace[i].time_ms
+    );
 }
 
 #[test]
@@ -277,32 +302,53 @@ fn skew_gives_clients_different_clocks_and_jumps_them() {
         .trace
         .iter()
         .filter_map(|s| match &s.event {
-            Event::Call { command: kvsim::command::Command::Store { data, .. }, .. } => {
+            Event::Call {
+                command: kvsim::command::Command::Store { data, .. },
+                ..
+            } => {
                 let v: u64 = String::from_utf8_lossy(data).parse().ok()?;
                 Some((v, s.time_ms + sim::EPOCH_MS))
             }
             _ => None,
         })
         .collect();
-    assert!(stamps.iter().any(|(clock, truth)| clock.abs_diff(*truth) > 10), "{stamps:?}");
+    assert!(
+        stamps
+            .iter()
+            .any(|(clock, truth)| clock.abs_diff(*truth) > 10),
+        "{stamps:?}"
+    );
 }
 
 #[test]
 fn restart_loses_volatile_data_but_not_persistent() {
     let out = find_fault(FaultKind::Restart, |o| {
-        fault_index(o, |f| matches!(f, Fault::Restart { .. })).is_some_and(|i| get_missed_after(o, i))
+        fault_index(o, |f| matches!(f, Fault::Restart { .. }))
+            .is_some_and(|i| get_missed_after(o, i))
     });
-    assert!(faults(&out).iter().any(|f| f.to_string() == "restart server (data lost)"));
+    assert!(faults(&out)
+        .iter()
+        .any(|f| f.to_string() == "restart server (data lost)"));
     // Persistent: a get after the restart never misses a key set in setup (nothing expires
     // within the run's few ms, no other fault).
     let mut cfg = SimConfig::from_scenario(
-        &Scenario::new("f", 2, 6).faults(&[FaultKind::Restart]).persistent(),
+        &Scenario::new("f", 2, 6)
+            .faults(&[FaultKind::Restart])
+            .persistent(),
     );
     cfg.fault_probability = 0.5;
     cfg.record_trace = true;
     for seed in 0..100 {
         let out = sim::run(&Probe, &cfg, seed, None);
-        if let Some(i) = fault_index(&out, |f| matches!(f, Fault::Restart { persistent: true, .. })) {
+        if let Some(i) = fault_index(&out, |f| {
+            matches!(
+                f,
+                Fault::Restart {
+                    persistent: true,
+                    ..
+                }
+            )
+        }) {
             assert!(!get_missed_after(&out, i), "seed {seed}");
         }
     }
@@ -314,7 +360,10 @@ fn crash_leaves_the_operation_pending_forever() {
         fault_index(o, |f| matches!(f, Fault::Crash { .. })).is_some()
     });
     let crashed: Vec<_> = out.history.ops.iter().filter(|o| o.ret.is_none()).collect();
-    let crashes = faults(&out).iter().filter(|f| matches!(f, Fault::Crash { .. })).count();
+    let crashes = faults(&out)
+        .iter()
+        .filter(|f| matches!(f, Fault::Crash { .. }))
+        .count();
     assert_eq!(crashed.len(), crashes);
     for op in crashed {
         assert_eq!(op.outcome, Outcome::Unknown);
@@ -333,12 +382,22 @@ fn lose_request_and_reply_time_out_with_unknown_outcome() {
     for want_reply in [false, true] {
         let out = find_fault(FaultKind::Lose, |o| {
             o.trace.iter().any(|s| match &s.event {
-                Event::Call { delivery: Delivery::ReplyLost(_), .. } => want_reply,
-                Event::Call { delivery: Delivery::RequestLost, .. } => !want_reply,
+                Event::Call {
+                    delivery: Delivery::ReplyLost(_),
+                    ..
+                } => want_reply,
+                Event::Call {
+                    delivery: Delivery::RequestLost,
+                    ..
+                } => !want_reply,
                 _ => false,
             })
         });
-        assert!(out.history.ops.iter().any(|o| o.ret.is_some() && o.outcome == Outcome::Unknown));
+        assert!(out
+            .history
+            .ops
+            .iter()
+            .any(|o| o.ret.is_some() && o.outcome == Outcome::Unknown));
     }
 }
 
@@ -348,19 +407,35 @@ fn pause_stalls_a_client_while_time_passes() {
         fault_index(o, |f| matches!(f, Fault::Pause { .. })).is_some()
     });
     let i = fault_index(&out, |f| matches!(f, Fault::Pause { .. })).unwrap();
-    let Event::Fault(Fault::Pause { client, ms }) = &out.trace[i].event else { unreachable!() };
+    let Event::Fault(Fault::Pause { client, ms }) = &out.trace[i].event else {
+        unreachable!()
+    };
     let t0 = out.trace[i].time_ms;
     let next = out.trace[i + 1..]
         .iter()
         .find(|s| s.client == Some(*client))
         .expect("the paused client moves again");
-    assert!(next.time_ms >= t0 + ms, "moved at {} after pause at {t0} for {ms}", next.time_ms);
+    assert!(
+        next.time_ms >= t0 + ms,
+        "moved at {} after pause at {t0} for {ms}",
+        next.time_ms
+    );
 }
 
 #[test]
 fn shard_fail_takes_a_server_down_and_brings_it_back_empty() {
     let out = find_fault(FaultKind::ShardFail, |o| {
-        o.trace.iter().any(|s| matches!(&s.event, Event::Call { delivery: Delivery::ServerDown, .. }))
+        o.trace.iter().any(|s| {
+            matches!(
+                &s.event,
+                Event::Call {
+                    delivery: Delivery::ServerDown,
+                    ..
+                }
+            )
+        })
     });
-    assert!(faults(&out).iter().any(|f| matches!(f, Fault::ShardDown { .. })));
+    assert!(faults(&out)
+        .iter()
+        .any(|f| matches!(f, Fault::ShardDown { .. })));
 }

@@ -33,7 +33,15 @@ pub fn text(r: &RunReport) -> String {
     );
     if r.config.strategy == crate::scenario::Strategy::Swarm {
         let on: Vec<&str> = r.faults_on.iter().map(|k| k.name()).collect();
-        let _ = writeln!(out, "  swarm drew faults: {}", if on.is_empty() { "none".to_string() } else { on.join(",") });
+        let _ = writeln!(
+            out,
+            "  swarm drew faults: {}",
+            if on.is_empty() {
+                "none".to_string()
+            } else {
+                on.join(",")
+            }
+        );
     }
     out.push('\n');
     out.push_str(&lanes(r));
@@ -129,7 +137,11 @@ fn steps(r: &RunReport) -> String {
         let (who, cell) = describe(s);
         let _ = write!(out, "  {:>4}  {:<9}", i + 1, secs(s.time_ms));
         for c in 0..clients {
-            let text = if who == Some(c) { clip(&cell, col) } else { String::new() };
+            let text = if who == Some(c) {
+                clip(&cell, col)
+            } else {
+                String::new()
+            };
             let _ = write!(out, " {text:<col$}");
         }
         if who.is_none() {

@@ -96,7 +96,11 @@ impl fmt::Display for Fault {
                 f,
                 "restart server{}{}",
                 at(*shard),
-                if *persistent { " (data kept)" } else { " (data lost)" }
+                if *persistent {
+                    " (data kept)"
+                } else {
+                    " (data lost)"
+                }
             ),
             Fault::Crash { client } => write!(f, "crash C{client}"),
             Fault::Pause { client, ms: d } => write!(f, "pause C{client} for {}", ms(*d)),

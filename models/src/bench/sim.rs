@@ -64,7 +64,10 @@ pub fn run() -> Result<Map<String, Value>, String> {
     }
     let secs = start.elapsed().as_secs_f64();
     let mut m = Map::new();
-    m.insert("workload".into(), json!("3 clients x 20 ops (incr+get), random, history on, 1 thread"));
+    m.insert(
+        "workload".into(),
+        json!("3 clients x 20 ops (incr+get), random, history on, 1 thread"),
+    );
     m.insert("kv_ops_per_s".into(), json!((kv as f64 / secs).round()));
     m.insert("runs_per_s".into(), json!((runs as f64 / secs).round()));
     m.insert("steps_per_s".into(), json!((steps as f64 / secs).round()));

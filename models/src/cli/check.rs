@@ -97,7 +97,9 @@ fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
             selected.push(registry::resolve(entries, t)?);
         }
     } else {
-        selected = (0..entries.len()).map(|i| (i, Variant::ALL.to_vec())).collect();
+        selected = (0..entries.len())
+            .map(|i| (i, Variant::ALL.to_vec()))
+            .collect();
     }
     let mut jobs = Vec::new();
     for (entry, variants) in selected {
@@ -151,7 +153,11 @@ pub fn main(args: &Args) -> i32 {
             "kvsim check · seed {} · {} checks{}",
             args.seed,
             jobs.len(),
-            if args.targets.is_empty() { " (every model × scenario, against expectations)" } else { "" }
+            if args.targets.is_empty() {
+                " (every model × scenario, against expectations)"
+            } else {
+                ""
+            }
         );
     }
     let results = run_jobs(args, &jobs);
@@ -187,14 +193,20 @@ pub fn main(args: &Args) -> i32 {
     if gate {
         if results.iter().any(|r| r.verdict.is_violation()) {
             code = 1;
-        } else if results.iter().any(|r| matches!(r.verdict, Verdict::Unknown(_))) {
+        } else if results
+            .iter()
+            .any(|r| matches!(r.verdict, Verdict::Unknown(_)))
+        {
             code = 3;
         }
     } else if mismatches > 0 {
         code = 1;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json!({ "results": rows })).expect("json"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "results": rows })).expect("json")
+        );
         return code;
     }
     print_table(&jobs, &results);

@@ -29,7 +29,10 @@ pub fn main(json_out: bool) -> i32 {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json!({ "models": models })).expect("json"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "models": models })).expect("json")
+        );
         return 0;
     }
     for e in &entries {
@@ -46,7 +49,11 @@ pub fn main(json_out: bool) -> i32 {
                 s.runs,
                 x.published.name(),
                 x.fixed.name(),
-                if s.persistent { " (persistent store)" } else { "" }
+                if s.persistent {
+                    " (persistent store)"
+                } else {
+                    ""
+                }
             );
             if !s.about.is_empty() {
                 println!("  {:<18} {}", "", s.about);
