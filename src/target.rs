@@ -56,6 +56,9 @@ pub struct RunReport {
     pub choices: Vec<u32>,
     /// The fault kinds that were on (swarm draws a subset).
     pub faults_on: Vec<FaultKind>,
+    /// How far the minimizer shrank it (`None`: not minimized).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrink: Option<crate::shrink::ShrinkStats>,
 }
 
 /// The result of checking one target against one scenario.
@@ -209,6 +212,7 @@ impl<M: Model> ModelTarget<M> {
             steps: out.steps,
             choices: out.choices,
             faults_on: out.faults_on,
+            shrink: None,
         }
     }
 }

@@ -5,5 +5,18 @@
 pub mod bench;
 pub mod cli;
 pub mod expect;
+pub mod lincheck;
+pub mod message_queue;
+pub mod mutex;
 pub mod progress;
 pub mod registry;
+
+pub mod array_append;
+pub mod array_locked;
+pub mod counter;
+pub mod event_log;
+pub mod fifo;
+pub mod lock;
+pub mod spinlock;
+pub mod table;
+pub mod visitor_counter;

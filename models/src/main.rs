@@ -33,6 +33,15 @@ enum Cmd {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Minimize the run first (a token printed by `kvsim check` is minimized already).
+        #[arg(long)]
+        shrink: bool,
+    },
+    /// Regenerate the reports: per model its fault matrix and minimal counterexamples.
+    Report {
+        /// Output directory (default: `reports/` at the workspace root).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
     },
     /// Run the performance suite (figures named with their unit).
     Bench {
@@ -42,15 +51,23 @@ enum Cmd {
         /// Suites to run (default: all).
         suites: Vec<String>,
     },
+    /// Serve the simulated memcached over TCP (memcached 1.6.18's text protocol).
+    Serve(cli::serve::ServeArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
+        Cmd::Serve(args) => cli::serve::main(args),
         Cmd::List { json } => cli::list::main(json),
         Cmd::Check(args) => cli::check::main(&args),
-        Cmd::Replay { token, json } => cli::replay::main(&token, json),
+        Cmd::Replay {
+            token,
+            json,
+            shrink,
+        } => cli::replay::main(&token, json, shrink),
+        Cmd::Report { out } => cli::report::main(out),
     };
     std::process::exit(code)
 }

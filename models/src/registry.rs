@@ -19,11 +19,12 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn new(
+    /// A model with its two variants (named `NAME/published` and `NAME/fixed`).
+    pub fn new(
         name: &'static str,
         about: &'static str,
-        published: impl kvsim::model::Model + 'static,
-        fixed: impl kvsim::model::Model + 'static,
+        published: impl kvsim::explore::Explorable,
+        fixed: impl kvsim::explore::Explorable,
         scenarios: Vec<(Scenario, Expect)>,
     ) -> Entry {
         Entry {
@@ -55,7 +56,82 @@ impl Entry {
 
 /// Every registered model, in a fixed order.
 pub fn registry() -> Vec<Entry> {
-    vec![]
+    use crate::{
+        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
+        visitor_counter,
+    };
+    vec![
+        Entry::new(
+            "fifo",
+            "FIFO queue on gets/cas/add: a linked list of nodes (000)",
+            fifo::published(),
+            fifo::fixed(),
+            fifo::scenarios(),
+        ),
+        Entry::new(
+            "lock",
+            "distributed lock: add with an expiry, delete to unlock (004)",
+            lock::published(),
+            lock::fixed(),
+            lock::scenarios(),
+        ),
+        Entry::new(
+            "counter",
+            "atomic counter: incr, add on a miss (004)",
+            counter::published(),
+            counter::fixed(),
+            counter::scenarios(),
+        ),
+        Entry::new(
+            "visitor-counter",
+            "visitor counter with a shadow key swapped every T seconds (004)",
+            visitor_counter::published(),
+            visitor_counter::fixed(),
+            visitor_counter::scenarios(),
+        ),
+        Entry::new(
+            "event-log",
+            "event log as a ring of time chunks (001)",
+            event_log::published(),
+            event_log::fixed(),
+            event_log::scenarios(),
+        ),
+        Entry::new(
+            "array-locked",
+            "read-mostly array, changed under the lock (001, MCArray1)",
+            array_locked::published(),
+            array_locked::fixed(),
+            array_locked::scenarios(),
+        ),
+        Entry::new(
+            "array-append",
+            "append-mostly array (001, MCArray2)",
+            array_append::published(),
+            array_append::fixed(),
+            array_append::scenarios(),
+        ),
+        Entry::new(
+            "table",
+            "table / set: a key per member and a member list under the lock (001, MCTable)",
+            table::published(),
+            table::fixed(),
+            table::scenarios(),
+        ),
+        Entry::new(
+            "spinlock",
+            "spin lock on increment, runSynchronized guarding a counter (002)",
+            spinlock::published(),
+            spinlock::fixed(),
+            spinlock::scenarios(),
+        ),
+        Entry::new(
+            "message-queue",
+            "a message queue on an update log (Tkrzw's MessageQueue), segments as KV keys (003)",
+            message_queue::published_model(),
+            message_queue::fixed_model(),
+            message_queue::scenarios(),
+        ),
+    ]
 }
 
 /// Resolves `MODEL/VARIANT` (or `MODEL`, meaning both variants) to (model index, variants).

@@ -122,7 +122,7 @@ fn at(shard: usize) -> String {
 pub fn ms(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{:.3} s", ms as f64 / 1000.0)

@@ -315,7 +315,7 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
                 };
                 ClientRun {
                     handle: SimClient::new(0, EPOCH_MS, clock),
-                    phase: if cfg.ops == 0 {
+                    phase: if cfg.next_op(c, 0).is_none() {
                         Phase::Done
                     } else {
                         Phase::Idle
@@ -782,7 +782,17 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
 
     fn start_op(&mut self, c: usize) {
         let model = self.model;
-        let index = self.clients[c].op_index;
+        let from = self.clients[c].op_index;
+        let index = self
+            .cfg
+            .next_op(c, from)
+            .expect("an idle client has an operation left");
+        // Workload operations this run leaves out are still drawn, so that every other
+        // operation is the same as in the full run.
+        for skipped in from..index {
+            let _ = model.op(c, skipped, &mut self.clients[c].workload);
+        }
+        self.clients[c].op_index = index;
         let op = model.op(c, index, &mut self.clients[c].workload);
         self.seq += 1;
         let hist_index = self.history.ops.len();
@@ -867,7 +877,7 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
                 let cl = &mut self.clients[c];
                 cl.future = None;
                 cl.op_index += 1;
-                cl.phase = if cl.op_index >= self.cfg.ops {
+                cl.phase = if self.cfg.next_op(c, cl.op_index).is_none() {
                     Phase::Done
                 } else {
                     Phase::Idle

@@ -2,3 +2,5 @@
 pub mod check;
 pub mod list;
 pub mod replay;
+pub mod report;
+pub mod serve;

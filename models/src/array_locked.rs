@@ -1,0 +1,294 @@
+//! §6 Array, read-mostly, under a lock (001, "配列" task 1: MCArray1).
+//!
+//! # Published
+//! ```text
+//! fetch():  deserialize(get("array" + name)), or [] on a miss
+//! change(add_elems, delete_elems):
+//!   while not lock.try_lock(): pass                  # the lock of §2, same name
+//!   try: array = deserialize(get(key)) or []
+//!        array = [e for e in array if e not in delete_elems] + add_elems
+//!        set(key, serialize(array), 0)
+//!   finally: lock.unlock()
+//! ```
+//! The lock is [`crate::lock`]'s published one (`add` with a [`LOCK_TIMEOUT_SECS`] expiry,
+//! `delete`). Elements are small integers, serialized as `1,4,5`.
+//!
+//! The article's argument: readers need no lock because a writer replaces the whole
+//! value with one `set`, so `fetch` sees the array before or after a change. True; but
+//! the writers' read-modify-write is only as safe as the lock, which expires while a slow
+//! writer is still inside and disappears with an eviction, and then a change is lost. An
+//! evicted or flushed array silently reads as `[]` and the next change rebuilds it from
+//! nothing.
+//!
+//! # Fixed
+//! What the article itself suggests instead of the lock: `gets` and `cas` (optimistic
+//! concurrency), no lock at all. `setup` creates the array (`add key "" 0`); operations
+//! never re-create it, so a miss means it was lost and the operation answers
+//! [`Ret::Lost`] without writing. A timed-out `cas` is not retried (a retry would apply
+//! the change twice): that change's outcome is reported unknown.
+//!
+//! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
+//! Under `evict`, `lru` and `restart` it is safe and stops (`Lost`): the array's only
+//! copy is gone, and no design can rebuild it.
+//!
+//! [`LOCK_TIMEOUT_SECS`]: crate::lock::LOCK_TIMEOUT_SECS
+
+use crate::expect::{Expect, Variant};
+use crate::lincheck;
+use crate::lock::{published_try_lock, published_unlock};
+use kvsim::history::History;
+use kvsim::kv::{Kv, KvError, StoreOutcome};
+use kvsim::model::Model;
+use kvsim::rng::SimRng;
+use kvsim::scenario::{FaultKind, Scenario};
+use kvsim::spec::SequentialSpec;
+use kvsim::verdict::Verdict;
+
+/// An array operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `change(add_elems, delete_elems)`.
+    Change {
+        /// Appended after the deletions.
+        add: Vec<u8>,
+        /// Removed (every occurrence).
+        delete: Vec<u8>,
+    },
+    /// `fetch()`.
+    Fetch,
+}
+
+/// What an array operation returns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ret {
+    /// `change` returned.
+    Changed,
+    /// `fetch` returned this array.
+    Array(Vec<u8>),
+    /// The fixed variant found the array gone and did nothing.
+    Lost,
+}
+
+/// `1,4,5`.
+pub(crate) fn serialize(array: &[u8]) -> Vec<u8> {
+    array
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+        .into_bytes()
+}
+
+/// The inverse of [`serialize`]; empty pieces are skipped (so `1,4,` reads as `[1, 4]`).
+pub(crate) fn deserialize(data: &[u8]) -> Vec<u8> {
+    String::from_utf8_lossy(data)
+        .split(',')
+        .filter_map(|p| p.trim().parse().ok())
+        .collect()
+}
+
+fn apply_change(array: &[u8], add: &[u8], delete: &[u8]) -> Vec<u8> {
+    let mut out: Vec<u8> = array
+        .iter()
+        .copied()
+        .filter(|e| !delete.contains(e))
+        .collect();
+    out.extend_from_slice(add);
+    out
+}
+
+/// The array of §6, in one of its variants.
+#[derive(Clone, Debug)]
+pub struct ArrayLocked {
+    variant: Variant,
+    name: String,
+    key: Vec<u8>,
+}
+
+/// The published array.
+pub fn published() -> ArrayLocked {
+    ArrayLocked::new(Variant::Published)
+}
+
+/// The fixed array.
+pub fn fixed() -> ArrayLocked {
+    ArrayLocked::new(Variant::Fixed)
+}
+
+impl ArrayLocked {
+    /// The array named `arr` (key `arrayarr`, lock `lockarr`).
+    pub fn new(variant: Variant) -> ArrayLocked {
+        ArrayLocked {
+            variant,
+            name: "arr".to_string(),
+            key: b"arrayarr".to_vec(),
+        }
+    }
+
+    /// Which variant this is.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    async fn published_change<K: Kv>(
+        &self,
+        kv: &K,
+        add: &[u8],
+        delete: &[u8],
+    ) -> Result<Ret, KvError> {
+        while !published_try_lock(kv, &self.name).await? {}
+        kv.mark("enter");
+        let body = async {
+            let array = match kv.get(&self.key).await? {
+                Some(d) => deserialize(&d),
+                None => Vec::new(),
+            };
+            let array = apply_change(&array, add, delete);
+            kv.set(&self.key, &serialize(&array), 0).await?;
+            Ok(Ret::Changed)
+        }
+        .await;
+        kv.mark("exit");
+        published_unlock(kv, &self.name).await?;
+        body
+    }
+
+    async fn fixed_change<K: Kv>(&self, kv: &K, add: &[u8], delete: &[u8]) -> Result<Ret, KvError> {
+        loop {
+            let current = match kv.gets(&self.key).await {
+                Ok(Some(v)) => v,
+                Ok(None) => return Ok(Ret::Lost),
+                Err(e) if e.is_indeterminate() => continue,
+                Err(e) => return Err(e),
+            };
+            let array = apply_change(&deserialize(&current.data), add, delete);
+            match kv
+                .cas(&self.key, current.cas, &serialize(&array), 0)
+                .await?
+            {
+                StoreOutcome::Stored => return Ok(Ret::Changed),
+                StoreOutcome::NotFound => return Ok(Ret::Lost),
+                _ => continue,
+            }
+        }
+    }
+}
+
+impl Model for ArrayLocked {
+    type Op = Op;
+    type Ret = Ret;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        if self.variant == Variant::Fixed {
+            kv.add(&self.key, b"", 0).await?;
+        }
+        Ok(())
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
+        match (self.variant, op) {
+            (Variant::Published, Op::Change { add, delete }) => {
+                self.published_change(kv, add, delete).await
+            }
+            (Variant::Fixed, Op::Change { add, delete }) => {
+                self.fixed_change(kv, add, delete).await
+            }
+            (Variant::Published, Op::Fetch) => Ok(match kv.get(&self.key).await? {
+                Some(d) => Ret::Array(deserialize(&d)),
+                None => Ret::Array(Vec::new()),
+            }),
+            (Variant::Fixed, Op::Fetch) => Ok(match kv.get(&self.key).await? {
+                Some(d) => Ret::Array(deserialize(&d)),
+                None => Ret::Lost,
+            }),
+        }
+    }
+
+    fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {
+        if rng.chance(0.35) {
+            return Op::Fetch;
+        }
+        let add = vec![rng.below(6) as u8];
+        let delete = if rng.chance(0.3) {
+            vec![rng.below(6) as u8]
+        } else {
+            Vec::new()
+        };
+        Op::Change { add, delete }
+    }
+
+    fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
+        lincheck::check(&ArraySpec, &ops)
+    }
+}
+
+/// The sequential array: `change` removes every `delete` element then appends `add`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArraySpec;
+
+impl SequentialSpec for ArraySpec {
+    type State = Vec<u8>;
+    type Op = Op;
+    type Ret = Ret;
+
+    fn name(&self) -> &'static str {
+        "array"
+    }
+
+    fn init(&self) -> Vec<u8> {
+        Vec::new()
+    }
+
+    fn step(&self, state: &Vec<u8>, op: &Op) -> (Vec<u8>, Ret) {
+        match op {
+            Op::Change { add, delete } => (apply_change(state, add, delete), Ret::Changed),
+            Op::Fetch => (state.clone(), Ret::Array(state.clone())),
+        }
+    }
+
+    fn explain(&self, state: &Vec<u8>, op: &Op, expected: &Ret, found: &Ret) -> String {
+        match (op, found) {
+            (Op::Fetch, Ret::Array(a)) => {
+                format!("fetch returned {a:?}, but the changes so far make the array {state:?}")
+            }
+            _ => format!("{op:?} returned {found:?}, expected {expected:?}"),
+        }
+    }
+}
+
+/// The named scenarios and what each variant is expected to get.
+pub fn scenarios() -> Vec<(Scenario, Expect)> {
+    vec![
+        (
+            Scenario::new("no-faults", 3, 3)
+                .about("concurrent changes and fetches")
+                .runs(300),
+            Expect::BOTH_PASS,
+        ),
+        (
+            Scenario::new("slow-writer", 3, 3)
+                .about("a writer may stall longer than the lock's expiry")
+                .faults(&[FaultKind::Pause])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("evict", 3, 3)
+                .about("keys may be evicted at any step")
+                .faults(&[FaultKind::Evict])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("crash-lose", 3, 3)
+                .about("clients crash mid-operation; requests and replies get lost")
+                .faults(&[FaultKind::Crash, FaultKind::Lose])
+                .fault_budget(2)
+                .runs(300),
+            Expect::BOTH_PASS,
+        ),
+    ]
+}

@@ -1,0 +1,140 @@
+//! The `checker` suite: the linearizability checker on Porcupine's benchmark histories
+//! (`../shared/benchmarks/porcupine`, or `$KVSIM_PORCUPINE_DIR`), parsed first, then each
+//! checked 21 times; figures are medians in milliseconds, parsing excluded, as Porcupine's
+//! own figures in VERDICTS.md. Every verdict is compared with VERDICTS.md; a mismatch
+//! fails the suite.
+
+use kvsim::check::{check_linearizability, Limits, Linearization};
+use kvsim::formats::{read_history, Format, Value};
+use kvsim::history::History;
+use kvsim::spec::SequentialSpec;
+use kvsim::specs::cas_register::CasRegisterSpec;
+use kvsim::specs::kv::KvSpec;
+use serde_json::{Map, Value as Json};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+const REPEATS: usize = 21;
+
+/// Where the benchmark histories are.
+pub fn bench_dir() -> Result<PathBuf, String> {
+    let mut candidates = Vec::new();
+    if let Some(d) = std::env::var_os("KVSIM_PORCUPINE_DIR") {
+        candidates.push(PathBuf::from(d));
+    }
+    candidates.push(PathBuf::from("../shared/benchmarks/porcupine"));
+    candidates
+        .push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/benchmarks/porcupine"));
+    candidates
+        .into_iter()
+        .find(|d| d.join("VERDICTS.md").is_file())
+        .ok_or_else(|| {
+            "expected Porcupine's histories in ../shared/benchmarks/porcupine or $KVSIM_PORCUPINE_DIR, found none".to_string()
+        })
+}
+
+/// (file, linearizable?) from VERDICTS.md.
+pub fn expected(dir: &Path) -> Result<Vec<(String, bool)>, String> {
+    let text = std::fs::read_to_string(dir.join("VERDICTS.md")).map_err(|e| e.to_string())?;
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let file = cells.get(1)?;
+            if !(file.starts_with("jepsen/") || file.starts_with("kv/")) {
+                return None;
+            }
+            let verdict = cells.iter().find(|c| c.ends_with("linearizable"))?;
+            Some((file.to_string(), !verdict.starts_with("NOT")))
+        })
+        .collect())
+}
+
+/// Median and minimum milliseconds of checking `h`, and whether it was linearizable.
+fn time<S: SequentialSpec>(
+    spec: &S,
+    h: &History<S::Op, S::Ret>,
+) -> Result<(f64, f64, bool), String> {
+    let mut times = Vec::with_capacity(REPEATS);
+    let mut ok = false;
+    for _ in 0..REPEATS {
+        let start = Instant::now();
+        let r = check_linearizability(spec, h, Limits::none());
+        times.push(start.elapsed().as_secs_f64() * 1000.0);
+        ok = match r {
+            Linearization::Ok(_) => true,
+            Linearization::Violation(_) => false,
+            Linearization::Unknown(why) => return Err(format!("unknown without limits: {why}")),
+        };
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((times[REPEATS / 2], times[0], ok))
+}
+
+/// The figure name of a file: `jepsen/etcd_002.log` → `etcd_002`, `kv/c50-ok.txt` → `kv_c50_ok`.
+fn figure(file: &str) -> String {
+    let stem = Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().replace('-', "_"))
+        .unwrap_or_default();
+    if file.starts_with("kv/") {
+        format!("kv_{stem}")
+    } else {
+        stem
+    }
+}
+
+/// Runs the suite.
+pub fn run() -> Result<Map<String, Json>, String> {
+    let dir = bench_dir()?;
+    let mut out = Map::new();
+    let (mut etcd_total, mut etcd_min_total, mut kv_total) = (0.0, 0.0, 0.0);
+    let mut rows = Vec::new();
+    for (file, want) in expected(&dir)? {
+        let path = dir.join(&file);
+        let (median, min, ok) = if file.starts_with("kv/") {
+            let h =
+                read_history(&KvSpec, &path, Some(Format::JepsenEdn)).map_err(|e| e.to_string())?;
+            time(&KvSpec, &h)?
+        } else {
+            let spec = CasRegisterSpec::<Value>::new();
+            let h =
+                read_history(&spec, &path, Some(Format::JepsenLog)).map_err(|e| e.to_string())?;
+            time(&spec, &h)?
+        };
+        if ok != want {
+            return Err(format!(
+                "{file}: expected linearizable={want}, got linearizable={ok}"
+            ));
+        }
+        if file.starts_with("kv/") {
+            kv_total += median;
+        } else {
+            etcd_total += median;
+            etcd_min_total += min;
+        }
+        rows.push((figure(&file), median, min));
+    }
+    out.insert("etcd_all_millis".into(), round(etcd_total));
+    out.insert("etcd_all_min_millis".into(), round(etcd_min_total));
+    out.insert("kv_all_millis".into(), round(kv_total));
+    for (name, median, min) in rows {
+        out.insert(format!("{name}_millis"), round(median));
+        out.insert(format!("{name}_min_millis"), round(min));
+    }
+    if let Some(kib) = peak_rss_kib() {
+        out.insert("peak_rss_mib".into(), round(kib as f64 / 1024.0));
+    }
+    Ok(out)
+}
+
+fn round(x: f64) -> Json {
+    Json::from((x * 1000.0).round() / 1000.0)
+}
+
+/// The process's peak resident memory (Linux `VmHWM`), in KiB.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

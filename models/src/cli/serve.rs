@@ -1,0 +1,147 @@
+//! `kvsim serve`: the simulated memcached over TCP, with fault knobs.
+
+use clap::Args;
+use kvsim::net::server::{ServeConfig, Server, DEFAULT_LISTEN};
+use kvsim::store::StoreConfig;
+use std::net::{SocketAddr, ToSocketAddrs};
+
+/// The flags of `kvsim serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on; loopback unless you name another.
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    pub listen: String,
+    /// Total item bytes the store may hold (suffix k, m or g for KiB, MiB, GiB).
+    #[arg(long, value_parser = parse_bytes)]
+    pub memory_limit: Option<usize>,
+    /// When memory is full, refuse stores (memcached -M) instead of evicting.
+    #[arg(long)]
+    pub no_evict: bool,
+    /// Never evict (MemcacheDB, kumofs, Flare).
+    #[arg(long)]
+    pub persistent: bool,
+    /// Probability that each key a command names is evicted just before it.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
+    pub evict_probability: f64,
+    /// Delay every command uniformly by LO..HI milliseconds (or exactly N).
+    #[arg(long, value_parser = parse_range)]
+    pub delay_ms: Option<(u64, u64)>,
+    /// Shift the server clock by this many seconds (negative: behind).
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub clock_offset: i64,
+    /// Seed of the fault draws.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// `1048576`, `64m`, `512k`, `1g`.
+fn parse_bytes(s: &str) -> Result<usize, String> {
+    let (digits, unit) = match s.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&s[..i], c.to_ascii_lowercase()),
+        _ => (s, 'b'),
+    };
+    let n: usize = digits
+        .parse()
+        .map_err(|_| format!("expected a byte count like 1048576 or 64m, found {s:?}"))?;
+    let factor = match unit {
+        'b' => 1,
+        'k' => 1 << 10,
+        'm' => 1 << 20,
+        'g' => 1 << 30,
+        _ => return Err(format!("expected a suffix k, m or g, found {s:?}")),
+    };
+    n.checked_mul(factor)
+        .ok_or_else(|| format!("expected a byte count that fits in memory, found {s:?}"))
+}
+
+fn parse_probability(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!("expected a probability from 0 to 1, found {s:?}")),
+    }
+}
+
+/// `LO..HI` or `N`.
+fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("expected milliseconds as LO..HI or N, found {s:?}");
+    let (lo, hi) = match s.split_once("..") {
+        Some((lo, hi)) => (
+            lo.parse().map_err(|_| bad())?,
+            hi.trim_start_matches('=').parse().map_err(|_| bad())?,
+        ),
+        None => {
+            let n = s.parse().map_err(|_| bad())?;
+            (n, n)
+        }
+    };
+    if lo > hi {
+        return Err(format!("expected LO <= HI, found {s:?}"));
+    }
+    Ok((lo, hi))
+}
+
+fn resolve(listen: &str) -> Result<SocketAddr, String> {
+    listen
+        .to_socket_addrs()
+        .map_err(|e| format!("bad --listen {listen:?}: expected host:port ({e})"))?
+        .next()
+        .ok_or_else(|| format!("bad --listen {listen:?}: it resolves to no address"))
+}
+
+/// Runs the server until the process is stopped; returns the exit code on failure.
+pub fn main(args: ServeArgs) -> i32 {
+    let listen = match resolve(&args.listen) {
+        Ok(addr) => addr,
+        Err(e) => {
+            eprintln!("kvsim serve: {e}");
+            return 2;
+        }
+    };
+    let config = ServeConfig {
+        listen,
+        store: StoreConfig {
+            memory_limit: args.memory_limit,
+            evict: !args.no_evict,
+            persistent: args.persistent,
+            ..StoreConfig::default()
+        },
+        evict_probability: args.evict_probability,
+        delay_ms: args.delay_ms,
+        clock_offset_secs: args.clock_offset,
+        seed: args.seed,
+    };
+    match Server::start(config) {
+        Ok(server) => {
+            eprintln!(
+                "kvsim serve: listening on {} (memcached 1.6.18 text protocol, seed {})",
+                server.local_addr(),
+                args.seed
+            );
+            server.wait();
+            0
+        }
+        Err(e) => {
+            eprintln!("kvsim serve: cannot listen on {listen}: {e}");
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_values_parse() {
+        assert_eq!(parse_bytes("64m"), Ok(64 << 20));
+        assert_eq!(parse_bytes("1048576"), Ok(1_048_576));
+        assert!(parse_bytes("64x").is_err());
+        assert_eq!(parse_range("5..20"), Ok((5, 20)));
+        assert_eq!(parse_range("7"), Ok((7, 7)));
+        assert_eq!(
+            parse_range("9..2"),
+            Err("expected LO <= HI, found \"9..2\"".to_string())
+        );
+        assert!(parse_probability("1.5").is_err());
+    }
+}

@@ -1,0 +1,240 @@
+//! §3 Atomic counter (004, "Атомарный счетчик"): `incr`, and `add` when the key is missing.
+//!
+//! # Published
+//! ```text
+//! increment(value): loop { incr(key, value) -> return; on miss: add(key, value, 0) -> return;
+//!                          on NOT_STORED: loop }
+//! value():          get(key), or 0 on a miss
+//! ```
+//! The article itself names the weakness: when memcached loses the key (memory pressure,
+//! a crash of the server), the counter silently starts again from zero and the next
+//! `value()` is smaller than what earlier reads showed. Without faults the published
+//! counter is linearizable.
+//!
+//! # Fixed
+//! `setup` creates the key once (`add key 0 0`); operations never create it again. A miss
+//! therefore means the counter was lost, and both operations answer [`Ret::Lost`] without
+//! writing anything, instead of restarting from zero.
+//!
+//! Tolerates (linearizable, every answer true): no faults, `crash`, `lose` (a timed-out
+//! `incr` is reported as an unknown outcome, never retried, so never counted twice),
+//! `pause`, `skew`, `expire` (no expiry used). Under `evict`, `lru` and `restart` it is
+//! safe but not live: once the key is gone every operation answers `Lost`. No design on a
+//! volatile store can do better: the key is the counter's only copy, and after it is gone
+//! no client knows the value. On a persistent store (MemcacheDB, kumofs, Flare) it never
+//! answers `Lost`.
+
+use crate::expect::{Expect, Variant};
+use crate::lincheck;
+use kvsim::history::History;
+use kvsim::kv::{Kv, KvError, StoreOutcome};
+use kvsim::model::Model;
+use kvsim::rng::SimRng;
+use kvsim::scenario::{FaultKind, Scenario};
+use kvsim::spec::SequentialSpec;
+use kvsim::verdict::Verdict;
+
+/// A counter operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `increment(value)`.
+    Increment(u64),
+    /// `value()`.
+    Value,
+}
+
+/// What a counter operation returns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ret {
+    /// `increment` returned.
+    Done,
+    /// `value()` returned this.
+    Value(u64),
+    /// The fixed variant found its key gone and did nothing.
+    Lost,
+}
+
+/// The atomic counter of §3, in one of its variants.
+#[derive(Clone, Debug)]
+pub struct Counter {
+    variant: Variant,
+    key: Vec<u8>,
+}
+
+/// The published counter.
+pub fn published() -> Counter {
+    Counter::new(Variant::Published)
+}
+
+/// The fixed counter.
+pub fn fixed() -> Counter {
+    Counter::new(Variant::Fixed)
+}
+
+impl Counter {
+    /// The counter named `hits` (key `counterhits`).
+    pub fn new(variant: Variant) -> Counter {
+        Counter {
+            variant,
+            key: b"counterhits".to_vec(),
+        }
+    }
+
+    /// Which variant this is.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    async fn published_increment<K: Kv>(&self, kv: &K, value: u64) -> Result<Ret, KvError> {
+        loop {
+            if kv.incr(&self.key, value).await?.is_some() {
+                return Ok(Ret::Done);
+            }
+            if kv.add(&self.key, value.to_string().as_bytes(), 0).await? == StoreOutcome::Stored {
+                return Ok(Ret::Done);
+            }
+        }
+    }
+
+    async fn published_value<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        Ok(match kv.get(&self.key).await? {
+            Some(data) => Ret::Value(parse_number(&data)),
+            None => Ret::Value(0),
+        })
+    }
+
+    async fn fixed_increment<K: Kv>(&self, kv: &K, value: u64) -> Result<Ret, KvError> {
+        Ok(match kv.incr(&self.key, value).await? {
+            Some(_) => Ret::Done,
+            None => Ret::Lost,
+        })
+    }
+
+    async fn fixed_value<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        Ok(match kv.get(&self.key).await? {
+            Some(data) => Ret::Value(parse_number(&data)),
+            None => Ret::Lost,
+        })
+    }
+}
+
+/// Reads a decimal number as memcached stores it (`decr` may leave trailing spaces);
+/// anything else reads as 0.
+pub(crate) fn parse_number(data: &[u8]) -> u64 {
+    std::str::from_utf8(data)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+impl Model for Counter {
+    type Op = Op;
+    type Ret = Ret;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        if self.variant == Variant::Fixed {
+            kv.add(&self.key, b"0", 0).await?;
+        }
+        Ok(())
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
+        match (self.variant, op) {
+            (Variant::Published, Op::Increment(v)) => self.published_increment(kv, *v).await,
+            (Variant::Published, Op::Value) => self.published_value(kv).await,
+            (Variant::Fixed, Op::Increment(v)) => self.fixed_increment(kv, *v).await,
+            (Variant::Fixed, Op::Value) => self.fixed_value(kv).await,
+        }
+    }
+
+    fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {
+        if rng.chance(0.6) {
+            Op::Increment(rng.range_inclusive(1, 3))
+        } else {
+            Op::Value
+        }
+    }
+
+    fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
+        lincheck::check(&CounterSpec, &ops)
+    }
+}
+
+/// The sequential counter: starts at 0; `increment(v)` adds v; `value()` reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CounterSpec;
+
+impl SequentialSpec for CounterSpec {
+    type State = u64;
+    type Op = Op;
+    type Ret = Ret;
+
+    fn name(&self) -> &'static str {
+        "counter"
+    }
+
+    fn init(&self) -> u64 {
+        0
+    }
+
+    fn step(&self, state: &u64, op: &Op) -> (u64, Ret) {
+        match op {
+            Op::Increment(v) => (state + v, Ret::Done),
+            Op::Value => (*state, Ret::Value(*state)),
+        }
+    }
+
+    fn explain(&self, state: &u64, op: &Op, expected: &Ret, found: &Ret) -> String {
+        match (op, expected, found) {
+            (Op::Value, Ret::Value(e), Ret::Value(f)) => format!(
+                "value() returned {f}, but the increments before it add up to {e} (counter at {state})"
+            ),
+            _ => format!("{op:?} returned {found:?}, but the counter at {state} gives {expected:?}"),
+        }
+    }
+}
+
+/// The named scenarios and what each variant is expected to get.
+pub fn scenarios() -> Vec<(Scenario, Expect)> {
+    vec![
+        (
+            Scenario::new("no-faults", 3, 5)
+                .about("concurrent increments and reads, no faults")
+                .runs(300),
+            Expect::BOTH_PASS,
+        ),
+        (
+            Scenario::new("evict", 3, 5)
+                .about("keys may be evicted at any step")
+                .faults(&[FaultKind::Evict])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("restart", 3, 5)
+                .about("the server may restart and lose its volatile data")
+                .faults(&[FaultKind::Restart])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("crash-lose", 3, 5)
+                .about("clients crash mid-operation; requests and replies get lost")
+                .faults(&[FaultKind::Crash, FaultKind::Lose])
+                .fault_budget(2)
+                .runs(300),
+            Expect::BOTH_PASS,
+        ),
+        (
+            Scenario::new("persistent-restart", 3, 5)
+                .about("a persistent store (MemcacheDB, kumofs) restarts and keeps its data")
+                .faults(&[FaultKind::Restart, FaultKind::Crash])
+                .persistent()
+                .runs(300),
+            Expect::BOTH_PASS,
+        ),
+    ]
+}

@@ -1,0 +1,388 @@
+//! §1 FIFO queue on `gets`/`cas`/`add` (000): a Michael–Scott linked list in the store.
+//!
+//! # Published
+//! The key of a node is `data + RandomString()`, its value the key of the next node
+//! (empty at the end); `head` and `tail` hold node keys; a dummy node starts the list.
+//! ```text
+//! enqueue(data): newdata = data + RandomString(); add(newdata, NULL)
+//!   loop: old_tail, tu = gets(tail); curr, nu = gets(old_tail)
+//!         if curr == NULL: if cas(old_tail, nu, newdata): cas(tail, tu, newdata); return
+//!         else: cas(tail, tu, curr)
+//! dequeue(): loop: old_head, hu = gets(head); old_tail, tu = gets(tail); next, _ = gets(old_head)
+//!         if old_head == old_tail: if next == NULL: return NULL else cas(tail, tu, next)
+//!         elif cas(head, hu, next): delete(old_head); return RemoveRandomString(old_head)
+//! ```
+//! with the two [repair]s of `STRUCTURES.md` (the printed code passes `curr_tail` and
+//! `new_key` where `old_tail` and `newdata` are meant). As printed, `dequeue` returns the
+//! data of `old_head`, the node it unlinks (the dummy, at first), not of `next`; that is
+//! transcribed as printed. `head` and `tail` are random
+//! names in the original, created by `init` and handed to every client out of band; here
+//! they are fixed by the constructor ([`Fifo::new`]) and `setup` runs the rest of `init`.
+//! A `gets` miss reads as NULL with unique 0 (what a client returning a NULL string and no
+//! unique gives), and a `cas` with unique 0 never matches.
+//!
+//! The author warns that on memcached LRU eviction removes nodes in the middle of the
+//! queue, so the design is meant for stores that never evict (Flare, kumofs): every node
+//! is the only copy of the link to the rest of the queue, and a lost node silently cuts
+//! the queue there (a `dequeue` then answers "empty" while elements were enqueued).
+//!
+//! # Fixed
+//! The same algorithm, plus loss detection and timeout handling:
+//! - a `gets` miss on a node that `head` (or `tail`) still points to, or on `head` or
+//!   `tail` themselves, means data was lost; the operation answers [`Ret::Lost`] without
+//!   having changed the queue (it detects the loss before its linearization point);
+//! - a timed-out linking `cas` is resolved by reading the node back (it holds our key or
+//!   not); a timed-out `cas` of `head` cannot be resolved (another dequeuer may have
+//!   moved head to the same node), so that dequeue's outcome is reported unknown;
+//! - the final `delete` is garbage collection: its failure does not fail the dequeue.
+//!
+//! Tolerates (linearizable, never a wrong answer): no faults, `crash`, `lose`, `pause`,
+//! `skew`, `expire` (no expiry used). Under `evict`, `lru` and `restart` it is safe and
+//! not live: a lost node is the only copy of the link to the rest of the queue, so no
+//! design can hand out the elements behind it; this one says `Lost` instead of "empty".
+
+use crate::expect::{Expect, Variant};
+use crate::lincheck;
+use kvsim::history::History;
+use kvsim::kv::{Kv, KvError, Versioned};
+use kvsim::model::Model;
+use kvsim::rng::SimRng;
+use kvsim::scenario::{FaultKind, Scenario};
+use kvsim::spec::SequentialSpec;
+use kvsim::verdict::Verdict;
+use std::collections::VecDeque;
+
+/// Length of the random suffix of a node's key.
+pub const SUFFIX_LEN: usize = 8;
+
+/// A queue operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `enqueue(data)`.
+    Enqueue(String),
+    /// `dequeue()`.
+    Dequeue,
+}
+
+/// What a queue operation returns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ret {
+    /// `enqueue` returned.
+    Enqueued,
+    /// `dequeue` returned this element, or `None` (NULL) for an empty queue.
+    Dequeued(Option<String>),
+    /// The fixed variant found part of the queue gone and changed nothing.
+    Lost,
+}
+
+/// The FIFO of §1, in one of its variants.
+#[derive(Clone, Debug)]
+pub struct Fifo {
+    variant: Variant,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+/// The published FIFO.
+pub fn published() -> Fifo {
+    Fifo::new(Variant::Published)
+}
+
+/// The fixed FIFO.
+pub fn fixed() -> Fifo {
+    Fifo::new(Variant::Fixed)
+}
+
+/// `gets` as the published pseudocode reads it: a miss is NULL with unique 0.
+async fn gets_or_null<K: Kv>(kv: &K, key: &[u8]) -> Result<(Vec<u8>, u64), KvError> {
+    Ok(match kv.gets(key).await? {
+        Some(Versioned { data, cas, .. }) => (data, cas),
+        None => (Vec::new(), 0),
+    })
+}
+
+/// `RemoveRandomString`: the data part of a node's key.
+fn remove_random_string(key: &[u8]) -> String {
+    let end = key.len().saturating_sub(SUFFIX_LEN);
+    String::from_utf8_lossy(&key[..end]).into_owned()
+}
+
+enum Step<T> {
+    Done(T),
+    Retry,
+}
+
+impl Fifo {
+    /// A queue whose shared `head` and `tail` keys are `fifohead7q` and `fifotail7q`.
+    pub fn new(variant: Variant) -> Fifo {
+        Fifo {
+            variant,
+            head: b"fifohead7q".to_vec(),
+            tail: b"fifotail7q".to_vec(),
+        }
+    }
+
+    /// Which variant this is.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    async fn published_enqueue<K: Kv>(&self, kv: &K, data: &str) -> Result<Ret, KvError> {
+        let newdata = format!("{data}{}", kv.random_string(SUFFIX_LEN)).into_bytes();
+        kv.add(&newdata, b"", 0).await?;
+        loop {
+            let (old_tail, tail_uniq) = gets_or_null(kv, &self.tail).await?;
+            let (curr_tail, new_uniq) = gets_or_null(kv, &old_tail).await?;
+            if curr_tail.is_empty() {
+                let ok = kv.cas(&old_tail, new_uniq, &newdata, 0).await?;
+                if !ok.is_stored() {
+                    continue;
+                }
+                kv.cas(&self.tail, tail_uniq, &newdata, 0).await?;
+                return Ok(Ret::Enqueued);
+            } else {
+                kv.cas(&self.tail, tail_uniq, &curr_tail, 0).await?;
+            }
+        }
+    }
+
+    async fn published_dequeue<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        loop {
+            let (old_head, head_uniq) = gets_or_null(kv, &self.head).await?;
+            let (old_tail, tail_uniq) = gets_or_null(kv, &self.tail).await?;
+            let (next, _next_uniq) = gets_or_null(kv, &old_head).await?;
+            if old_head == old_tail {
+                if next.is_empty() {
+                    return Ok(Ret::Dequeued(None));
+                } else {
+                    kv.cas(&self.tail, tail_uniq, &next, 0).await?;
+                }
+            } else if kv.cas(&self.head, head_uniq, &next, 0).await?.is_stored() {
+                kv.delete(&old_head).await?;
+                return Ok(Ret::Dequeued(Some(remove_random_string(&old_head))));
+            }
+        }
+    }
+
+    async fn fixed_enqueue<K: Kv>(&self, kv: &K, data: &str) -> Result<Ret, KvError> {
+        let newdata = format!("{data}{}", kv.random_string(SUFFIX_LEN)).into_bytes();
+        loop {
+            match kv.add(&newdata, b"", 0).await {
+                Ok(_) => break,
+                Err(e) if e.is_indeterminate() => continue, // add is idempotent here
+                Err(e) => return Err(e),
+            }
+        }
+        loop {
+            match self.fixed_enqueue_step(kv, &newdata).await? {
+                Step::Done(r) => return Ok(r),
+                Step::Retry => continue,
+            }
+        }
+    }
+
+    async fn fixed_enqueue_step<K: Kv>(
+        &self,
+        kv: &K,
+        newdata: &[u8],
+    ) -> Result<Step<Ret>, KvError> {
+        let Some(t) = kv.gets(&self.tail).await? else {
+            return Ok(Step::Done(Ret::Lost));
+        };
+        let Some(node) = kv.gets(&t.data).await? else {
+            // The node tail points to is gone: dequeued since we read tail, or lost.
+            return Ok(match kv.get(&self.tail).await? {
+                Some(now) if now == t.data => Step::Done(Ret::Lost),
+                Some(_) => Step::Retry,
+                None => Step::Done(Ret::Lost),
+            });
+        };
+        if !node.data.is_empty() {
+            let _ = kv.cas(&self.tail, t.cas, &node.data, 0).await;
+            return Ok(Step::Retry);
+        }
+        let linked = match kv.cas(&t.data, node.cas, newdata, 0).await {
+            Ok(o) => o.is_stored(),
+            Err(e) if e.is_indeterminate() => match kv.get(&t.data).await? {
+                Some(v) if v == newdata => true,
+                Some(_) => false,
+                // The node vanished: maybe we linked, maybe not; we cannot tell.
+                None => return Err(e),
+            },
+            Err(e) => return Err(e),
+        };
+        if !linked {
+            return Ok(Step::Retry);
+        }
+        // Speculative: fails only if another client already advanced tail.
+        let _ = kv.cas(&self.tail, t.cas, newdata, 0).await;
+        Ok(Step::Done(Ret::Enqueued))
+    }
+
+    async fn fixed_dequeue<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        loop {
+            let Some(h) = kv.gets(&self.head).await? else {
+                return Ok(Ret::Lost);
+            };
+            let Some(t) = kv.gets(&self.tail).await? else {
+                return Ok(Ret::Lost);
+            };
+            let Some(node) = kv.gets(&h.data).await? else {
+                // The head node is gone: another dequeue moved head on and deleted it, or
+                // it was lost while head still points to it.
+                match kv.get(&self.head).await? {
+                    Some(now) if now == h.data => return Ok(Ret::Lost),
+                    Some(_) => continue,
+                    None => return Ok(Ret::Lost),
+                }
+            };
+            let next = node.data;
+            if h.data == t.data {
+                if next.is_empty() {
+                    return Ok(Ret::Dequeued(None));
+                }
+                let _ = kv.cas(&self.tail, t.cas, &next, 0).await;
+                continue;
+            }
+            if next.is_empty() {
+                // head lags behind a tail that moved on: our reads were not a snapshot.
+                continue;
+            }
+            let moved = match kv.cas(&self.head, h.cas, &next, 0).await {
+                Ok(o) => o.is_stored(),
+                Err(e) if e.is_indeterminate() => return Err(e),
+                Err(e) => return Err(e),
+            };
+            if moved {
+                // Garbage collection only: the element is ours whatever happens here.
+                let _ = kv.delete(&h.data).await;
+                return Ok(Ret::Dequeued(Some(remove_random_string(&next))));
+            }
+        }
+    }
+}
+
+impl Model for Fifo {
+    type Op = Op;
+    type Ret = Ret;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        let dummy = kv.random_string(SUFFIX_LEN).into_bytes();
+        kv.add(&dummy, b"", 0).await?;
+        kv.add(&self.head, &dummy, 0).await?;
+        kv.add(&self.tail, &dummy, 0).await?;
+        Ok(())
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
+        match (self.variant, op) {
+            (Variant::Published, Op::Enqueue(d)) => self.published_enqueue(kv, d).await,
+            (Variant::Published, Op::Dequeue) => self.published_dequeue(kv).await,
+            (Variant::Fixed, Op::Enqueue(d)) => self.fixed_enqueue(kv, d).await,
+            (Variant::Fixed, Op::Dequeue) => self.fixed_dequeue(kv).await,
+        }
+    }
+
+    fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> Op {
+        if rng.chance(0.55) {
+            Op::Enqueue(format!("c{client}x{index}"))
+        } else {
+            Op::Dequeue
+        }
+    }
+
+    fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
+        lincheck::check(&QueueSpec, &ops)
+    }
+}
+
+/// The sequential FIFO queue.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QueueSpec;
+
+impl SequentialSpec for QueueSpec {
+    type State = VecDeque<String>;
+    type Op = Op;
+    type Ret = Ret;
+
+    fn name(&self) -> &'static str {
+        "queue"
+    }
+
+    fn init(&self) -> VecDeque<String> {
+        VecDeque::new()
+    }
+
+    fn step(&self, state: &VecDeque<String>, op: &Op) -> (VecDeque<String>, Ret) {
+        let mut s = state.clone();
+        match op {
+            Op::Enqueue(d) => {
+                s.push_back(d.clone());
+                (s, Ret::Enqueued)
+            }
+            Op::Dequeue => {
+                let front = s.pop_front();
+                (s, Ret::Dequeued(front))
+            }
+        }
+    }
+
+    fn explain(&self, state: &VecDeque<String>, op: &Op, expected: &Ret, found: &Ret) -> String {
+        match (op, found) {
+            (Op::Dequeue, Ret::Dequeued(None)) => format!(
+                "dequeue returned NULL (empty), but the queue holds {:?}",
+                state.iter().collect::<Vec<_>>()
+            ),
+            (Op::Dequeue, Ret::Dequeued(Some(x))) => match state.front() {
+                Some(h) => format!("dequeue returned {x:?}, but the queue's head is {h:?}"),
+                None => format!("dequeue returned {x:?}, but the queue is empty"),
+            },
+            _ => format!("{op:?} returned {found:?}, expected {expected:?}"),
+        }
+    }
+}
+
+/// The named scenarios and what each variant is expected to get.
+pub fn scenarios() -> Vec<(Scenario, Expect)> {
+    vec![
+        (
+            Scenario::new("no-faults", 3, 4)
+                .about("concurrent enqueues and dequeues")
+                .runs(300),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("evict", 2, 5)
+                .about("keys may be evicted at any step (memcached's LRU)")
+                .faults(&[FaultKind::Evict])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("restart", 2, 5)
+                .about("the server may restart and lose its volatile data")
+                .faults(&[FaultKind::Restart])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("crash-lose", 3, 4)
+                .about("clients crash mid-operation; requests and replies get lost")
+                .faults(&[FaultKind::Crash, FaultKind::Lose])
+                .fault_budget(2)
+                .runs(300),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("persistent", 3, 4)
+                .about("a store that never evicts and survives restarts (Flare, kumofs)")
+                .faults(&[FaultKind::Restart, FaultKind::Crash])
+                .persistent()
+                .runs(300),
+            Expect::BROKEN_FIXED,
+        ),
+    ]
+}

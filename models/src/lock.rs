@@ -1,0 +1,323 @@
+//! §2 Distributed lock (004, "Блокировка"): `add` with an expiry, `delete` to unlock.
+//!
+//! # Published
+//! ```text
+//! try_lock(): add("lock" + name, 1, expire = lock_timeout)    # stored => locked
+//! unlock():   delete("lock" + name)
+//! callers:    while not lock.try_lock(): pass ; body ; unlock()
+//! ```
+//! `lock_timeout` is [`LOCK_TIMEOUT_SECS`] (the article gives no value). The body here is
+//! a read-modify-write of a protected number (`get`, add 1, `set`), so a broken mutual
+//! exclusion also shows as a lost increment.
+//!
+//! What the article intends: a named lock usable from any process that dies by itself when
+//! its holder crashes; correctness rests on `add` letting exactly one process create the
+//! key. What that leaves open: the key can disappear while its holder is still inside
+//! (expiry while the holder is slow, eviction, a restart), and `unlock` deletes whatever
+//! lock is there, even one a later holder took after this one's expired.
+//!
+//! # Fixed
+//! A lease with an owner token: `add(lock, token, lease)` with a fresh random token;
+//! a timed-out `add` is resolved by reading the key back (ours or not); the body's `set`
+//! is retried on a timeout (the holder is the only writer, so retrying is idempotent);
+//! unlock is `gets` then `cas(lock, unique, "", -1)` (a `cas` with a negative expiry
+//! deletes only if the lock is still this holder's), so a late unlock never frees
+//! someone else's lock; waiting clients sleep [`RETRY_MS`] between attempts. The protected
+//! number is created by `setup` and never re-created: a miss means it was lost, and the
+//! operation answers [`Ret::Lost`] without writing.
+//!
+//! Tolerates: no faults, `crash` (the lease expires by the server's clock and the others
+//! go on), `lose` (every timeout is resolved or retried), `skew` (only the server's clock
+//! matters). What no lease lock on this store tolerates: a holder that outlives its lease
+//! (`pause`, or an `expire` jump of time) is still inside when the next holder enters,
+//! since the store cannot stop a client it has given up on (fencing tokens would protect a
+//! resource that checks them, not the critical section); and `evict`, `lru`, `restart`
+//! delete the key while it is held, which looks exactly like a free lock. A lock without
+//! a lease avoids the first and cannot recover from a crashed holder (see
+//! [`crate::spinlock`]'s fixed variant).
+
+use crate::counter::parse_number;
+use crate::expect::{Expect, ExpectedVerdict, Variant};
+use crate::lincheck;
+use crate::mutex;
+use kvsim::history::History;
+use kvsim::kv::{Kv, KvError, StoreOutcome};
+use kvsim::model::Model;
+use kvsim::rng::SimRng;
+use kvsim::scenario::{FaultKind, Scenario};
+use kvsim::spec::SequentialSpec;
+use kvsim::verdict::Verdict;
+
+/// The published lock's expiry, in seconds (the article leaves it to the caller).
+pub const LOCK_TIMEOUT_SECS: i64 = 2;
+
+/// How long the fixed lock's waiters sleep between attempts, in milliseconds.
+pub const RETRY_MS: u64 = 50;
+
+/// The published `try_lock` of §2: `add("lock" + name, 1, lock_timeout)`.
+pub async fn published_try_lock<K: Kv>(kv: &K, name: &str) -> Result<bool, KvError> {
+    let key = format!("lock{name}");
+    Ok(kv.add(key.as_bytes(), b"1", LOCK_TIMEOUT_SECS).await? == StoreOutcome::Stored)
+}
+
+/// The published `unlock` of §2: `delete("lock" + name)`.
+pub async fn published_unlock<K: Kv>(kv: &K, name: &str) -> Result<(), KvError> {
+    let key = format!("lock{name}");
+    kv.delete(key.as_bytes()).await?;
+    Ok(())
+}
+
+/// The fixed lease lock: acquires `"lock" + name` with a fresh owner token, waiting as long
+/// as it takes; returns the token.
+pub async fn fixed_acquire<K: Kv>(kv: &K, name: &str) -> Result<String, KvError> {
+    let key = format!("lock{name}");
+    let token = kv.random_string(12);
+    loop {
+        match kv
+            .add(key.as_bytes(), token.as_bytes(), LOCK_TIMEOUT_SECS)
+            .await
+        {
+            Ok(StoreOutcome::Stored) => return Ok(token),
+            Ok(_) => {}
+            Err(e) if e.is_indeterminate() => {
+                // The add may have been applied: the key says whose lock it is.
+                if let Ok(Some(v)) = kv.get(key.as_bytes()).await {
+                    if v == token.as_bytes() {
+                        return Ok(token);
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        kv.sleep_ms(RETRY_MS).await;
+    }
+}
+
+/// The fixed unlock: frees `"lock" + name` only if it still holds `token`.
+pub async fn fixed_release<K: Kv>(kv: &K, name: &str, token: &str) -> Result<(), KvError> {
+    let key = format!("lock{name}");
+    loop {
+        let current = match kv.gets(key.as_bytes()).await {
+            Ok(c) => c,
+            Err(e) if e.is_indeterminate() => continue,
+            Err(e) => return Err(e),
+        };
+        match current {
+            Some(v) if v.data == token.as_bytes() => {
+                match kv.cas(key.as_bytes(), v.cas, b"", -1).await {
+                    Ok(StoreOutcome::Stored) => return Ok(()),
+                    // Changed since the gets (expired and re-taken): not ours any more.
+                    Ok(_) => continue,
+                    Err(e) if e.is_indeterminate() => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            // Gone or someone else's: nothing of ours to free.
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// A lock operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Take the lock, add 1 to the protected number, release.
+    Increment,
+}
+
+/// What an operation returns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ret {
+    /// The protected number after this increment.
+    Value(u64),
+    /// The fixed variant found the protected number gone and wrote nothing.
+    Lost,
+}
+
+/// The lock of §2 guarding a read-modify-write, in one of its variants.
+#[derive(Clone, Debug)]
+pub struct Lock {
+    variant: Variant,
+    name: String,
+    protected: Vec<u8>,
+}
+
+/// The published lock.
+pub fn published() -> Lock {
+    Lock::new(Variant::Published)
+}
+
+/// The fixed lock.
+pub fn fixed() -> Lock {
+    Lock::new(Variant::Fixed)
+}
+
+impl Lock {
+    /// The lock named `res` (key `lockres`) guarding the number at `protectedres`.
+    pub fn new(variant: Variant) -> Lock {
+        Lock {
+            variant,
+            name: "res".to_string(),
+            protected: b"protectedres".to_vec(),
+        }
+    }
+
+    /// Which variant this is.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    async fn published_increment<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        while !published_try_lock(kv, &self.name).await? {}
+        kv.mark("enter");
+        let body = async {
+            let n = match kv.get(&self.protected).await? {
+                Some(d) => parse_number(&d),
+                None => 0,
+            };
+            kv.set(&self.protected, (n + 1).to_string().as_bytes(), 0)
+                .await?;
+            Ok(Ret::Value(n + 1))
+        }
+        .await;
+        kv.mark("exit");
+        published_unlock(kv, &self.name).await?;
+        body
+    }
+
+    async fn fixed_increment<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        let token = fixed_acquire(kv, &self.name).await?;
+        kv.mark("enter");
+        let body = fixed_body(kv, &self.protected).await;
+        kv.mark("exit");
+        fixed_release(kv, &self.name, &token).await?;
+        body
+    }
+}
+
+/// The fixed critical section: read, add 1, write, retrying timeouts (the holder is the
+/// only writer). A missing number was lost: nothing is written.
+async fn fixed_body<K: Kv>(kv: &K, key: &[u8]) -> Result<Ret, KvError> {
+    let n = loop {
+        match kv.get(key).await {
+            Ok(Some(d)) => break parse_number(&d),
+            Ok(None) => return Ok(Ret::Lost),
+            Err(e) if e.is_indeterminate() => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    loop {
+        match kv.set(key, (n + 1).to_string().as_bytes(), 0).await {
+            Ok(_) => return Ok(Ret::Value(n + 1)),
+            Err(e) if e.is_indeterminate() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl Model for Lock {
+    type Op = Op;
+    type Ret = Ret;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        if self.variant == Variant::Fixed {
+            kv.add(&self.protected, b"0", 0).await?;
+        }
+        Ok(())
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
+        match (self.variant, op) {
+            (Variant::Published, Op::Increment) => self.published_increment(kv).await,
+            (Variant::Fixed, Op::Increment) => self.fixed_increment(kv).await,
+        }
+    }
+
+    fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) -> Op {
+        Op::Increment
+    }
+
+    fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        let v = mutex::check(history);
+        if v != Verdict::Ok {
+            return v;
+        }
+        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
+        lincheck::check(&FetchIncrement, &ops)
+    }
+}
+
+/// The protected number as a sequential object: each increment returns the new value.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FetchIncrement;
+
+impl SequentialSpec for FetchIncrement {
+    type State = u64;
+    type Op = Op;
+    type Ret = Ret;
+
+    fn name(&self) -> &'static str {
+        "increment-and-get"
+    }
+
+    fn init(&self) -> u64 {
+        0
+    }
+
+    fn step(&self, state: &u64, _op: &Op) -> (u64, Ret) {
+        (state + 1, Ret::Value(state + 1))
+    }
+
+    fn explain(&self, state: &u64, _op: &Op, expected: &Ret, found: &Ret) -> String {
+        format!(
+            "an increment returned {found:?} after {state} increments, expected {expected:?}: an increment was lost"
+        )
+    }
+}
+
+/// The named scenarios and what each variant is expected to get.
+pub fn scenarios() -> Vec<(Scenario, Expect)> {
+    vec![
+        (
+            Scenario::new("no-faults", 3, 3)
+                .about("three clients increment under the lock")
+                .runs(300),
+            Expect::BOTH_PASS,
+        ),
+        (
+            Scenario::new("crash", 3, 3)
+                .about("a client may crash, also while holding the lock")
+                .faults(&[FaultKind::Crash])
+                .fault_budget(1)
+                .runs(300),
+            Expect::BOTH_PASS,
+        ),
+        (
+            Scenario::new("lose", 3, 3)
+                .about("requests and replies get lost; clients time out")
+                .faults(&[FaultKind::Lose])
+                .fault_budget(2)
+                .runs(300),
+            Expect {
+                published: ExpectedVerdict::Pass,
+                fixed: ExpectedVerdict::Pass,
+            },
+        ),
+        (
+            Scenario::new("slow-holder", 3, 3)
+                .about("clients may stall for longer than the lock's expiry")
+                .faults(&[FaultKind::Pause])
+                .fault_budget(2)
+                .runs(500),
+            Expect::IMPOSSIBLE,
+        ),
+        (
+            Scenario::new("evict", 3, 3)
+                .about("keys may be evicted at any step")
+                .faults(&[FaultKind::Evict])
+                .fault_budget(1)
+                .runs(500),
+            Expect::IMPOSSIBLE,
+        ),
+    ]
+}

@@ -1,0 +1,373 @@
+//! §9 Spin lock on `increment`, and `runSynchronized` guarding a counter
+//! (002, Google App Engine's MemcacheService).
+//!
+//! # Published
+//! ```text
+//! acquireLock(key):  l = increment(key, 1)
+//!                    on a missing key: put(key, 0); return false
+//!                    if l == 1: return true
+//!                    if l != 0: increment(key, -1); return false
+//! releaseLock(key):  increment(key, -1)
+//! runSynchronized(key, body): up to 10 attempts, 500 ms apart, else throw;
+//!                    try: body() finally: releaseLock(key)
+//! body:              get("counter") (missing reads as 0), add 1, put("counter")
+//! ```
+//! GAE's `increment(key, 1)` is memcached `incr key 1`; `increment(key, -1)` is
+//! `decr key 1`, which clamps at 0 as GAE's unsigned counters do; `put` is `set` with no
+//! expiry. "After about 10 failures throw" is [`ATTEMPTS`] attempts; the operation then
+//! answers [`Ret::GaveUp`] (it certainly had no effect).
+//!
+//! The article's comments already ask the question: what if memcache drops the lock's
+//! value? The next `acquireLock` re-initialises it to 0 and a second client gets 1 while
+//! the first is still inside. The lock has no expiry, so a holder that crashes (or whose
+//! `increment` reply is lost) keeps it for good, and everyone else gives up.
+//!
+//! # Fixed
+//! An owner-token lock without expiry: `setup` creates the lock (`"0"` = free) and the
+//! counter once; acquire is `gets` then `cas(lock, unique, token)` when free; release is
+//! `gets` then `cas(lock, unique, "0")` when still ours; every timed-out command is
+//! resolved by reading the key back, so a lost request or reply neither leaks nor steals
+//! the lock. Nothing is ever re-created: a missing lock or counter means it was lost, and
+//! the operation answers [`Ret::Lost`] without entering or writing, so a lost lock can
+//! never be taken twice.
+//!
+//! Tolerates (mutual exclusion and a linearizable counter): no faults, `lose`, `pause`,
+//! `expire` and `skew` (no expiry, no clock in the protocol), `evict`, `lru` and
+//! `restart` (safe: the structure stops with `Lost`; the counter's only copy is gone, so
+//! no design can go on counting). A crashed holder keeps the lock for good and the others
+//! answer `GaveUp`: without an expiry nothing can tell a crashed holder from a slow one;
+//! with one (see [`crate::lock`]) a slow holder breaks mutual exclusion. No design gets
+//! both.
+
+use crate::counter::parse_number;
+use crate::expect::{Expect, Variant};
+use crate::lincheck;
+use crate::mutex;
+use kvsim::history::History;
+use kvsim::kv::{Kv, KvError, StoreOutcome};
+use kvsim::model::Model;
+use kvsim::rng::SimRng;
+use kvsim::scenario::{FaultKind, Scenario};
+use kvsim::spec::SequentialSpec;
+use kvsim::verdict::Verdict;
+
+/// Attempts `runSynchronized` makes before it throws ("about 10").
+pub const ATTEMPTS: u32 = 10;
+
+/// The sleep between attempts, in milliseconds (the article's 500 ms).
+pub const SLEEP_MS: u64 = 500;
+
+/// A spin-lock operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `runSynchronized("counter_lock", counter += 1)`.
+    Increment,
+    /// Read the counter without the lock (`get("counter")`).
+    Read,
+}
+
+/// What an operation returns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ret {
+    /// The counter after this increment, or as read.
+    Value(u64),
+    /// `runSynchronized` gave up after [`ATTEMPTS`] attempts: no effect.
+    GaveUp,
+    /// The fixed variant found the lock or the counter gone and did nothing.
+    Lost,
+}
+
+/// The spin lock of §9 guarding a counter, in one of its variants.
+#[derive(Clone, Debug)]
+pub struct SpinLock {
+    variant: Variant,
+    lock: Vec<u8>,
+    counter: Vec<u8>,
+}
+
+/// The published spin lock.
+pub fn published() -> SpinLock {
+    SpinLock::new(Variant::Published)
+}
+
+/// The fixed spin lock.
+pub fn fixed() -> SpinLock {
+    SpinLock::new(Variant::Fixed)
+}
+
+enum Acquired {
+    Yes,
+    No,
+    Lost,
+}
+
+impl SpinLock {
+    /// The lock `counter_lock` guarding `counter`, as in the article.
+    pub fn new(variant: Variant) -> SpinLock {
+        SpinLock {
+            variant,
+            lock: b"counter_lock".to_vec(),
+            counter: b"counter".to_vec(),
+        }
+    }
+
+    /// Which variant this is.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    async fn published_acquire<K: Kv>(&self, kv: &K) -> Result<bool, KvError> {
+        let l = match kv.incr(&self.lock, 1).await? {
+            Some(l) => l,
+            None => {
+                kv.set(&self.lock, b"0", 0).await?;
+                return Ok(false);
+            }
+        };
+        if l == 1 {
+            return Ok(true);
+        }
+        if l != 0 {
+            kv.decr(&self.lock, 1).await?;
+        }
+        Ok(false)
+    }
+
+    async fn published_release<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        kv.decr(&self.lock, 1).await?;
+        Ok(())
+    }
+
+    async fn published_increment<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        let mut attempts = 0;
+        while !self.published_acquire(kv).await? {
+            attempts += 1;
+            if attempts >= ATTEMPTS {
+                return Ok(Ret::GaveUp);
+            }
+            kv.sleep_ms(SLEEP_MS).await;
+        }
+        kv.mark("enter");
+        let body = async {
+            let n = match kv.get(&self.counter).await? {
+                Some(d) => parse_number(&d),
+                None => 0,
+            };
+            kv.set(&self.counter, (n + 1).to_string().as_bytes(), 0)
+                .await?;
+            Ok(Ret::Value(n + 1))
+        }
+        .await;
+        kv.mark("exit");
+        self.published_release(kv).await?;
+        body
+    }
+
+    async fn read<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        Ok(match kv.get(&self.counter).await? {
+            Some(d) => Ret::Value(parse_number(&d)),
+            None if self.variant == Variant::Published => Ret::Value(0),
+            None => Ret::Lost,
+        })
+    }
+
+    /// Reads a key, retrying timeouts (reads have no effect).
+    async fn read_retrying<K: Kv>(
+        kv: &K,
+        key: &[u8],
+    ) -> Result<Option<kvsim::kv::Versioned>, KvError> {
+        loop {
+            match kv.gets(key).await {
+                Err(e) if e.is_indeterminate() => continue,
+                other => return other,
+            }
+        }
+    }
+
+    async fn fixed_acquire<K: Kv>(&self, kv: &K, token: &str) -> Result<Acquired, KvError> {
+        let Some(v) = Self::read_retrying(kv, &self.lock).await? else {
+            return Ok(Acquired::Lost);
+        };
+        if v.data == token.as_bytes() {
+            return Ok(Acquired::Yes);
+        }
+        if v.data != b"0" {
+            return Ok(Acquired::No);
+        }
+        match kv.cas(&self.lock, v.cas, token.as_bytes(), 0).await {
+            Ok(StoreOutcome::Stored) => Ok(Acquired::Yes),
+            Ok(StoreOutcome::NotFound) => Ok(Acquired::Lost),
+            Ok(_) => Ok(Acquired::No),
+            // Maybe applied: the key says whose lock it is.
+            Err(e) if e.is_indeterminate() => match Self::read_retrying(kv, &self.lock).await? {
+                Some(v) if v.data == token.as_bytes() => Ok(Acquired::Yes),
+                Some(_) => Ok(Acquired::No),
+                None => Ok(Acquired::Lost),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn fixed_release<K: Kv>(&self, kv: &K, token: &str) -> Result<(), KvError> {
+        loop {
+            match Self::read_retrying(kv, &self.lock).await? {
+                Some(v) if v.data == token.as_bytes() => {
+                    match kv.cas(&self.lock, v.cas, b"0", 0).await {
+                        Ok(_) => continue, // re-read: done once it is no longer ours
+                        Err(e) if e.is_indeterminate() => continue,
+                        Err(e) => return Err(e),
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    async fn fixed_body<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        let Some(v) = Self::read_retrying(kv, &self.counter).await? else {
+            return Ok(Ret::Lost);
+        };
+        let n = parse_number(&v.data) + 1;
+        loop {
+            match kv.set(&self.counter, n.to_string().as_bytes(), 0).await {
+                Ok(_) => return Ok(Ret::Value(n)),
+                // The holder is the only writer: writing the same value again is harmless.
+                Err(e) if e.is_indeterminate() => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn fixed_increment<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        let token = kv.random_string(12);
+        let mut attempts = 0;
+        loop {
+            match self.fixed_acquire(kv, &token).await? {
+                Acquired::Yes => break,
+                Acquired::Lost => return Ok(Ret::Lost),
+                Acquired::No => {}
+            }
+            attempts += 1;
+            if attempts >= ATTEMPTS {
+                return Ok(Ret::GaveUp);
+            }
+            kv.sleep_ms(SLEEP_MS).await;
+        }
+        kv.mark("enter");
+        let body = self.fixed_body(kv).await;
+        kv.mark("exit");
+        self.fixed_release(kv, &token).await?;
+        body
+    }
+}
+
+impl Model for SpinLock {
+    type Op = Op;
+    type Ret = Ret;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        if self.variant == Variant::Fixed {
+            kv.add(&self.lock, b"0", 0).await?;
+            kv.add(&self.counter, b"0", 0).await?;
+        }
+        Ok(())
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
+        match (self.variant, op) {
+            (_, Op::Read) => self.read(kv).await,
+            (Variant::Published, Op::Increment) => self.published_increment(kv).await,
+            (Variant::Fixed, Op::Increment) => self.fixed_increment(kv).await,
+        }
+    }
+
+    fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {
+        if rng.chance(0.75) {
+            Op::Increment
+        } else {
+            Op::Read
+        }
+    }
+
+    fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        let v = mutex::check(history);
+        if v != Verdict::Ok {
+            return v;
+        }
+        let ops = lincheck::lin_ops(history, |_, r| matches!(r, Ret::Lost | Ret::GaveUp));
+        lincheck::check(&CounterSpec, &ops)
+    }
+}
+
+/// The guarded counter: `Increment` returns the new value, `Read` the current one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CounterSpec;
+
+impl SequentialSpec for CounterSpec {
+    type State = u64;
+    type Op = Op;
+    type Ret = Ret;
+
+    fn name(&self) -> &'static str {
+        "guarded counter"
+    }
+
+    fn init(&self) -> u64 {
+        0
+    }
+
+    fn step(&self, state: &u64, op: &Op) -> (u64, Ret) {
+        match op {
+            Op::Increment => (state + 1, Ret::Value(state + 1)),
+            Op::Read => (*state, Ret::Value(*state)),
+        }
+    }
+
+    fn explain(&self, state: &u64, op: &Op, expected: &Ret, found: &Ret) -> String {
+        format!("{op:?} returned {found:?}, but after {state} increments it returns {expected:?}")
+    }
+}
+
+/// The named scenarios and what each variant is expected to get.
+pub fn scenarios() -> Vec<(Scenario, Expect)> {
+    vec![
+        (
+            Scenario::new("no-faults", 4, 3)
+                .about("four clients increment under runSynchronized and read")
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("evict", 3, 3)
+                .about("keys may be evicted at any step (memcache drops the lock)")
+                .faults(&[FaultKind::Evict])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("restart", 3, 3)
+                .about("the server may restart and lose its volatile data")
+                .faults(&[FaultKind::Restart])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("lose-pause", 3, 3)
+                .about("lost requests and replies; clients stall")
+                .faults(&[FaultKind::Lose, FaultKind::Pause])
+                .fault_budget(2)
+                .runs(2000),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("crash", 4, 3)
+                .about("a client may crash, also while holding the lock")
+                .faults(&[FaultKind::Crash])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+    ]
+}

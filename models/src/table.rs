@@ -1,0 +1,332 @@
+//! §8 Table / set (001, "テーブル": MCTable): one key per member for `has`, one key with
+//! the list of members for `fetch`, changes under the lock of §2.
+//!
+//! # Published
+//! ```text
+//! has(k):   get(T + "_v_" + k) hit => True, miss => False
+//! fetch():  deserialize(get(T + "_keys")), None on a miss
+//! add(k):   while not lock.try_lock(): pass
+//!           try: array = deserialize(get(T + "_keys")) or []
+//!                if k not in array: array.append(k); set(T + "_v_" + k, 1, 0)
+//!                                   set(T + "_keys", serialize(array), 0)
+//!           finally: lock.unlock()
+//! delete(k): the same under the lock: if k in array: array.remove(k);
+//!            delete(T + "_v_" + k); set(T + "_keys", serialize(array), 0)
+//! ```
+//! with `T = "table" + name` and the lock of [`crate::lock`] (published). `fetch`'s `None`
+//! is read as the empty table (what a caller iterating over it means); the model returns
+//! members sorted, since the table is a set.
+//!
+//! The article's claim: `has` is one `get` and the member list "is always consistent".
+//! Each key is, but not the two together: between the two `set`s of an `add` a reader
+//! finds the member with `has` and then misses it in `fetch` (and the reverse during a
+//! `delete`), which no order of the operations explains; the lock orders writers only.
+//! The lock's expiry and an evicted member list add lost changes on top.
+//!
+//! # Fixed
+//! One key holds the whole set (`table<name>_set`, members comma-separated); `add` and
+//! `delete` are `gets` + `cas` loops (no lock); `has` and `fetch` read that one key. A
+//! per-member key cannot be kept consistent with a member list on a store without
+//! multi-key atomicity, so `has` pays for reading the list. `setup` creates the key once;
+//! a miss means it was lost and the operation answers [`Ret::Lost`]. A timed-out `cas` is
+//! not retried: `add` and `delete` look idempotent, but a retry after another client's
+//! `delete` would add the member a second time (the harness found exactly that); the
+//! outcome is reported unknown instead.
+//!
+//! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
+//! Under `evict`, `lru` and `restart` it is safe and stops (`Lost`): the set's only copy
+//! is gone.
+
+use crate::expect::{Expect, Variant};
+use crate::lincheck;
+use crate::lock::{published_try_lock, published_unlock};
+use kvsim::history::History;
+use kvsim::kv::{Kv, KvError, StoreOutcome};
+use kvsim::model::Model;
+use kvsim::rng::SimRng;
+use kvsim::scenario::{FaultKind, Scenario};
+use kvsim::spec::SequentialSpec;
+use kvsim::verdict::Verdict;
+use std::collections::BTreeSet;
+
+/// The members the workload uses.
+pub const MEMBERS: [&str; 3] = ["a", "b", "c"];
+
+/// A table operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `add(k)`.
+    Add(String),
+    /// `delete(k)`.
+    Delete(String),
+    /// `has(k)`.
+    Has(String),
+    /// `fetch()`.
+    Fetch,
+}
+
+/// What a table operation returns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ret {
+    /// `add` or `delete` returned.
+    Done,
+    /// `has` returned this.
+    Has(bool),
+    /// `fetch` returned these members (sorted).
+    Members(Vec<String>),
+    /// The fixed variant found the table gone and did nothing.
+    Lost,
+}
+
+fn serialize(members: &[String]) -> Vec<u8> {
+    members.join(",").into_bytes()
+}
+
+fn deserialize(data: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(data)
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+/// The table of §8, in one of its variants.
+#[derive(Clone, Debug)]
+pub struct Table {
+    variant: Variant,
+    name: String,
+    t: String,
+}
+
+/// The published table.
+pub fn published() -> Table {
+    Table::new(Variant::Published)
+}
+
+/// The fixed table.
+pub fn fixed() -> Table {
+    Table::new(Variant::Fixed)
+}
+
+impl Table {
+    /// The table named `tbl` (keys `tabletbl_keys`, `tabletbl_v_<k>`, lock `locktbl`).
+    pub fn new(variant: Variant) -> Table {
+        Table {
+            variant,
+            name: "tbl".to_string(),
+            t: "tabletbl".to_string(),
+        }
+    }
+
+    /// Which variant this is.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    fn keys_key(&self) -> Vec<u8> {
+        format!("{}_keys", self.t).into_bytes()
+    }
+
+    fn member_key(&self, k: &str) -> Vec<u8> {
+        format!("{}_v_{k}", self.t).into_bytes()
+    }
+
+    fn set_key(&self) -> Vec<u8> {
+        format!("{}_set", self.t).into_bytes()
+    }
+
+    async fn published_change<K: Kv>(&self, kv: &K, k: &str, add: bool) -> Result<Ret, KvError> {
+        while !published_try_lock(kv, &self.name).await? {}
+        kv.mark("enter");
+        let body = async {
+            let mut array = match kv.get(&self.keys_key()).await? {
+                Some(d) => deserialize(&d),
+                None => Vec::new(),
+            };
+            let present = array.iter().any(|m| m == k);
+            if add && !present {
+                array.push(k.to_string());
+                kv.set(&self.member_key(k), b"1", 0).await?;
+                kv.set(&self.keys_key(), &serialize(&array), 0).await?;
+            } else if !add && present {
+                array.retain(|m| m != k);
+                kv.delete(&self.member_key(k)).await?;
+                kv.set(&self.keys_key(), &serialize(&array), 0).await?;
+            }
+            Ok(Ret::Done)
+        }
+        .await;
+        kv.mark("exit");
+        published_unlock(kv, &self.name).await?;
+        body
+    }
+
+    async fn fixed_change<K: Kv>(&self, kv: &K, k: &str, add: bool) -> Result<Ret, KvError> {
+        let key = self.set_key();
+        loop {
+            let current = match kv.gets(&key).await {
+                Ok(Some(v)) => v,
+                Ok(None) => return Ok(Ret::Lost),
+                Err(e) if e.is_indeterminate() => continue,
+                Err(e) => return Err(e),
+            };
+            let mut members = deserialize(&current.data);
+            let present = members.iter().any(|m| m == k);
+            if add == present {
+                return Ok(Ret::Done);
+            }
+            if add {
+                members.push(k.to_string());
+            } else {
+                members.retain(|m| m != k);
+            }
+            match kv.cas(&key, current.cas, &serialize(&members), 0).await {
+                Ok(StoreOutcome::Stored) => return Ok(Ret::Done),
+                Ok(StoreOutcome::NotFound) => return Ok(Ret::Lost),
+                Ok(_) => continue,
+                // Not retried: between the lost reply and a retry another client may
+                // have undone the change, and a retry would then apply it a second time.
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Model for Table {
+    type Op = Op;
+    type Ret = Ret;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        if self.variant == Variant::Fixed {
+            kv.add(&self.set_key(), b"", 0).await?;
+        }
+        Ok(())
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
+        match (self.variant, op) {
+            (Variant::Published, Op::Add(k)) => self.published_change(kv, k, true).await,
+            (Variant::Published, Op::Delete(k)) => self.published_change(kv, k, false).await,
+            (Variant::Published, Op::Has(k)) => {
+                Ok(Ret::Has(kv.get(&self.member_key(k)).await?.is_some()))
+            }
+            (Variant::Published, Op::Fetch) => {
+                Ok(Ret::Members(match kv.get(&self.keys_key()).await? {
+                    Some(d) => sorted(deserialize(&d)),
+                    None => Vec::new(),
+                }))
+            }
+            (Variant::Fixed, Op::Add(k)) => self.fixed_change(kv, k, true).await,
+            (Variant::Fixed, Op::Delete(k)) => self.fixed_change(kv, k, false).await,
+            (Variant::Fixed, Op::Has(k)) => Ok(match kv.get(&self.set_key()).await? {
+                Some(d) => Ret::Has(deserialize(&d).iter().any(|m| m == k)),
+                None => Ret::Lost,
+            }),
+            (Variant::Fixed, Op::Fetch) => Ok(match kv.get(&self.set_key()).await? {
+                Some(d) => Ret::Members(sorted(deserialize(&d))),
+                None => Ret::Lost,
+            }),
+        }
+    }
+
+    fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {
+        let k = MEMBERS[rng.index(MEMBERS.len())].to_string();
+        match rng.below(10) {
+            0..=2 => Op::Add(k),
+            3 => Op::Delete(k),
+            4..=6 => Op::Has(k),
+            _ => Op::Fetch,
+        }
+    }
+
+    fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
+        lincheck::check(&SetSpec, &ops)
+    }
+}
+
+/// The sequential set.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SetSpec;
+
+impl SequentialSpec for SetSpec {
+    type State = BTreeSet<String>;
+    type Op = Op;
+    type Ret = Ret;
+
+    fn name(&self) -> &'static str {
+        "set"
+    }
+
+    fn init(&self) -> BTreeSet<String> {
+        BTreeSet::new()
+    }
+
+    fn step(&self, state: &BTreeSet<String>, op: &Op) -> (BTreeSet<String>, Ret) {
+        let mut s = state.clone();
+        match op {
+            Op::Add(k) => {
+                s.insert(k.clone());
+                (s, Ret::Done)
+            }
+            Op::Delete(k) => {
+                s.remove(k);
+                (s, Ret::Done)
+            }
+            Op::Has(k) => {
+                let has = s.contains(k);
+                (s, Ret::Has(has))
+            }
+            Op::Fetch => {
+                let all = s.iter().cloned().collect();
+                (s, Ret::Members(all))
+            }
+        }
+    }
+
+    fn explain(&self, state: &BTreeSet<String>, op: &Op, expected: &Ret, found: &Ret) -> String {
+        let members: Vec<&String> = state.iter().collect();
+        match (op, found) {
+            (Op::Has(k), Ret::Has(b)) => {
+                format!("has({k}) returned {b}, but the table holds {members:?}")
+            }
+            (Op::Fetch, Ret::Members(m)) => {
+                format!("fetch returned {m:?}, but the table holds {members:?}")
+            }
+            _ => format!("{op:?} returned {found:?}, expected {expected:?}"),
+        }
+    }
+}
+
+/// The named scenarios and what each variant is expected to get.
+pub fn scenarios() -> Vec<(Scenario, Expect)> {
+    vec![
+        (
+            Scenario::new("no-faults", 3, 4)
+                .about("concurrent adds, deletes, membership tests and fetches")
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("evict", 3, 4)
+                .about("keys may be evicted at any step")
+                .faults(&[FaultKind::Evict])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("crash-lose-pause", 3, 4)
+                .about("clients crash or stall; requests and replies get lost")
+                .faults(&[FaultKind::Crash, FaultKind::Lose, FaultKind::Pause])
+                .fault_budget(2)
+                .runs(300),
+            Expect::BROKEN_FIXED,
+        ),
+    ]
+}

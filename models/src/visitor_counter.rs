@@ -1,0 +1,287 @@
+//! §4 Visitor counter with a shadow key (004, "Счетчик посетителей").
+//!
+//! # Published
+//! ```text
+//! keys = ("counter" + name + "_0", "counter" + name + "_1")
+//! active() = 0 if time() % (2*T) < T else 1        # the calling client's clock, seconds
+//! increment(): a = active()
+//!   loop: incr(keys[1-a], 1) -> return; on miss: add(keys[1-a], 1, 2*T) -> return  # line 43
+//! value():     get(keys[active()]), or 0 on a miss
+//! ```
+//! with the [repair] of `STRUCTURES.md` (`T` is a field) and line 43 as printed. `T` is
+//! [`PERIOD_SECS`] here (the article's example is 3 minutes; the mechanism is the same).
+//!
+//! # The property (time window)
+//! Time is cut into periods of `T` seconds of true time from the epoch (the simulator's
+//! epoch is a multiple of `2T`). What a user may expect: `value()` run within period `p`
+//! returns the number of visits of period `p-1`. Precisely, for a `value()` whose call and
+//! return fall in periods `p..=q`, the answer `n` must satisfy `lo(r-1) <= n <= hi(r-1)` for
+//! some `r` in `p..=q`, where `lo(x)` counts the visits that were called and returned
+//! within period `x`, and `hi(x)` the visits whose span (call to return, or to forever for
+//! a visit with an unknown outcome) meets period `x`. Visits that certainly had no effect
+//! (the fixed variant's `Lost`) count in neither.
+//!
+//! The article warns about the published variant itself: the shadow key is created with a
+//! relative expiry of `2T` at the first visit of a period, not at the period's start, so it
+//! outlives its period and dies in the middle of the period in which it is the shadow key
+//! again: visits counted before that moment vanish ("visitors start to disappear"). Its
+//! proposed fix of line 43 (`2*T - time() % T`) still leaves one second of the server's
+//! expiry granularity and the client/server clock offset. Clients with skewed clocks also
+//! disagree about which key is the shadow.
+//!
+//! # Fixed
+//! One key per period, named by the period's number (`counter<name>_p<n>`), so a key is
+//! never reused and its expiry ([`FIXED_EXPIRY_PERIODS`] × `T`, from its creation) only
+//! collects garbage; a visit increments the current period's key (created with `add` on a
+//! miss); `value()` reads the previous period's key and reads the clock again afterwards,
+//! retrying if the period changed meanwhile, so a stalled read never returns a stale or
+//! expired count.
+//!
+//! Tolerates: no faults, `crash`, `lose` (a timed-out visit is an unknown outcome, within
+//! `hi`), `pause`, `expire`. Not tolerated, by any design: `skew` (a period is defined by
+//! true time and the clients only have their own clocks; memcached's protocol does not
+//! expose the server's clock to them), and `evict`, `lru`, `restart` (the count's only copy
+//! is gone; a period without visits has no key, so a loss cannot even be detected).
+
+use crate::counter::parse_number;
+use crate::expect::{Expect, Variant};
+use kvsim::history::{History, Outcome};
+use kvsim::kv::{Kv, KvError, StoreOutcome};
+use kvsim::model::Model;
+use kvsim::rng::SimRng;
+use kvsim::scenario::{FaultKind, Scenario};
+use kvsim::verdict::{Verdict, Violation};
+
+/// The counting period `T`, in seconds.
+pub const PERIOD_SECS: u64 = 2;
+
+/// The fixed variant's key expiry, in periods.
+pub const FIXED_EXPIRY_PERIODS: u64 = 3;
+
+/// A visitor-counter operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `increment()`: a unique visit.
+    Visit,
+    /// `value()`.
+    Value,
+    /// The client does nothing for this long (lets periods go by).
+    Sleep(u64),
+}
+
+/// What an operation returns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ret {
+    /// `increment` returned.
+    Counted,
+    /// `value()` returned this.
+    Count(u64),
+    /// The sleep ended.
+    Slept,
+}
+
+/// The visitor counter of §4, in one of its variants.
+#[derive(Clone, Debug)]
+pub struct VisitorCounter {
+    variant: Variant,
+    keys: [Vec<u8>; 2],
+    t: u64,
+}
+
+/// The published visitor counter.
+pub fn published() -> VisitorCounter {
+    VisitorCounter::new(Variant::Published)
+}
+
+/// The fixed visitor counter.
+pub fn fixed() -> VisitorCounter {
+    VisitorCounter::new(Variant::Fixed)
+}
+
+impl VisitorCounter {
+    /// The counter named `v` (keys `counterv_0`, `counterv_1`), period [`PERIOD_SECS`].
+    pub fn new(variant: Variant) -> VisitorCounter {
+        VisitorCounter {
+            variant,
+            keys: [b"counterv_0".to_vec(), b"counterv_1".to_vec()],
+            t: PERIOD_SECS,
+        }
+    }
+
+    /// Which variant this is.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    fn active<K: Kv>(&self, kv: &K) -> usize {
+        if kv.now_secs() % (2 * self.t) < self.t {
+            0
+        } else {
+            1
+        }
+    }
+
+    async fn published_increment<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        let a = self.active(kv);
+        loop {
+            if kv.incr(&self.keys[1 - a], 1).await?.is_some() {
+                return Ok(Ret::Counted);
+            }
+            if kv.add(&self.keys[1 - a], b"1", (2 * self.t) as i64).await? == StoreOutcome::Stored {
+                return Ok(Ret::Counted);
+            }
+        }
+    }
+
+    async fn published_value<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        Ok(match kv.get(&self.keys[self.active(kv)]).await? {
+            Some(d) => Ret::Count(parse_number(&d)),
+            None => Ret::Count(0),
+        })
+    }
+
+    fn period_key(&self, period: u64) -> Vec<u8> {
+        format!("counterv_p{period}").into_bytes()
+    }
+
+    async fn fixed_increment<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        let key = self.period_key(kv.now_secs() / self.t);
+        loop {
+            if kv.incr(&key, 1).await?.is_some() {
+                return Ok(Ret::Counted);
+            }
+            let exp = (FIXED_EXPIRY_PERIODS * self.t) as i64;
+            if kv.add(&key, b"1", exp).await? == StoreOutcome::Stored {
+                return Ok(Ret::Counted);
+            }
+        }
+    }
+
+    async fn fixed_value<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
+        loop {
+            let p = kv.now_secs() / self.t;
+            let n = match kv.get(&self.period_key(p.saturating_sub(1))).await? {
+                Some(d) => parse_number(&d),
+                None => 0,
+            };
+            if kv.now_secs() / self.t == p {
+                return Ok(Ret::Count(n));
+            }
+        }
+    }
+}
+
+impl Model for VisitorCounter {
+    type Op = Op;
+    type Ret = Ret;
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
+        match (self.variant, op) {
+            (_, Op::Sleep(ms)) => {
+                kv.sleep_ms(*ms).await;
+                Ok(Ret::Slept)
+            }
+            (Variant::Published, Op::Visit) => self.published_increment(kv).await,
+            (Variant::Published, Op::Value) => self.published_value(kv).await,
+            (Variant::Fixed, Op::Visit) => self.fixed_increment(kv).await,
+            (Variant::Fixed, Op::Value) => self.fixed_value(kv).await,
+        }
+    }
+
+    fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {
+        match rng.below(20) {
+            0..=7 => Op::Visit,
+            8..=12 => Op::Value,
+            _ => Op::Sleep(rng.range_inclusive(300, 2_500)),
+        }
+    }
+
+    fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        check_window(self.t * 1000, history)
+    }
+}
+
+/// Checks the time-window property of the module docs, with periods of `period_ms`.
+pub fn check_window(period_ms: u64, history: &History<Op, Ret>) -> Verdict {
+    // Spans of the visits that may have taken effect: (call, return or forever, certain).
+    let visits: Vec<(u64, u64, bool)> = history
+        .ops
+        .iter()
+        .filter(|o| o.op == Op::Visit)
+        .filter_map(|o| match (&o.outcome, o.ret_ms) {
+            (Outcome::Ok(_), Some(r)) => Some((o.call_ms, r, true)),
+            (Outcome::Failed, _) => None,
+            _ => Some((o.call_ms, u64::MAX, false)),
+        })
+        .collect();
+    let lo = |x: u64| {
+        let (s, e) = (x * period_ms, (x + 1) * period_ms);
+        visits
+            .iter()
+            .filter(|(c, r, certain)| *certain && *c >= s && *r < e)
+            .count() as u64
+    };
+    let hi = |x: u64| {
+        let (s, e) = (x * period_ms, (x + 1) * period_ms);
+        visits.iter().filter(|(c, r, _)| *c < e && *r >= s).count() as u64
+    };
+    for (i, o) in history.ops.iter().enumerate() {
+        let (Outcome::Ok(Ret::Count(n)), Some(ret_ms)) = (&o.outcome, o.ret_ms) else {
+            continue;
+        };
+        let (p, q) = (o.call_ms / period_ms, ret_ms / period_ms);
+        let ok = (p..=q).any(|r| r == 0 && *n == 0 || r > 0 && lo(r - 1) <= *n && *n <= hi(r - 1));
+        if !ok {
+            let r = p.max(1);
+            return Verdict::Violation(Violation {
+                property: "time window (visitor counter)".to_string(),
+                reason: format!(
+                    "value() at {:.3} s (period {p}) returned {n}, but period {} had between {} and {} visits",
+                    o.call_ms as f64 / 1000.0,
+                    r - 1,
+                    lo(r - 1),
+                    hi(r - 1)
+                ),
+                ops: vec![i],
+                partial: Vec::new(),
+            });
+        }
+    }
+    Verdict::Ok
+}
+
+/// The named scenarios and what each variant is expected to get.
+pub fn scenarios() -> Vec<(Scenario, Expect)> {
+    vec![
+        (
+            Scenario::new("no-faults", 3, 14)
+                .about("visits, reads and idle time over several periods")
+                .runs(300),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("crash-lose-pause", 3, 14)
+                .about("clients crash or stall; requests and replies get lost")
+                .faults(&[FaultKind::Crash, FaultKind::Lose, FaultKind::Pause])
+                .fault_budget(3)
+                .runs(300),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("skew", 3, 14)
+                .about("client clocks are offset, drift and jump")
+                .faults(&[FaultKind::Skew])
+                .fault_budget(2)
+                .runs(300),
+            Expect::IMPOSSIBLE,
+        ),
+        (
+            Scenario::new("evict", 3, 14)
+                .about("keys may be evicted at any step")
+                .faults(&[FaultKind::Evict])
+                .fault_budget(1)
+                .runs(300),
+            Expect::IMPOSSIBLE,
+        ),
+    ]
+}

@@ -1,0 +1,217 @@
+//! What the harness finds in the published variants (and, where no design can hold, in
+//! the fixed ones): each finding pinned by its verdict and a snapshot of the smallest
+//! failing run the search met (fewest steps among the first failures of a small
+//! scenario that names only the fault kinds, never the steps).
+
+use kvsim::model::Model;
+use kvsim::report::text;
+use kvsim::scenario::{FaultKind, Scenario, Strategy};
+use kvsim::sim::{self, run_seed, SimConfig};
+use kvsim::target::{ModelTarget, Target};
+use kvsim::verdict::Verdict;
+use kvsim_models::{
+    array_append, array_locked, counter, event_log, fifo, lock, spinlock, table, visitor_counter,
+};
+
+/// Failures to collect before picking the smallest.
+const FAILURES: usize = 8;
+
+/// Runs `scenario` on `model` seed after seed (up to `max_runs`), keeps the failing run
+/// with the fewest steps among the first [`FAILURES`] failures, and returns its verdict
+/// and text report.
+fn smallest_failure<M: Model + 'static>(
+    target: &str,
+    model: M,
+    scenario: &Scenario,
+    max_runs: u64,
+) -> (Verdict, String) {
+    smallest_failure_where(target, model, scenario, max_runs, |_| true)
+}
+
+/// [`smallest_failure`], counting only the violations `want` accepts (to tell apart two
+/// defects of one structure).
+fn smallest_failure_where<M: Model + 'static>(
+    target: &str,
+    model: M,
+    scenario: &Scenario,
+    max_runs: u64,
+    want: impl Fn(&Verdict) -> bool,
+) -> (Verdict, String) {
+    let cfg = SimConfig::from_scenario(scenario);
+    let mut best: Option<(u32, u64)> = None;
+    let mut found = 0;
+    for i in 0..max_runs {
+        let seed = run_seed(1, i);
+        let out = sim::run(&model, &cfg, seed, None);
+        let verdict = sim::judge(&model, &out);
+        if verdict.is_violation() && want(&verdict) {
+            found += 1;
+            if best.is_none_or(|(steps, _)| out.steps < steps) {
+                best = Some((out.steps, seed));
+            }
+            if found == FAILURES {
+                break;
+            }
+        }
+    }
+    let (_, seed) = best.unwrap_or_else(|| panic!("{target}: no violation in {max_runs} runs"));
+    let report = ModelTarget::new(target, model).run(&scenario.name, &cfg, seed, None);
+    (report.verdict.clone(), condense(&text(&report)))
+}
+
+/// Keeps a report readable as a snapshot: its first [`HEAD_LINES`] lines and its last
+/// four (the verdict's reason and the replay command); a long run (a busy spin, a
+/// livelock) is cut in between, and the replay command shows it whole.
+fn condense(report: &str) -> String {
+    let lines: Vec<&str> = report.lines().collect();
+    if lines.len() <= HEAD_LINES + 8 {
+        return report.to_string();
+    }
+    let tail = &lines[lines.len() - 4..];
+    let cut = lines.len() - 4 - HEAD_LINES;
+    format!(
+        "{}\n  … {cut} lines cut …\n{}\n",
+        lines[..HEAD_LINES].join("\n"),
+        tail.join("\n")
+    )
+}
+
+/// Lines of a report kept before the cut.
+const HEAD_LINES: usize = 70;
+
+fn property(v: &Verdict) -> String {
+    match v {
+        Verdict::Violation(v) => v.property.clone(),
+        other => panic!("expected a violation, found {other}"),
+    }
+}
+
+#[test]
+fn fifo_published_hands_out_the_dummy_first() {
+    let s = Scenario::new("no-faults", 2, 2);
+    let (v, report) = smallest_failure("fifo/published", fifo::published(), &s, 200);
+    assert_eq!(property(&v), "linearizability (queue)");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn fifo_published_livelocks_when_the_tail_node_is_evicted() {
+    let s = Scenario::new("evict", 2, 3)
+        .faults(&[FaultKind::Evict])
+        .fault_budget(1);
+    let progress = |v: &Verdict| matches!(v, Verdict::Violation(x) if x.property == "progress");
+    let (v, report) =
+        smallest_failure_where("fifo/published", fifo::published(), &s, 2000, progress);
+    assert_eq!(property(&v), "progress");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn lock_published_lets_a_second_holder_in_when_the_first_is_slow() {
+    let s = Scenario::new("slow-holder", 2, 2)
+        .faults(&[FaultKind::Pause])
+        .fault_budget(1);
+    let (v, report) = smallest_failure("lock/published", lock::published(), &s, 400);
+    assert_eq!(property(&v), "mutual exclusion");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn lock_fixed_cannot_survive_a_holder_outliving_its_lease_either() {
+    let s = Scenario::new("slow-holder", 2, 2)
+        .faults(&[FaultKind::Pause])
+        .fault_budget(1);
+    let (v, _) = smallest_failure("lock/fixed", lock::fixed(), &s, 400);
+    assert_eq!(property(&v), "mutual exclusion");
+}
+
+#[test]
+fn lock_published_lets_a_second_holder_in_when_the_lock_is_evicted() {
+    let s = Scenario::new("evict", 2, 2)
+        .faults(&[FaultKind::Evict])
+        .fault_budget(1);
+    let (v, report) = smallest_failure("lock/published", lock::published(), &s, 400);
+    assert_eq!(property(&v), "mutual exclusion");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn counter_published_restarts_from_zero_after_an_eviction() {
+    let s = Scenario::new("evict", 2, 3)
+        .faults(&[FaultKind::Evict])
+        .fault_budget(1);
+    let (v, report) = smallest_failure("counter/published", counter::published(), &s, 400);
+    assert_eq!(property(&v), "linearizability (counter)");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn visitor_counter_published_loses_visits_to_the_shifted_expiry() {
+    let s = Scenario::new("no-faults", 2, 10);
+    let (v, report) = smallest_failure(
+        "visitor-counter/published",
+        visitor_counter::published(),
+        &s,
+        600,
+    );
+    assert_eq!(property(&v), "time window (visitor counter)");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn event_log_published_drops_events_before_the_window_ends() {
+    let s = Scenario::new("no-faults", 2, 12);
+    let (v, report) = smallest_failure("event-log/published", event_log::published(), &s, 600);
+    assert_eq!(property(&v), "time window (event log)");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn array_locked_published_loses_a_change_when_a_writer_is_slow() {
+    let s = Scenario::new("slow-writer", 2, 2)
+        .faults(&[FaultKind::Pause])
+        .fault_budget(1);
+    let (v, report) = smallest_failure(
+        "array-locked/published",
+        array_locked::published(),
+        &s,
+        1000,
+    );
+    assert_eq!(property(&v), "linearizability (array)");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn array_append_published_never_stores_anything() {
+    let s = Scenario::new("no-faults", 1, 2);
+    let (v, report) =
+        smallest_failure("array-append/published", array_append::published(), &s, 100);
+    assert_eq!(property(&v), "linearizability (append-only array)");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn table_published_has_and_fetch_disagree_without_faults() {
+    let s = Scenario::new("no-faults", 2, 3).strategy(Strategy::Random);
+    let (v, report) = smallest_failure("table/published", table::published(), &s, 3000);
+    assert_eq!(property(&v), "linearizability (set)");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn spinlock_published_initialisation_race_breaks_mutual_exclusion_without_faults() {
+    let s = Scenario::new("no-faults", 4, 2);
+    let (v, report) = smallest_failure("spinlock/published", spinlock::published(), &s, 2000);
+    assert_eq!(property(&v), "mutual exclusion");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
+fn spinlock_published_breaks_when_memcache_drops_a_value() {
+    let s = Scenario::new("evict", 2, 3)
+        .faults(&[FaultKind::Evict])
+        .fault_budget(1);
+    let (v, report) = smallest_failure("spinlock/published", spinlock::published(), &s, 400);
+    assert!(v.is_violation());
+    insta::assert_snapshot!(report);
+}

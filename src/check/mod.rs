@@ -1,0 +1,41 @@
+//! Checkers: is a history correct?
+//!
+//! - [`linearizable`] / [`check_linearizability`]: linearizability against a
+//!   [`SequentialSpec`](crate::spec::SequentialSpec), with unknown outcomes, per-partition
+//!   checking and limits that yield `Unknown`, never a pass ([`linearizability`]).
+//! - [`mutual_exclusion`]: critical sections (marked `enter`/`exit`) never overlap
+//!   ([`mutex`]).
+//! - [`progress`]: every operation completes within a bound unless a fault blocked it
+//!   ([`mod@progress`]).
+//! - [`bruteforce`]: a reference linearizability checker that tries every order; slow,
+//!   for testing the fast one.
+//!
+//! ```
+//! use kvsim::check::{linearizable, Limits};
+//! use kvsim::history::{History, Operation, Outcome};
+//! use kvsim::specs::register::{RegisterOp, RegisterRet, RegisterSpec};
+//! use kvsim::verdict::Verdict;
+//!
+//! let op = |client, op, call, ret, outcome| Operation {
+//!     client, op, call, ret: Some(ret), call_ms: 0, ret_ms: None, outcome, marks: vec![],
+//! };
+//! // C0 writes 1 while C1 reads 1: fine. Then C1 reads nothing: stale.
+//! let history = History { ops: vec![
+//!     op(0, RegisterOp::Write(1), 0, 3, Outcome::Ok(RegisterRet::Written)),
+//!     op(1, RegisterOp::Read, 1, 2, Outcome::Ok(RegisterRet::Value(Some(1)))),
+//!     op(1, RegisterOp::Read, 4, 5, Outcome::Ok(RegisterRet::Value(None))),
+//! ]};
+//! let spec = RegisterSpec::<i64>::new();
+//! assert!(linearizable(&spec, &history, Limits::none()).is_violation());
+//! ```
+
+pub mod bruteforce;
+pub mod linearizability;
+pub mod mutex;
+pub mod progress;
+
+pub use linearizability::{
+    check_linearizability, linearizable, Counterexample, Limits, Linearization, Witness,
+};
+pub use mutex::mutual_exclusion;
+pub use progress::{progress, Blocked, ProgressBound};

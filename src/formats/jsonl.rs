@@ -1,0 +1,50 @@
+//! `jsonl`: JSON lines of our own, one event per line, blank lines ignored:
+//!
+//! ```text
+//! {"process": 0, "type": "invoke", "f": "write", "value": 3}
+//! {"process": 0, "type": "ok", "f": "write", "value": 3, "time": 12}
+//! {"process": 1, "type": "invoke", "f": "get", "key": "x"}
+//! ```
+//!
+//! `process` (a number), `type` (`invoke`, `ok`, `fail`, `info`) and `f` are required;
+//! `key`, `value` (any JSON; `null` or absent is nil) and `time` (milliseconds) are
+//! optional. The fields are Jepsen's, so the same events read the same in every format.
+
+use super::jepsen_edn::event_from_map;
+use super::{excerpt, Event, LineError, Value};
+
+/// Parses JSON lines into events.
+pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
+    let mut events = Vec::new();
+    for (i, line_text) in text.lines().enumerate() {
+        let line = i + 1;
+        if line_text.trim().is_empty() {
+            continue;
+        }
+        let json: serde_json::Value = serde_json::from_str(line_text).map_err(|e| {
+            LineError::new(line, format!("a JSON object ({e})"), excerpt(line_text))
+        })?;
+        let v =
+            from_json(&json).map_err(|what| LineError::new(line, "JSON without floats", what))?;
+        if let Some(e) = event_from_map(&v, line, 1)? {
+            events.push(e);
+        }
+    }
+    Ok(events)
+}
+
+fn from_json(j: &serde_json::Value) -> Result<Value, String> {
+    use serde_json::Value as J;
+    Ok(match j {
+        J::Null => Value::Nil,
+        J::Bool(b) => Value::Bool(*b),
+        J::Number(n) => Value::Int(n.as_i64().ok_or_else(|| n.to_string())?),
+        J::String(s) => Value::Str(s.clone()),
+        J::Array(items) => Value::List(items.iter().map(from_json).collect::<Result<_, _>>()?),
+        J::Object(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| Ok((Value::Str(k.clone()), from_json(v)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+    })
+}

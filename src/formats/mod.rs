@@ -1,0 +1,483 @@
+//! History files from outside: three formats, one shape of result.
+//!
+//! Every format is a list of Jepsen-style events, one per operation start or end:
+//! a process, a type (`invoke`, `ok`, `fail`, `info`), a function name `f`, an optional
+//! key and a value. [`read_events`] parses a file into [`Event`]s; [`pair`] matches each
+//! process's invocation with its completion into [`RawOp`]s; [`to_history`] turns those
+//! into a typed [`History`] through a spec's [`FromRaw`].
+//!
+//! - `jsonl` ([`jsonl`]): JSON lines of our own.
+//! - `jepsen-edn` ([`jepsen_edn`]): Jepsen's EDN operation maps, one per line or in a
+//!   vector (history.edn).
+//! - `jepsen-log` ([`jepsen_log`]): Jepsen's log lines (`INFO  jepsen.util - 3 :ok :read 1`).
+//!
+//! Outcomes: `ok` completes with the value; `fail` certainly had no effect (a spec may read
+//! it as an observation, e.g. a cas that failed its comparison); `info`, and an invocation
+//! never completed, have an unknown outcome. Nemesis events (process `:nemesis`) are not
+//! client operations and are skipped.
+//!
+//! Errors name the file, the line, what was expected and what was found.
+
+pub mod edn;
+pub mod jepsen_edn;
+pub mod jepsen_log;
+pub mod jsonl;
+
+use crate::history::{History, Operation, Outcome};
+use crate::spec::SequentialSpec;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+/// A value in a history file (EDN's data model, which covers JSON's).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Value {
+    /// `nil` / `null`.
+    Nil,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A string.
+    Str(String),
+    /// An EDN keyword, without its colon.
+    Keyword(String),
+    /// An EDN symbol.
+    Symbol(String),
+    /// A vector, list or set (sets in file order).
+    List(Vec<Value>),
+    /// A map, in file order.
+    Map(Vec<(Value, Value)>),
+}
+
+impl Value {
+    /// The value for `key` (a keyword, without colon) if this is a map.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| matches!(k, Value::Keyword(s) | Value::Str(s) if s == key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Nil => write!(f, "nil"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Keyword(k) => write!(f, ":{k}"),
+            Value::Symbol(s) => write!(f, "{s}"),
+            Value::List(items) => {
+                write!(f, "[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, " ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                write!(f, "]")
+            }
+            Value::Map(entries) => {
+                write!(f, "{{")?;
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{k} {v}")?;
+                }
+                write!(f, "}}")
+            }
+        }
+    }
+}
+
+/// The history file formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// JSON lines of our own.
+    Jsonl,
+    /// Jepsen's EDN operation maps.
+    JepsenEdn,
+    /// Jepsen's log lines.
+    JepsenLog,
+}
+
+impl Format {
+    /// Every format, with its name.
+    pub const ALL: [(&'static str, Format); 3] = [
+        ("jsonl", Format::Jsonl),
+        ("jepsen-edn", Format::JepsenEdn),
+        ("jepsen-log", Format::JepsenLog),
+    ];
+
+    /// The format's name as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::JepsenEdn => "jepsen-edn",
+            Format::JepsenLog => "jepsen-log",
+        }
+    }
+
+    /// The format by name.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, f)| f)
+    }
+
+    /// Guesses the format from a file's first non-blank line: `{"` is JSON lines, `{` or
+    /// `[` is EDN, a line with `jepsen.util - ` is a log; `None` if none fits.
+    pub fn guess(text: &str) -> Option<Format> {
+        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        if line.starts_with("{\"") {
+            Some(Format::Jsonl)
+        } else if line.starts_with('{') || line.starts_with('[') {
+            Some(Format::JepsenEdn)
+        } else if line.contains("jepsen.util - ") {
+            Some(Format::JepsenLog)
+        } else {
+            None
+        }
+    }
+}
+
+/// What an event says about its operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventType {
+    /// The operation starts.
+    Invoke,
+    /// It completed with a value.
+    Ok,
+    /// It certainly had no effect.
+    Fail,
+    /// Its outcome is unknown.
+    Info,
+}
+
+impl EventType {
+    /// From `invoke`, `ok`, `fail`, `info`.
+    pub fn from_name(name: &str) -> Option<EventType> {
+        match name {
+            "invoke" => Some(EventType::Invoke),
+            "ok" => Some(EventType::Ok),
+            "fail" => Some(EventType::Fail),
+            "info" => Some(EventType::Info),
+            _ => None,
+        }
+    }
+}
+
+/// One line (or map) of a history file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The client process.
+    pub process: u64,
+    /// Invocation or which completion.
+    pub kind: EventType,
+    /// The function, e.g. `read`.
+    pub f: String,
+    /// The key, for keyed operations.
+    pub key: Option<Value>,
+    /// The value (argument at invocation, result at completion).
+    pub value: Value,
+    /// Time in milliseconds, if the file gives one.
+    pub time_ms: Option<u64>,
+    /// 1-based line in the file.
+    pub line: usize,
+}
+
+/// How an operation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Completed (`ok`).
+    Ok,
+    /// Failed (`fail`).
+    Fail,
+    /// Unknown (`info`).
+    Info,
+    /// Never completed in the file.
+    Pending,
+}
+
+/// An invocation matched with its completion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawOp {
+    /// The client process.
+    pub process: u64,
+    /// The function.
+    pub f: String,
+    /// The key from the invocation (or the completion if only it has one).
+    pub key: Option<Value>,
+    /// The invocation's value (the arguments).
+    pub args: Value,
+    /// The completion's value (`Nil` when pending).
+    pub result: Value,
+    /// How it ended.
+    pub end: End,
+    /// Position of the invocation among the file's events.
+    pub call: u64,
+    /// Position of the completion, if any.
+    pub ret: Option<u64>,
+    /// Time of the invocation and completion, if the file gives them.
+    pub call_ms: Option<u64>,
+    /// Completion time, if the file gives one.
+    pub ret_ms: Option<u64>,
+    /// Line of the invocation.
+    pub line: usize,
+    /// Line of the completion.
+    pub ret_line: Option<usize>,
+}
+
+/// The one error type of the formats layer.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FormatError {
+    /// The file could not be read.
+    #[error("{file}: cannot read: {message}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The OS error.
+        message: String,
+    },
+    /// A line is not what the format says.
+    #[error("{file}:{line}: expected {expected}, found {found}")]
+    Malformed {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// What the format wants there.
+        expected: String,
+        /// What the file has.
+        found: String,
+    },
+    /// The format could not be guessed.
+    #[error("{file}: cannot tell the format: expected JSON lines, EDN maps or Jepsen log lines, found {found}; pass --format")]
+    Unrecognized {
+        /// The file.
+        file: String,
+        /// The start of the file.
+        found: String,
+    },
+}
+
+/// A parse error before the file name is known: line, expected, found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    /// 1-based line.
+    pub line: usize,
+    /// What was expected.
+    pub expected: String,
+    /// What was found.
+    pub found: String,
+}
+
+impl LineError {
+    /// A new error.
+    pub fn new(line: usize, expected: impl Into<String>, found: impl Into<String>) -> Self {
+        LineError {
+            line,
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+
+    /// With the file name.
+    pub fn in_file(self, file: &str) -> FormatError {
+        FormatError::Malformed {
+            file: file.to_string(),
+            line: self.line,
+            expected: self.expected,
+            found: self.found,
+        }
+    }
+}
+
+/// Shortens text quoted in an error message.
+pub(crate) fn excerpt(s: &str) -> String {
+    let s = s.trim_end();
+    let mut out: String = s.chars().take(60).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    format!("{out:?}")
+}
+
+/// Parses a file's text in `format` into events.
+pub fn parse_events(text: &str, format: Format) -> Result<Vec<Event>, LineError> {
+    match format {
+        Format::Jsonl => jsonl::parse(text),
+        Format::JepsenEdn => jepsen_edn::parse(text),
+        Format::JepsenLog => jepsen_log::parse(text),
+    }
+}
+
+/// Reads and parses a file; `format` `None` guesses it from the content
+/// ([`Format::guess`]).
+pub fn read_events(path: &Path, format: Option<Format>) -> Result<Vec<Event>, FormatError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| FormatError::Io {
+        file: file.clone(),
+        message: e.to_string(),
+    })?;
+    let format = match format {
+        Some(f) => f,
+        None if text.trim().is_empty() => Format::Jsonl,
+        None => Format::guess(&text).ok_or_else(|| FormatError::Unrecognized {
+            file: file.clone(),
+            found: excerpt(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")),
+        })?,
+    };
+    parse_events(&text, format).map_err(|e| e.in_file(&file))
+}
+
+/// Matches each process's invocation with its next completion.
+pub fn pair(events: &[Event]) -> Result<Vec<RawOp>, LineError> {
+    let mut ops: Vec<RawOp> = Vec::new();
+    let mut open: BTreeMap<u64, usize> = BTreeMap::new();
+    for (pos, e) in events.iter().enumerate() {
+        let pos = pos as u64;
+        match e.kind {
+            EventType::Invoke => {
+                if let Some(&k) = open.get(&e.process) {
+                    return Err(LineError::new(
+                        e.line,
+                        format!(
+                            "process {} to complete its operation from line {} before invoking again",
+                            e.process, ops[k].line
+                        ),
+                        format!("an invoke of {}", e.f),
+                    ));
+                }
+                open.insert(e.process, ops.len());
+                ops.push(RawOp {
+                    process: e.process,
+                    f: e.f.clone(),
+                    key: e.key.clone(),
+                    args: e.value.clone(),
+                    result: Value::Nil,
+                    end: End::Pending,
+                    call: pos,
+                    ret: None,
+                    call_ms: e.time_ms,
+                    ret_ms: None,
+                    line: e.line,
+                    ret_line: None,
+                });
+            }
+            kind => {
+                let Some(k) = open.remove(&e.process) else {
+                    return Err(LineError::new(
+                        e.line,
+                        format!("an invoke by process {} before its completion", e.process),
+                        format!("a completion of {} with no open invoke", e.f),
+                    ));
+                };
+                let op = &mut ops[k];
+                if op.f != e.f {
+                    return Err(LineError::new(
+                        e.line,
+                        format!(
+                            "the completion of {} (invoked at line {}) by process {}",
+                            op.f, op.line, e.process
+                        ),
+                        format!("a completion of {}", e.f),
+                    ));
+                }
+                op.end = match kind {
+                    EventType::Ok => End::Ok,
+                    EventType::Fail => End::Fail,
+                    _ => End::Info,
+                };
+                op.result = e.value.clone();
+                if op.key.is_none() {
+                    op.key = e.key.clone();
+                }
+                op.ret = Some(pos);
+                op.ret_ms = e.time_ms;
+                op.ret_line = Some(e.line);
+            }
+        }
+    }
+    Ok(ops)
+}
+
+/// A spec whose operations can be read from history files.
+pub trait FromRaw: SequentialSpec {
+    /// The operation and its outcome; `Err` says what was expected and what was found.
+    fn from_raw(&self, raw: &RawOp) -> Result<(Self::Op, Outcome<Self::Ret>), String>;
+}
+
+/// The usual outcome: `ok` parses the result, `fail` is `Failed`, `info` and pending are
+/// `Unknown`.
+pub fn outcome<R>(
+    raw: &RawOp,
+    parse: impl FnOnce(&Value) -> Result<R, String>,
+) -> Result<Outcome<R>, String> {
+    Ok(match raw.end {
+        End::Ok => Outcome::Ok(parse(&raw.result)?),
+        End::Fail => Outcome::Failed,
+        End::Info | End::Pending => Outcome::Unknown,
+    })
+}
+
+/// "expected X, found Y" for a [`FromRaw`] error.
+pub fn expected(what: &str, found: &Value) -> String {
+    format!("expected {what}, found {found}")
+}
+
+/// Turns paired operations into a typed history for `spec`; an error names the line.
+pub fn to_history<S: FromRaw>(
+    spec: &S,
+    raws: &[RawOp],
+) -> Result<History<S::Op, S::Ret>, LineError> {
+    let mut ops = Vec::with_capacity(raws.len());
+    for raw in raws {
+        let (op, outcome) = spec.from_raw(raw).map_err(|msg| {
+            let (expected, found) = match msg.strip_prefix("expected ") {
+                Some(rest) => match rest.split_once(", found ") {
+                    Some((e, f)) => (e.to_string(), f.to_string()),
+                    None => (rest.to_string(), format!("{} {}", raw.f, raw.args)),
+                },
+                None => (format!("an operation of spec {}", spec.name()), msg),
+            };
+            let line = match raw.end {
+                End::Ok | End::Fail | End::Info if expected.contains("result") => {
+                    raw.ret_line.unwrap_or(raw.line)
+                }
+                _ => raw.line,
+            };
+            LineError::new(line, expected, found)
+        })?;
+        ops.push(Operation {
+            client: raw.process as usize,
+            op,
+            call: raw.call,
+            ret: raw.ret,
+            call_ms: raw.call_ms.unwrap_or(0),
+            ret_ms: raw.ret_ms,
+            outcome,
+            marks: Vec::new(),
+        });
+    }
+    Ok(History { ops })
+}
+
+/// Reads a file into a typed history for `spec`: [`read_events`], [`pair`], [`to_history`].
+pub fn read_history<S: FromRaw>(
+    spec: &S,
+    path: &Path,
+    format: Option<Format>,
+) -> Result<History<S::Op, S::Ret>, FormatError> {
+    let file = path.display().to_string();
+    let events = read_events(path, format)?;
+    let raws = pair(&events).map_err(|e| e.in_file(&file))?;
+    to_history(spec, &raws).map_err(|e| e.in_file(&file))
+}

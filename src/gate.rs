@@ -1,0 +1,139 @@
+//! Checks from `cargo test`: the library API behind `kvsim check`, so a user's own test
+//! suite is the CI gate.
+//!
+//! ```
+//! # use kvsim::{Check, model::Model, kv::{Kv, KvError}, rng::SimRng, history::History,
+//! #   verdict::Verdict, scenario::Scenario};
+//! # struct Noop;
+//! # impl Model for Noop {
+//! #     type Op = (); type Ret = ();
+//! #     async fn run<K: Kv>(&self, kv: &K, _c: usize, _op: &()) -> Result<(), KvError> {
+//! #         kv.set(b"k", b"v", 0).await.map(|_| ())
+//! #     }
+//! #     fn op(&self, _c: usize, _i: usize, _r: &mut SimRng) {}
+//! #     fn check(&self, _h: &History<(), ()>) -> Verdict { Verdict::Ok }
+//! # }
+//! let outcome = Check::new("noop/fixed", Noop, Scenario::new("smoke", 2, 3).runs(200)).run();
+//! outcome.assert_ok(); // on failure: panics with the report and the replay token
+//! ```
+
+use crate::model::Model;
+use crate::report;
+use crate::scenario::Scenario;
+use crate::sim::{CheckLimits, SimConfig, Token, TokenError};
+use crate::target::{CheckReport, ModelTarget, RunReport, Target};
+use crate::verdict::Verdict;
+use std::time::Duration;
+
+/// A check of one model against one scenario, built step by step.
+pub struct Check<M: Model> {
+    target: ModelTarget<M>,
+    scenario: Scenario,
+    config: SimConfig,
+    seed: u64,
+    time_limit: Option<Duration>,
+}
+
+// `Explorable` (a `Send + Sync` model): what `ModelTarget` needs to be a `Target`.
+impl<M: crate::explore::Explorable> Check<M> {
+    /// Checks `model`, named `name` (`MODEL/VARIANT`), under `scenario`.
+    pub fn new(name: &str, model: M, scenario: Scenario) -> Check<M> {
+        let config = SimConfig::from_scenario(&scenario);
+        Check {
+            target: ModelTarget::new(name, model),
+            scenario,
+            config,
+            seed: 1,
+            time_limit: None,
+        }
+    }
+
+    /// Sets the base seed (default 1): run *i* uses a seed derived from it.
+    pub fn seed(mut self, seed: u64) -> Check<M> {
+        self.seed = seed;
+        self
+    }
+
+    /// Stops after this much wall-clock time with `Unknown` (never a pass).
+    pub fn time_limit(mut self, limit: Duration) -> Check<M> {
+        self.time_limit = Some(limit);
+        self
+    }
+
+    /// Adjusts the simulator's knobs beyond the scenario (step bounds, fault sizes, …).
+    pub fn configure(mut self, f: impl FnOnce(&mut SimConfig)) -> Check<M> {
+        f(&mut self.config);
+        self
+    }
+
+    /// Runs the scenario's runs; stops at the first violation.
+    pub fn run(&self) -> Outcome {
+        let limits = CheckLimits {
+            seed: self.seed,
+            runs: self.scenario.runs,
+            time_limit: self.time_limit,
+        };
+        Outcome(self.target.check(&self.scenario, &self.config, &limits))
+    }
+
+    /// Replays a token a failing check printed: the run with its full trace.
+    pub fn replay(&self, token: &str) -> Result<RunReport, TokenError> {
+        let t = Token::decode(token)?;
+        Ok(self
+            .target
+            .run(&t.scenario, &t.config, t.seed, t.choices.as_deref()))
+    }
+}
+
+/// What a [`Check`] found.
+#[derive(Clone, Debug)]
+pub struct Outcome(pub CheckReport);
+
+impl Outcome {
+    /// The verdict over all runs.
+    pub fn verdict(&self) -> &Verdict {
+        &self.0.verdict
+    }
+
+    /// The failing run, if any.
+    pub fn failure(&self) -> Option<&RunReport> {
+        self.0.failure.as_ref()
+    }
+
+    /// The text report of the failing run (as `kvsim check` prints it).
+    pub fn report(&self) -> Option<String> {
+        self.failure().map(report::text)
+    }
+
+    /// Panics unless the verdict is `Ok`, printing the report and the replay token.
+    #[track_caller]
+    pub fn assert_ok(&self) {
+        match &self.0.verdict {
+            Verdict::Ok => {}
+            Verdict::Unknown(why) => panic!(
+                "kvsim: {} under {}: unknown after {} runs: {why}",
+                self.0.target, self.0.scenario, self.0.runs
+            ),
+            Verdict::Violation(_) => panic!(
+                "kvsim: {} under {} failed after {} runs\n\n{}\nreplay in a test: \
+                 Check::replay(TOKEN) with the token above",
+                self.0.target,
+                self.0.scenario,
+                self.0.runs,
+                self.report().unwrap_or_default()
+            ),
+        }
+    }
+
+    /// Panics unless a violation was found; returns the failing run.
+    #[track_caller]
+    pub fn assert_violation(&self) -> &RunReport {
+        match self.failure() {
+            Some(f) if self.0.verdict.is_violation() => f,
+            _ => panic!(
+                "kvsim: {} under {}: expected a violation, found {} after {} runs",
+                self.0.target, self.0.scenario, self.0.verdict, self.0.runs
+            ),
+        }
+    }
+}

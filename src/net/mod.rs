@@ -1,0 +1,17 @@
+//! kvsim over TCP: a client backend for real memcached servers, consistent hashing across
+//! several of them, a history recorder for runs from OS threads, and `kvsim serve`.
+
+pub mod client;
+pub mod ketama;
+
+pub use client::{TcpKv, TcpKvConfig};
+pub use ketama::Ketama;
+pub mod recorder;
+
+pub use recorder::Recorder;
+pub mod memcached;
+
+pub use memcached::MemcachedProcess;
+pub mod server;
+
+pub use server::{ServeConfig, Server};

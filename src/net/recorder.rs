@@ -1,0 +1,153 @@
+//! [`Recorder`]: a history of operations run from OS threads against real servers.
+//!
+//! Every invocation and completion takes its position in one total order from a counter
+//! behind a mutex, the invocation *before* the operation sends anything and the completion
+//! *after* it has received everything. So when the history says operation A returned before
+//! B was invoked, A's last reply really arrived before B's first request left: thread
+//! scheduling can only make operations look more concurrent than they were, never less,
+//! and a reordering can never fake a violation. Times are read from a monotonic clock
+//! ([`Instant`]) under the same mutex, so they never run backwards along the order.
+
+use crate::history::{History, Operation, Outcome};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// The handle of an invoked, not yet completed operation.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "complete the operation with Recorder::complete"]
+pub struct Pending {
+    index: usize,
+}
+
+struct Inner<Op, Ret> {
+    next_seq: u64,
+    ops: Vec<Operation<Op, Ret>>,
+}
+
+/// Records a history from many threads (see the module docs).
+pub struct Recorder<Op, Ret> {
+    start: Instant,
+    inner: Mutex<Inner<Op, Ret>>,
+}
+
+impl<Op, Ret> Default for Recorder<Op, Ret> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<Op, Ret> Recorder<Op, Ret> {
+    /// An empty recorder; times are milliseconds since now.
+    pub fn new() -> Self {
+        Recorder {
+            start: Instant::now(),
+            inner: Mutex::new(Inner {
+                next_seq: 0,
+                ops: Vec::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner<Op, Ret>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Notes that `client` invokes `op`; call it before the operation sends anything.
+    pub fn invoke(&self, client: usize, op: Op) -> Pending {
+        let mut inner = self.lock();
+        let call_ms = self.start.elapsed().as_millis() as u64;
+        let call = inner.next_seq;
+        inner.next_seq += 1;
+        inner.ops.push(Operation {
+            client,
+            op,
+            call,
+            ret: None,
+            call_ms,
+            ret_ms: None,
+            outcome: Outcome::Unknown,
+            marks: Vec::new(),
+        });
+        Pending {
+            index: inner.ops.len() - 1,
+        }
+    }
+
+    /// Notes that the operation finished with `outcome`; call it after its last reply.
+    /// An `Outcome::Unknown` (timeout, lost connection) still records when the client
+    /// gave up; the checker lets such an operation take effect at any later point.
+    pub fn complete(&self, pending: Pending, outcome: Outcome<Ret>) {
+        let mut inner = self.lock();
+        let ret_ms = self.start.elapsed().as_millis() as u64;
+        let ret = inner.next_seq;
+        inner.next_seq += 1;
+        let op = &mut inner.ops[pending.index];
+        op.ret = Some(ret);
+        op.ret_ms = Some(ret_ms);
+        op.outcome = outcome;
+    }
+
+    /// The history so far, in invocation order (operations never completed stay
+    /// `Unknown` with no completion).
+    pub fn finish(self) -> History<Op, Ret> {
+        let inner = self.inner.into_inner().unwrap_or_else(|p| p.into_inner());
+        // Pushed under the lock in `call` order already.
+        History { ops: inner.ops }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn completion_before_invocation_means_real_precedence() {
+        let rec: Recorder<&str, u32> = Recorder::new();
+        let a = rec.invoke(0, "a");
+        rec.complete(a, Outcome::Ok(1));
+        let b = rec.invoke(1, "b");
+        let c = rec.invoke(2, "c");
+        rec.complete(c, Outcome::Unknown);
+        let _never = rec.invoke(3, "d");
+        rec.complete(b, Outcome::Ok(2));
+        let h = rec.finish();
+        assert_eq!(h.ops.len(), 4);
+        assert!(h.ops[0].precedes(&h.ops[1]));
+        assert!(!h.ops[1].precedes(&h.ops[2]));
+        assert!(!h.ops[2].precedes(&h.ops[3]), "unknown never precedes");
+        assert_eq!(h.ops[3].ret, None);
+        let calls: Vec<u64> = h.ops.iter().map(|o| o.call).collect();
+        assert_eq!(calls, vec![0, 2, 3, 5]);
+    }
+
+    #[test]
+    fn threads_get_distinct_positions_and_monotonic_times() {
+        let rec: Arc<Recorder<usize, usize>> = Arc::new(Recorder::new());
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let rec = Arc::clone(&rec);
+                std::thread::spawn(move || {
+                    for i in 0..100 {
+                        let p = rec.invoke(t, i);
+                        rec.complete(p, Outcome::Ok(i));
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let h = Arc::into_inner(rec).unwrap().finish();
+        let mut seqs: Vec<u64> = h
+            .ops
+            .iter()
+            .flat_map(|o| [o.call, o.ret.unwrap()])
+            .collect();
+        seqs.sort_unstable();
+        assert_eq!(seqs, (0..800).collect::<Vec<u64>>());
+        for w in h.ops.windows(2) {
+            assert!(w[0].call < w[1].call && w[0].call_ms <= w[1].call_ms);
+        }
+    }
+}
