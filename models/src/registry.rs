@@ -23,8 +23,8 @@ impl Entry {
     pub fn new(
         name: &'static str,
         about: &'static str,
-        published: impl kvsim::model::Model + 'static,
-        fixed: impl kvsim::model::Model + 'static,
+        published: impl kvsim::explore::Explorable,
+        fixed: impl kvsim::explore::Explorable,
         scenarios: Vec<(Scenario, Expect)>,
     ) -> Entry {
         Entry {
