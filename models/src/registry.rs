@@ -57,8 +57,8 @@ impl Entry {
 /// Every registered model, in a fixed order.
 pub fn registry() -> Vec<Entry> {
     use crate::{
-        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock,
-        table, visitor_counter,
+        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
+        visitor_counter,
     };
     vec![
         Entry::new(

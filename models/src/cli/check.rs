@@ -244,8 +244,18 @@ fn reason(v: &Verdict) -> Option<String> {
 }
 
 fn print_table(jobs: &[Job], results: &[CheckReport]) {
-    let tw = results.iter().map(|r| r.target.len()).max().unwrap_or(6).max(6);
-    let sw = results.iter().map(|r| r.scenario.len()).max().unwrap_or(8).max(8);
+    let tw = results
+        .iter()
+        .map(|r| r.target.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let sw = results
+        .iter()
+        .map(|r| r.scenario.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
     println!(
         "\n{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>8}  replay",
         "target", "scenario", "expected", "verdict", "runs", "time"
