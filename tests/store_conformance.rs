@@ -988,6 +988,19 @@ fn s12_a_flush_to_a_time_before_the_process_started_cancels_flushing() {
     assert_eq!(s.get("a"), value("a", 0, "1"));
 }
 
+#[test]
+fn s12_flushed_items_are_reaped_lazily_so_a_later_delayed_flush_brings_back_untouched_ones() {
+    // Observed on memcached 1.6.18: set r; flush_all; flush_all 86400; get r → the value.
+    let mut s = Srv::new();
+    s.set("r", "v");
+    s.set("touched", "v");
+    s.flush(None);
+    assert_eq!(s.get("touched"), END); // reaped here, for good
+    s.flush(Some(86_400));
+    assert_eq!(s.get("r"), value("r", 0, "v"));
+    assert_eq!(s.get("touched"), END);
+}
+
 // ---- §15 memory limit, LRU, -M, persistence -------------------------------------------
 
 /// Each `set` of a 1-byte key with a 40-byte value takes 48 + 2 + 42 + 8 = 100 bytes.

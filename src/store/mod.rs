@@ -33,12 +33,13 @@
 //! truncation of flags/exptime/bytes are the wire codec's (`src/wire/`). A noreply command
 //! still returns its reply here; the codec drops it.
 //!
+//! Flushed and expired items are reaped lazily, as memcached does: when a command meets
+//! them, or when memory is needed. So, as on a real 1.6.18, a `flush_all <future>` sent
+//! after an immediate `flush_all` brings back the items no command has touched since
+//! (memcached's background LRU crawler may reap some first; kvsim's never runs).
+//!
 //! Deliberate simplifications (each invisible to a client of a healthy server, or
 //! timing-dependent in memcached itself):
-//! - flushed items are removed eagerly (an immediate flush removes every item at once; a
-//!   delayed one removes its victims at the first command at or after the deadline).
-//!   memcached reaps them lazily or from a background crawler, so there a later
-//!   `flush_all <future>` could briefly resurrect not-yet-reaped items;
 //! - memcached's segmented LRU refreshes `it->time` on an item's second hit, letting a
 //!   re-read item survive a delayed flush; kvsim's `it->time` is the last link (store)
 //!   or in-place incr (which refreshes it at most once per 60 s, as `do_item_update`);
@@ -158,7 +159,6 @@ impl Store {
     pub fn apply(&mut self, now_ms: u64, command: &Command) -> Reply {
         self.seen.0 = self.seen.0.max(now_ms);
         let now_s = now_secs(now_ms);
-        self.sweep_flushed(now_s);
         match command {
             Command::Store {
                 verb,
@@ -237,7 +237,6 @@ impl Store {
     pub fn evict_at(&mut self, now_ms: u64, key: &[u8]) -> bool {
         self.seen.0 = self.seen.0.max(now_ms);
         let now_s = now_secs(now_ms);
-        self.sweep_flushed(now_s);
         match self.items.get(key) {
             Some(item) => {
                 let live = !self.is_dead(item, now_s);
@@ -255,7 +254,6 @@ impl Store {
     pub fn restart(&mut self, now_ms: u64) {
         self.seen.0 = self.seen.0.max(now_ms);
         let now_s = now_secs(now_ms);
-        self.sweep_flushed(now_s);
         if self.config.persistent {
             let dead: Vec<Arc<[u8]>> = self
                 .items
@@ -567,27 +565,6 @@ impl Store {
         self.used + need <= limit
     }
 
-    /// Removes the items a flush that has come due made invisible (once per flush).
-    fn sweep_flushed(&mut self, now_s: i64) {
-        if self.flush.swept {
-            return;
-        }
-        match self.flush.oldest_live {
-            Some(ol) if ol <= now_s => {}
-            _ => return,
-        }
-        let flushed: Vec<Arc<[u8]>> = self
-            .items
-            .values()
-            .filter(|it| self.flush.is_flushed(it.time, it.cas, now_s))
-            .map(|it| Arc::clone(&it.key))
-            .collect();
-        for key in flushed {
-            self.unlink(&key);
-        }
-        self.flush.swept = true;
-    }
-
     /// set/add/replace/append/prepend/cas: `process_update_command` + `do_store_item`.
     fn store(
         &mut self,
@@ -813,8 +790,6 @@ impl Store {
         if oldest_live <= now_s {
             self.flush.oldest_cas = self.next_cas();
         }
-        self.flush.swept = false;
-        self.sweep_flushed(now_s);
         Reply::Ok
     }
 }

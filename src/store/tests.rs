@@ -87,6 +87,12 @@ fn indexes_follow_items() {
             noreply: false,
         },
     );
+    // Flushed items are reaped lazily: they still hold memory until something meets them.
+    assert!(s.live_keys(T0).is_empty());
+    assert_eq!(s.items.len(), 20);
+    for i in 0..20 {
+        s.evict_at(T0, format!("k{i}").as_bytes());
+    }
     assert!(s.items.is_empty() && s.lru.is_empty() && s.expiry.is_empty());
     assert_eq!(s.used_bytes(), 0);
 }
