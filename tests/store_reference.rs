@@ -1,15 +1,18 @@
 //! Random command sequences through `Store` and through a small, independent reference
 //! model of memcached's core rules; every reply must agree byte for byte.
 //!
-//! `lru_evictions_agree_with_the_model` checks the memory-limited LRU against its own
-//! small model (eviction order, allocation before lookup, byte counts).
-//!
 //! The model covers set/add/replace/append/prepend/cas/get/gets/incr/decr/delete/touch and
 //! an immediate flush_all, with relative, absolute-past and negative expiry and time steps
 //! that cross second boundaries. It models the cas counter exactly (one global counter;
 //! every successful store and incr/decr takes the next value, an immediate flush consumes
 //! one), so uniques are compared as they are. It leaves out what the conformance tests pin
 //! one by one: size limits, memory limits, delayed flushes, chunked items.
+//!
+//! `lru_evictions_agree_with_the_model` checks the memory-limited LRU against its own
+//! small model (eviction order, allocation before lookup, byte counts), and
+//! `store_stays_consistent_under_memory_pressure_and_faults` checks the store's
+//! invariants under limits, eviction off, persistence, forced evictions, restarts and
+//! delayed flushes.
 
 use kvsim::command::{ArithVerb, Command, Reply, StoreVerb, Value};
 use kvsim::store::{Store, StoreConfig};
