@@ -2,6 +2,7 @@
 //! are pinned by `tests/store_conformance.rs`.
 
 use super::*;
+use crate::command::{ArithVerb, StoreVerb};
 
 const T0: u64 = 1_700_000_000_000;
 
