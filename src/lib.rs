@@ -102,6 +102,7 @@
 
 pub mod check;
 pub mod command;
+pub mod explore;
 pub mod formats;
 mod gate;
 pub mod history;
