@@ -275,6 +275,7 @@ struct Budget<'a> {
     base: u64,
 }
 
+/// A power of two.
 const CHUNK: u64 = 1024;
 
 impl<'a> Budget<'a> {
@@ -295,7 +296,7 @@ impl<'a> Budget<'a> {
                 return Some(format!("search step limit of {max} reached"));
             }
         }
-        if self.local % CHUNK == 0 {
+        if self.local & (CHUNK - 1) == 0 {
             self.base = self.shared.steps.fetch_add(CHUNK, Ordering::Relaxed) + CHUNK - self.local;
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Some("stopped: another partition is not linearizable".to_string());
@@ -749,5 +750,92 @@ fn counterexample<S: SequentialSpec>(
         op: ops[blocked],
         partial,
         reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Operation;
+    use crate::specs::register::{RegisterOp, RegisterRet, RegisterSpec};
+
+    /// `n` writes that never complete, then a read of a value nobody wrote.
+    fn hard(n: u64) -> History<RegisterOp<u64>, RegisterRet<u64>> {
+        let mut ops: Vec<_> = (0..n)
+            .map(|v| Operation {
+                client: v as usize,
+                op: RegisterOp::Write(v),
+                call: v,
+                ret: None,
+                call_ms: 0,
+                ret_ms: None,
+                outcome: Outcome::Unknown,
+                marks: vec![],
+            })
+            .collect();
+        ops.push(Operation {
+            client: 99,
+            op: RegisterOp::Read,
+            call: n,
+            ret: Some(n + 1),
+            call_ms: 0,
+            ret_ms: None,
+            outcome: Outcome::Ok(RegisterRet::Value(Some(1000))),
+            marks: vec![],
+        });
+        History { ops }
+    }
+
+    #[test]
+    fn limits_give_unknown_never_ok() {
+        let spec = RegisterSpec::<u64>::new();
+        let h = hard(12);
+        assert!(matches!(
+            check_linearizability(&spec, &h, Limits::none()),
+            Linearization::Violation(_)
+        ));
+        match check_linearizability(&spec, &h, Limits::steps(5)) {
+            Linearization::Unknown(why) => assert_eq!(why, "search step limit of 5 reached"),
+            other => panic!("expected unknown, got {other:?}"),
+        }
+        match check_linearizability(&spec, &h, Limits::time(Duration::ZERO)) {
+            Linearization::Unknown(why) => assert_eq!(why, "time limit of 0 ms reached"),
+            other => panic!("expected unknown, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn counterexample_names_op_partial_and_reason() {
+        let spec = RegisterSpec::<u64>::new();
+        let op = |client, op, call, ret, r| Operation {
+            client,
+            op,
+            call,
+            ret: Some(ret),
+            call_ms: 0,
+            ret_ms: None,
+            outcome: Outcome::Ok(r),
+            marks: vec![],
+        };
+        let h = History {
+            ops: vec![
+                op(0, RegisterOp::Write(1), 0, 1, RegisterRet::Written),
+                op(1, RegisterOp::Write(2), 2, 3, RegisterRet::Written),
+                op(0, RegisterOp::Read, 4, 5, RegisterRet::Value(Some(1))),
+            ],
+        };
+        let Linearization::Violation(c) = check_linearizability(&spec, &h, Limits::none()) else {
+            panic!("stale read")
+        };
+        assert_eq!(
+            (c.op, c.partial.clone(), c.partition),
+            (2, vec![0, 1], None)
+        );
+        assert_eq!(c.reason, "read returned 1, but the register holds 2");
+        let v = Linearization::Violation(c).verdict();
+        assert_eq!(
+            v.to_string(),
+            "violation: linearizability: read returned 1, but the register holds 2"
+        );
     }
 }

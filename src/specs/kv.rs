@@ -332,7 +332,7 @@ fn text(v: &Value) -> Option<String> {
 }
 
 impl FromRaw for KvSpec {
-    fn from_raw(&self, raw: &RawOp) -> Result<(KvOp, Outcome<KvRet>), String> {
+    fn op_from_raw(&self, raw: &RawOp) -> Result<(KvOp, Outcome<KvRet>), String> {
         let key: Arc<str> = match &raw.key {
             Some(k) => text(k).ok_or_else(|| expected("a string key", k))?.into(),
             None => return Err(expected("a key for the kv spec", &Value::Nil)),
