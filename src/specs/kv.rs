@@ -237,7 +237,7 @@ impl KvState {
     /// The value of `key`.
     pub fn get(&self, key: &str) -> &Text {
         match self {
-            KvState::One(k, v) if k.len() == key.len() && **k == *key => v,
+            KvState::One(k, v) if same_key(k, key) => v,
             KvState::Many(entries) => match entries.binary_search_by(|(k, _)| (**k).cmp(key)) {
                 Ok(i) => &entries[i].1,
                 Err(_) => &EMPTY,
@@ -266,6 +266,17 @@ impl KvState {
             }
         }
     }
+}
+
+/// Key equality, quick for the short keys histories use (no `memcmp` call).
+#[inline]
+fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && if a.len() <= 16 {
+            a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+        } else {
+            a == b
+        }
 }
 
 /// The kv spec.
