@@ -273,6 +273,8 @@ struct Budget<'a> {
     shared: &'a Shared,
     local: u64,
     base: u64,
+    /// The value of `local` at which [`Budget::check`] runs next.
+    next_check: u64,
 }
 
 /// A power of two.
@@ -280,17 +282,38 @@ const CHUNK: u64 = 1024;
 
 impl<'a> Budget<'a> {
     fn new(shared: &'a Shared) -> Self {
-        Budget {
+        let mut b = Budget {
             shared,
             local: 0,
             base: shared.steps.load(Ordering::Relaxed),
-        }
+            next_check: 0,
+        };
+        b.plan();
+        b
+    }
+
+    /// The next check: at the chunk boundary, or sooner if the step limit comes first.
+    fn plan(&mut self) {
+        let boundary = (self.local | (CHUNK - 1)) + 1;
+        self.next_check = match self.shared.max_steps {
+            Some(max) => boundary.min((max + 1).saturating_sub(self.base).max(self.local + 1)),
+            None => boundary,
+        };
     }
 
     /// Counts one step; `Some(reason)` when a limit is hit.
-    #[inline]
+    #[inline(always)]
     fn tick(&mut self) -> Option<String> {
         self.local += 1;
+        if self.local < self.next_check {
+            return None;
+        }
+        self.check()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn check(&mut self) -> Option<String> {
         if let Some(max) = self.shared.max_steps {
             if self.base + self.local > max {
                 return Some(format!("search step limit of {max} reached"));
@@ -307,6 +330,7 @@ impl<'a> Budget<'a> {
                 }
             }
         }
+        self.plan();
         None
     }
 }
@@ -472,6 +496,16 @@ impl<St: Eq> Memo<St> {
     }
 }
 
+/// One entry of the doubly linked list of calls and returns.
+#[derive(Clone, Copy)]
+struct Link {
+    next: u32,
+    prev: u32,
+    /// The (local) operation it belongs to.
+    op: u32,
+    is_ret: bool,
+}
+
 /// A linearized operation on the search stack.
 struct Frame {
     op: usize,
@@ -518,17 +552,20 @@ fn search<S: SequentialSpec>(
     // Nodes: 0 = head, 1..=len = entries, len + 1 = tail.
     let len = entries.len();
     let tail = len + 1;
-    let mut next: Vec<usize> = (1..=len + 2).collect();
-    let mut prev: Vec<usize> = (0..len + 2).map(|k| k.wrapping_sub(1)).collect();
-    next[tail] = tail;
-    let mut node_op = vec![0usize; len + 2];
-    let mut node_is_ret = vec![false; len + 2];
+    let mut links: Vec<Link> = (0..len + 2)
+        .map(|k| Link {
+            next: (k + 1).min(tail) as u32,
+            prev: k.saturating_sub(1) as u32,
+            op: 0,
+            is_ret: false,
+        })
+        .collect();
     let mut call_node = vec![0usize; n];
     let mut ret_node = vec![usize::MAX; n];
     for (k, &(_, is_ret, j)) in entries.iter().enumerate() {
         let node = k + 1;
-        node_op[node] = j;
-        node_is_ret[node] = is_ret;
+        links[node].op = j as u32;
+        links[node].is_ret = is_ret;
         if is_ret {
             ret_node[j] = node;
         } else {
@@ -566,20 +603,21 @@ fn search<S: SequentialSpec>(
     // The current state, as an index into `memo.states`.
     let mut state = 0u32;
     let mut best: Option<(Vec<usize>, usize, S::State)> = None;
-    let mut cur = next[HEAD];
+    let mut cur = links[HEAD].next as usize;
 
     macro_rules! unlink {
         ($x:expr) => {{
-            let x = $x;
-            next[prev[x]] = next[x];
-            prev[next[x]] = prev[x];
+            let Link { next, prev, .. } = links[$x];
+            links[prev as usize].next = next;
+            links[next as usize].prev = prev;
         }};
     }
     macro_rules! relink {
         ($x:expr) => {{
             let x = $x;
-            next[prev[x]] = x;
-            prev[next[x]] = x;
+            let Link { next, prev, .. } = links[x];
+            links[prev as usize].next = x as u32;
+            links[next as usize].prev = x as u32;
         }};
     }
 
@@ -603,21 +641,21 @@ fn search<S: SequentialSpec>(
         if fresh {
             fresh = false;
             let current = &memo.states[state as usize];
-            let mut e = next[HEAD];
-            while !node_is_ret[e] {
-                let j = node_op[e];
+            let mut e = links[HEAD].next as usize;
+            while !links[e].is_ret {
+                let j = links[e].op as usize;
                 if read_only[j] {
                     if let Some(ns) = spec.accepts(current, local_ops[j], rets[j].expect("known")) {
                         candidate = Some((j, ns));
                         break;
                     }
                 }
-                e = next[e];
+                e = links[e].next as usize;
             }
         }
         if candidate.is_none() {
-            let j = node_op[cur];
-            if node_is_ret[cur] {
+            let j = links[cur].op as usize;
+            if links[cur].is_ret {
                 backtrack = true;
                 if best.as_ref().is_none_or(|(p, _, _)| stack.len() > p.len()) {
                     // `j` returned without being linearized.
@@ -629,7 +667,7 @@ fn search<S: SequentialSpec>(
             {
                 // Reads were tried above; of interchangeable unknown operations only the
                 // first unused one is tried.
-                cur = next[cur];
+                cur = links[cur].next as usize;
                 continue;
             } else {
                 let current = &memo.states[state as usize];
@@ -641,7 +679,7 @@ fn search<S: SequentialSpec>(
                     // An unknown operation that changes nothing here need not happen here.
                     Some(ns) if rets[j].is_some() || ns != *current => candidate = Some((j, ns)),
                     _ => {
-                        cur = next[cur];
+                        cur = links[cur].next as usize;
                         continue;
                     }
                 }
@@ -670,7 +708,7 @@ fn search<S: SequentialSpec>(
                     unlink!(ret_node[j]);
                     known_left -= 1;
                 }
-                cur = next[HEAD];
+                cur = links[HEAD].next as usize;
                 fresh = true;
                 continue;
             }
@@ -682,7 +720,7 @@ fn search<S: SequentialSpec>(
                 class_used[class_of[j]] -= 1;
             }
             if !forced {
-                cur = next[cur];
+                cur = links[cur].next as usize;
                 continue;
             }
             // A read that fits goes first in some linearization from here, if there is
@@ -707,7 +745,7 @@ fn search<S: SequentialSpec>(
             }
             relink!(call_node[k]);
             if !frame.forced {
-                cur = next[call_node[k]];
+                cur = links[call_node[k]].next as usize;
                 break;
             }
         }

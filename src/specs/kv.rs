@@ -75,7 +75,24 @@ impl Text {
         if self.is_empty() {
             return more.clone();
         }
-        // Re-chain `more`'s pieces (usually one) on top of this text.
+        let node = match &more.node {
+            // One piece (an operation's own value): chain it on directly.
+            Some(one) if one.prev.is_none() => Some(Arc::new(Node {
+                prev: self.node.clone(),
+                piece: one.piece.clone(),
+            })),
+            _ => self.rechain(more),
+        };
+        Text {
+            len: self.len + more.len,
+            hash: self.hash.wrapping_mul(more.pow).wrapping_add(more.hash),
+            pow: self.pow.wrapping_mul(more.pow),
+            node,
+        }
+    }
+
+    /// This text's chain with `more`'s pieces chained on top.
+    fn rechain(&self, more: &Text) -> Option<Arc<Node>> {
         let mut pieces = Vec::new();
         let mut n = more.node.as_ref();
         while let Some(node) = n {
@@ -86,12 +103,7 @@ impl Text {
         for piece in pieces.into_iter().rev() {
             node = Some(Arc::new(Node { prev: node, piece }));
         }
-        Text {
-            len: self.len + more.len,
-            hash: self.hash.wrapping_mul(more.pow).wrapping_add(more.hash),
-            pow: self.pow.wrapping_mul(more.pow),
-            node,
-        }
+        node
     }
 
     /// The bytes, last first.
