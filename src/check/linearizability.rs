@@ -153,7 +153,7 @@ pub fn check_linearizability<S: SequentialSpec>(
 }
 
 /// Like [`check_linearizability`], with the partitions spread over the machine's cores
-/// (a violation in one stops the others). The verdict is the same; which limit is hit
+/// (a violation in one stops the others) when the history has 1000 operations or more. The verdict is the same; which limit is hit
 /// first, and so an `Unknown`'s reason, may vary from run to run.
 pub fn check_linearizability_parallel<S>(
     spec: &S,
@@ -168,7 +168,8 @@ where
 {
     let mut parts = partitions(spec, history);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if parts.len() < 2 || threads < 2 {
+    // Threads cost more than they save on small histories.
+    if parts.len() < 2 || threads < 2 || history.ops.len() < PARALLEL_MIN_OPS {
         return check_linearizability(spec, history, limits);
     }
     // Largest first, so the long ones start early.
@@ -200,6 +201,9 @@ where
         .collect();
     conclude(results)
 }
+
+/// Histories shorter than this are checked on one thread.
+const PARALLEL_MIN_OPS: usize = 1000;
 
 /// The live operations by partition (keys in increasing order), or all in one.
 fn partitions<S: SequentialSpec>(
