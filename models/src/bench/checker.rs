@@ -3,6 +3,12 @@
 //! checked 21 times; figures are medians in milliseconds, parsing excluded, as Porcupine's
 //! own figures in VERDICTS.md. Every verdict is compared with VERDICTS.md; a mismatch
 //! fails the suite.
+//!
+//! `NAME_millis` is the wall-clock time of `check_linearizability_parallel` (what
+//! `kvsim check-history` runs). `NAME_cpu_millis` is the CPU time of the one-thread
+//! `check_linearizability` on the measuring thread (Linux `/proc/thread-self/schedstat`),
+//! which other load on the machine barely changes; the kernel updates that counter at
+//! scheduler ticks (4 ms here), so it means something only for the slow files.
 
 use kvsim::check::{check_linearizability_parallel, Limits, Linearization};
 use kvsim::formats::{read_history, Format, Value};
