@@ -4,3 +4,4 @@ pub mod list;
 pub mod replay;
 pub mod report;
 pub mod serve;
+pub mod stress;
