@@ -55,6 +55,10 @@ enum Cmd {
     },
     /// Serve the simulated memcached over TCP (memcached 1.6.18's text protocol).
     Serve(cli::serve::ServeArgs),
+    /// Run a model against real servers from OS threads and check its history.
+    ///
+    /// Exit codes: 0 ok, 1 violation, 2 usage or I/O error, 3 unknown.
+    Stress(cli::stress::StressArgs),
 }
 
 fn main() {
@@ -62,6 +66,7 @@ fn main() {
     let code = match cli.command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
         Cmd::Serve(args) => cli::serve::main(args),
+        Cmd::Stress(args) => cli::stress::main(&args),
         Cmd::List { json } => cli::list::main(json),
         Cmd::Check(args) => cli::check::main(&args),
         Cmd::Replay {
