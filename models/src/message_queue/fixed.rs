@@ -139,7 +139,7 @@ impl<'a, K: Kv> FixedQueue<'a, K> {
     /// Writes one message; the stored timestamp is `max(timestamp, newest in the log)` (a
     /// negative timestamp means now). Returns the stored timestamp.
     pub async fn write(&mut self, timestamp: i64, message: &[u8]) -> Result<i64, QueueError> {
-        let timestamp = check_write(timestamp, self.kv.now_ms() as i64, message)?;
+        let timestamp = check_write(timestamp, || self.kv.now_ms() as i64, message)?;
         let stored = timestamp.max(self.timestamp);
         let mut record = std::mem::take(&mut self.record);
         record.clear();
