@@ -102,15 +102,18 @@
 
 pub mod check;
 pub mod command;
+pub mod explore;
 pub mod formats;
 mod gate;
 pub mod history;
 pub mod kv;
+pub mod memstore;
 pub mod model;
 pub mod net;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod shrink;
 pub mod sim;
 pub mod spec;
 pub mod specs;

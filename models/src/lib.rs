@@ -6,7 +6,7 @@ pub mod bench;
 pub mod cli;
 pub mod expect;
 pub mod lincheck;
-pub mod mutex;
+pub mod message_queue;
 pub mod progress;
 pub mod registry;
 

@@ -33,7 +33,18 @@ enum Cmd {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Minimize the run first (a token printed by `kvsim check` is minimized already).
+        #[arg(long)]
+        shrink: bool,
     },
+    /// Regenerate the reports: per model its fault matrix and minimal counterexamples.
+    Report {
+        /// Output directory (default: `reports/` at the workspace root).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Check history files (JSON lines, Jepsen EDN or Jepsen log) for linearizability.
+    CheckHistory(cli::check_history::Args),
     /// Run the performance suite (figures named with their unit).
     Bench {
         /// Print one JSON object with a section per suite.
@@ -53,7 +64,13 @@ fn main() {
         Cmd::Serve(args) => cli::serve::main(args),
         Cmd::List { json } => cli::list::main(json),
         Cmd::Check(args) => cli::check::main(&args),
-        Cmd::Replay { token, json } => cli::replay::main(&token, json),
+        Cmd::Replay {
+            token,
+            json,
+            shrink,
+        } => cli::replay::main(&token, json, shrink),
+        Cmd::Report { out } => cli::report::main(out),
+        Cmd::CheckHistory(args) => cli::check_history::main(args),
     };
     std::process::exit(code)
 }

@@ -23,8 +23,8 @@ impl Entry {
     pub fn new(
         name: &'static str,
         about: &'static str,
-        published: impl kvsim::model::Model + 'static,
-        fixed: impl kvsim::model::Model + 'static,
+        published: impl kvsim::explore::Explorable,
+        fixed: impl kvsim::explore::Explorable,
         scenarios: Vec<(Scenario, Expect)>,
     ) -> Entry {
         Entry {
@@ -57,8 +57,8 @@ impl Entry {
 /// Every registered model, in a fixed order.
 pub fn registry() -> Vec<Entry> {
     use crate::{
-        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock,
-        table, visitor_counter,
+        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
+        visitor_counter,
     };
     vec![
         Entry::new(

@@ -1,5 +1,12 @@
-//! Counterexamples people can read: the text report (lane diagram and step table).
+//! Counterexamples people can read: one run rendered as text (terminal), JSON (tools) and
+//! a self-contained HTML page with a sequence diagram.
 
+mod html;
+mod json;
+mod rows;
 mod text;
 
-pub use text::text;
+pub use html::{escape, html};
+pub use json::{json, JsonOp, JsonReport, JsonStep, FORMAT};
+pub use rows::{clients, describe, offending, op_label, rows, secs, Row, Who};
+pub use text::{colour_wanted, knobs, text, text_styled, WIDTH};

@@ -1,68 +1,240 @@
-//! The text report of one run: a header with the seed and every knob, the verdict in
-//! words, a lane diagram of operations per client, the step table with one column per
-//! client (faults in their own column), and the replay command. It reads well in 100
-//! columns and without colour.
+//! The text report of one run: a header with the target, seed and every knob, a lane
+//! diagram of operations per client, the step table with one column per client (faults in
+//! their own column, virtual time on the left), the verdict's reason in words and the
+//! replay command. It fits in 100 columns and reads without colour; [`text_styled`] adds
+//! colour for terminals (see [`colour_wanted`]).
 
-use crate::sim::{ms, Delivery, Event, TraceStep};
+use super::rows::{self, Who};
+use crate::scenario::{FaultKind, Strategy};
+use crate::sim::{ms, SimConfig};
 use crate::target::RunReport;
 use crate::verdict::Verdict;
+use anstyle::{AnsiColor, Style};
 use std::fmt::Write;
+use std::io::IsTerminal;
 
-/// Width the report aims to fit.
-const WIDTH: usize = 100;
+/// Width the report fits in.
+pub const WIDTH: usize = 100;
 
-/// Renders `r` as the text report.
+/// Renders `r` as the text report, without colour.
 pub fn text(r: &RunReport) -> String {
+    text_styled(r, false)
+}
+
+/// Whether a report printed on stdout should be coloured: stdout is a terminal and
+/// `NO_COLOR` is unset or empty.
+pub fn colour_wanted() -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    !no_color && std::io::stdout().is_terminal()
+}
+
+/// Styles, or none.
+#[derive(Clone, Copy)]
+struct Paint(bool);
+
+impl Paint {
+    fn with(self, style: Style, s: &str) -> String {
+        if self.0 && !s.is_empty() {
+            format!("{}{s}{}", style.render(), style.render_reset())
+        } else {
+            s.to_string()
+        }
+    }
+    fn bad(self, s: &str) -> String {
+        self.with(Style::new().fg_color(Some(AnsiColor::Red.into())).bold(), s)
+    }
+    fn fault(self, s: &str) -> String {
+        self.with(Style::new().fg_color(Some(AnsiColor::Yellow.into())), s)
+    }
+    fn dim(self, s: &str) -> String {
+        self.with(Style::new().dimmed(), s)
+    }
+    fn strong(self, s: &str) -> String {
+        self.with(Style::new().bold(), s)
+    }
+}
+
+/// Renders `r` as the text report; `colour` adds ANSI styles (the layout is the same).
+pub fn text_styled(r: &RunReport, colour: bool) -> String {
+    let p = Paint(colour);
     let mut out = String::new();
-    let verdict = match &r.verdict {
+    let head = match &r.verdict {
         Verdict::Ok => "ok".to_string(),
-        Verdict::Violation(v) => format!("violation: {}", v.property),
-        Verdict::Unknown(_) => "unknown".to_string(),
+        Verdict::Violation(v) => p.bad(&format!("violation: {}", v.property)),
+        Verdict::Unknown(_) => p.bad("unknown"),
     };
     let _ = writeln!(
         out,
-        "kvsim: {verdict} in {} (scenario {})",
-        r.target, r.scenario
+        "kvsim: {head} in {} (scenario {})",
+        p.strong(&r.target),
+        r.scenario
     );
-    let _ = writeln!(
-        out,
-        "  seed {} · {} · {} steps",
-        r.seed,
-        r.config.describe(),
-        r.steps
-    );
-    if r.config.strategy == crate::scenario::Strategy::Swarm {
-        let on: Vec<&str> = r.faults_on.iter().map(|k| k.name()).collect();
-        let _ = writeln!(
-            out,
-            "  swarm drew faults: {}",
-            if on.is_empty() {
-                "none".to_string()
-            } else {
-                on.join(",")
-            }
-        );
+    for line in header(r) {
+        let _ = writeln!(out, "  {line}");
     }
     out.push('\n');
-    out.push_str(&lanes(r));
+    let setup: Vec<String> = rows::rows(r)
+        .into_iter()
+        .filter(|row| row.who == Who::Setup)
+        .map(|row| row.text)
+        .collect();
+    if !setup.is_empty() {
+        let line = wrap(
+            &format!("setup: {}", setup.join(" · ")),
+            WIDTH - 2,
+            "       ",
+        );
+        let _ = writeln!(out, "  {}\n", p.dim(&line));
+    }
+    out.push_str(&lanes(r, p));
     out.push('\n');
-    out.push_str(&steps(r));
+    out.push_str(&table(r, p));
     out.push('\n');
     match &r.verdict {
         Verdict::Ok => {
             let _ = writeln!(out, "  verdict: ok");
         }
         Verdict::Violation(v) => {
-            let _ = writeln!(out, "  why: {}", v.reason);
+            let why = wrap(&format!("why: {}", v.reason), WIDTH - 2, "       ");
+            let _ = writeln!(out, "  {}", p.bad(&why));
         }
         Verdict::Unknown(why) => {
-            let _ = writeln!(out, "  unknown: {why}");
+            let why = wrap(&format!("unknown: {why}"), WIDTH - 2, "           ");
+            let _ = writeln!(out, "  {}", p.bad(&why));
         }
     }
     let _ = writeln!(out, "  replay: kvsim replay {}", r.token);
     out
 }
 
+/// `1 client`, `2 clients`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The header lines after the first: seed, scenario knobs, run facts, other knobs.
+fn header(r: &RunReport) -> Vec<String> {
+    let c = &r.config;
+    let mut first = vec![format!("seed {}", r.seed), ops_line(c)];
+    if c.faults.is_empty() {
+        first.push("faults none".to_string());
+    } else {
+        first.push(format!(
+            "faults {} (at most {})",
+            c.faults,
+            plural(c.fault_budget as usize, "fault", "faults")
+        ));
+    }
+    first.push(format!("strategy {}", c.strategy));
+    let mut lines = flow(first);
+    match &r.shrink {
+        Some(s) => lines.push(s.describe(r)),
+        None => lines.push(plural(r.steps as usize, "step", "steps")),
+    }
+    let mut more = Vec::new();
+    if c.strategy == Strategy::Swarm {
+        let on: Vec<&str> = r.faults_on.iter().map(|k| k.name()).collect();
+        more.push(format!(
+            "swarm drew faults {}",
+            if on.is_empty() {
+                "none".to_string()
+            } else {
+                on.join(",")
+            }
+        ));
+    }
+    more.extend(knobs(c));
+    lines.extend(flow(more));
+    lines
+}
+
+/// Joins items with ` · ` into lines that fit the width.
+fn flow(items: Vec<String>) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for k in items {
+        if !line.is_empty() && line.chars().count() + 3 + k.chars().count() > WIDTH - 2 {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push_str(" · ");
+        }
+        line.push_str(&k);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// `2 clients × 1 op`, or with the operations each client runs when they differ.
+fn ops_line(c: &SimConfig) -> String {
+    let counts: Vec<usize> = (0..c.clients).map(|i| c.ops_of(i).len()).collect();
+    if counts.iter().all(|&n| n == c.ops) {
+        return format!(
+            "{} × {}",
+            plural(c.clients, "client", "clients"),
+            plural(c.ops, "op", "ops")
+        );
+    }
+    let per: Vec<String> = (0..c.clients)
+        .map(|i| {
+            let l = c.ops_of(i);
+            if l.is_empty() {
+                format!("C{i} none")
+            } else {
+                let idx: Vec<String> = l.iter().map(|x| format!("#{x}")).collect();
+                format!("C{i} {}", idx.join(","))
+            }
+        })
+        .collect();
+    format!(
+        "{} × ops of {} ({})",
+        plural(c.clients, "client", "clients"),
+        c.ops,
+        per.join(" ")
+    )
+}
+
+/// The knobs besides clients, operations, faults and strategy: those that shape this run.
+pub fn knobs(c: &SimConfig) -> Vec<String> {
+    let mut k = vec![format!("fault rate {}", c.fault_probability)];
+    k.push(format!("kv call {}", ms(c.step_ms)));
+    if let Some(m) = c.memory_limit {
+        k.push(format!("memory {m} B"));
+    }
+    if c.persistent {
+        k.push("persistent store".to_string());
+    }
+    if c.shards > 1 {
+        k.push(format!("{} servers", c.shards));
+    }
+    if c.faults.has(FaultKind::Pause) {
+        k.push(format!(
+            "pause {} or {}",
+            ms(c.pause_ms[0]),
+            ms(c.pause_ms[1])
+        ));
+    }
+    if c.faults.has(FaultKind::ShardFail) {
+        k.push(format!("server down {}", ms(c.shard_down_ms)));
+    }
+    if c.faults.has(FaultKind::Skew) {
+        k.push(format!(
+            "clock jump ±{} · offset ≤ ±{} · drift ≤ ±{} ppm",
+            ms(c.clock_jump_ms),
+            ms(c.max_offset_ms),
+            c.max_drift_ppm
+        ));
+    }
+    k.push(format!(
+        "bounds {} steps/op, {} steps",
+        c.max_steps_per_op, c.max_steps
+    ));
+    k
+}
+
+/// Cuts `s` to `width` characters, ending with `…` when cut.
 fn clip(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
         s.to_string()
@@ -73,9 +245,30 @@ fn clip(s: &str, width: usize) -> String {
     }
 }
 
-/// The lane diagram: one line per client, each operation from invocation to completion.
-fn lanes(r: &RunReport) -> String {
-    let clients = r.config.clients;
+/// Wraps `s` at spaces to `width`, indenting continuation lines with `indent`.
+fn wrap(s: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in s.split(' ') {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            out.push_str("  ");
+            line = indent.to_string();
+        } else if len > 0 {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out
+}
+
+/// The lane diagram: one line per client, each operation from invocation to completion,
+/// laid out in event order; the operations the verdict names are drawn with `=`.
+fn lanes(r: &RunReport, p: Paint) -> String {
+    let bad = rows::offending(r);
     let mut points: Vec<u64> = Vec::new();
     for o in &r.ops {
         points.push(o.call_seq);
@@ -85,103 +278,141 @@ fn lanes(r: &RunReport) -> String {
     }
     points.sort_unstable();
     points.dedup();
-    let usable = WIDTH - 6;
-    let step = (usable / points.len().max(1)).clamp(1, 12);
-    let pos = |seq: u64| points.binary_search(&seq).unwrap_or(0) * step;
-    let end = points.len() * step;
+    let at = |seq: u64| points.binary_search(&seq).unwrap_or(0);
+    // Space the points so that each operation's label fits inside its bar.
+    let n = points.len();
+    let mut x = vec![0usize; n + 1];
+    let labels: Vec<String> = r
+        .ops
+        .iter()
+        .map(|o| format!(" {} ", rows::op_label(o)))
+        .collect();
+    for k in 1..=n {
+        let mut want = x[k - 1] + 2;
+        for (o, label) in r.ops.iter().zip(&labels) {
+            let end = o.ret_seq.map_or(n, at);
+            if end == k {
+                want = want.max(x[at(o.call_seq)] + label.chars().count() + 4);
+            }
+        }
+        x[k] = want;
+    }
+    // Then squeeze into the width if needed.
+    let usable = WIDTH - 8;
+    if x[n] > usable {
+        let scale = usable as f64 / x[n] as f64;
+        for k in 1..=n {
+            x[k] = ((x[k] as f64 * scale) as usize).max(x[k - 1] + 2);
+        }
+    }
+    let end = x[n];
     let mut out = String::new();
-    for c in 0..clients {
-        let mut lane: Vec<char> = vec![' '; end + 2];
-        for o in r.ops.iter().filter(|o| o.client == c) {
-            let a = pos(o.call_seq);
+    for c in rows::clients(r) {
+        let mut lane: Vec<(char, bool)> = vec![(' ', false); end + 2];
+        for (i, o) in r.ops.iter().enumerate().filter(|(_, o)| o.client == c) {
+            let hot = bad.contains(&i);
+            let a = x[at(o.call_seq)];
             let (b, open) = match o.ret_seq {
-                Some(s) => (pos(s), false),
+                Some(s) => (x[at(s)], false),
                 None => (end, true),
             };
-            let b = b.max(a + 1);
-            for x in lane.iter_mut().take(b).skip(a) {
-                *x = '-';
+            let b = b.max(a + 2);
+            let fill = if hot { '=' } else { '-' };
+            for cell in lane.iter_mut().take(b).skip(a) {
+                *cell = (fill, hot);
             }
-            lane[a] = '|';
-            lane[b] = if open { '?' } else { '|' };
-            let label = match (&o.ret, o.outcome.as_str()) {
-                (Some(ret), _) => format!(" {} → {} ", o.op, ret),
-                (None, "unknown") if o.ret_seq.is_some() => format!(" {} → error ", o.op),
-                (None, _) => format!(" {} (never returned) ", o.op),
-            };
-            let room = b.saturating_sub(a + 3);
-            let label = clip(&label, room);
-            for (i, ch) in label.chars().enumerate() {
-                lane[a + 3 + i] = ch;
+            lane[a] = ('|', hot);
+            lane[b] = (if open { '?' } else { '|' }, hot);
+            let label = clip(&labels[i], b.saturating_sub(a + 3));
+            for (j, ch) in label.chars().enumerate() {
+                lane[a + 2 + j] = (ch, hot);
             }
         }
-        let line: String = lane.into_iter().collect();
-        let _ = writeln!(out, "  C{c:<2} {}", line.trim_end());
+        // Very long runs cannot fit: the lane is cut at the width.
+        lane.truncate(WIDTH - 7);
+        while lane.last().is_some_and(|(ch, _)| *ch == ' ') {
+            lane.pop();
+        }
+        let mut line = String::new();
+        let mut run = String::new();
+        let mut run_hot = false;
+        for (ch, hot) in lane {
+            if hot != run_hot && !run.is_empty() {
+                line.push_str(&if run_hot { p.bad(&run) } else { run.clone() });
+                run.clear();
+            }
+            run_hot = hot;
+            run.push(ch);
+        }
+        line.push_str(&if run_hot { p.bad(&run) } else { run });
+        let _ = writeln!(out, "  C{c:<3} {line}");
+    }
+    let mut legend = Vec::new();
+    if !bad.is_empty() {
+        legend.push("=== the operations the verdict is about");
+    }
+    if r.ops.iter().any(|o| o.ret_seq.is_none()) {
+        legend.push("? never returned");
+    }
+    if !legend.is_empty() {
+        let _ = writeln!(out, "  {}", p.dim(&format!("({})", legend.join(" · "))));
     }
     out
 }
 
-/// The step table: one column per client, faults in their own column.
-fn steps(r: &RunReport) -> String {
-    let clients = r.config.clients.max(1);
-    let fixed = 6 + 10 + 2;
-    let fault_w = 22;
-    let col = ((WIDTH - fixed - fault_w) / clients).clamp(18, 44);
+/// The step table: one column per client, faults in their own column. A row has one
+/// event, so a long cell runs on into the empty columns to its right; faults that do not
+/// fit move left into the (empty) client columns.
+fn table(r: &RunReport, p: Paint) -> String {
+    let clients = rows::clients(r);
+    let bad = rows::offending(r);
+    let lead = 2 + 5 + 1 + 9 + 1;
+    let fault_w = 24;
+    let col = ((WIDTH - lead - fault_w) / clients.len().max(1)).clamp(10, 30);
+    let fault_at = lead + col * clients.len();
     let mut out = String::new();
-    let _ = write!(out, "  {:>4}  {:<9}", "step", "time");
-    for c in 0..clients {
-        let _ = write!(out, " {:<col$}", format!("C{c}"));
+    let mut head = format!("  {:>5} {:<9} ", "step", "time");
+    for c in &clients {
+        head.push_str(&format!("{:<col$}", format!("C{c}")));
     }
-    let _ = writeln!(out, " faults");
-    for (i, s) in r.trace.iter().enumerate() {
-        let (who, cell) = describe(s);
-        let _ = write!(out, "  {:>4}  {:<9}", i + 1, secs(s.time_ms));
-        for c in 0..clients {
-            let text = if who == Some(c) {
-                clip(&cell, col)
-            } else {
-                String::new()
-            };
-            let _ = write!(out, " {text:<col$}");
-        }
-        if who.is_none() {
-            let _ = write!(out, " {cell}");
-        }
-        let line = out.trim_end().len();
-        out.truncate(line);
-        out.push('\n');
+    head.push_str("faults");
+    let _ = writeln!(out, "{}", p.dim(&head));
+    for line in rows::folded(r) {
+        let (n, row) = match line {
+            rows::Line::Step { n, row } => (n, row),
+            repeat => {
+                let text = repeat.summary().unwrap_or_default();
+                let _ = writeln!(out, "{}{}", " ".repeat(lead), p.dim(&text));
+                continue;
+            }
+        };
+        let start = match row.who {
+            Who::Setup => continue,
+            Who::Client(c) => lead + col * clients.iter().position(|&x| x == c).unwrap_or(0),
+            Who::World => {
+                let len = row.text.chars().count();
+                fault_at.min(WIDTH.saturating_sub(len)).max(lead)
+            }
+        };
+        let hot = row.op.is_some_and(|o| bad.contains(&o));
+        let mark = if hot { '»' } else { ' ' };
+        let prefix = format!(" {mark}{n:>5} {:<9} ", rows::secs(row.step.time_ms));
+        let cell = clip(&row.text, WIDTH - start);
+        let pad = " ".repeat(start - lead);
+        let cell = match row.who {
+            Who::World => p.fault(&cell),
+            _ if hot => p.bad(&cell),
+            _ => cell,
+        };
+        let prefix = if hot { p.bad(&prefix) } else { prefix };
+        let _ = writeln!(out, "{prefix}{pad}{cell}");
+    }
+    if !bad.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {}",
+            p.dim("(» steps of the operations the verdict is about)")
+        );
     }
     out
-}
-
-fn secs(t: u64) -> String {
-    format!("{}.{:03} s", t / 1000, t % 1000)
-}
-
-/// Which column a step goes in (`None`: the faults column) and its text.
-fn describe(s: &TraceStep) -> (Option<usize>, String) {
-    match &s.event {
-        Event::Invoke { op } => (s.client, format!("▶ {op}")),
-        Event::Return { outcome } => (s.client, format!("◀ {outcome}")),
-        Event::Call {
-            command, delivery, ..
-        } => {
-            let text = match delivery {
-                Delivery::Replied(reply) => format!("{command} → {reply}"),
-                Delivery::RequestLost => format!("{command} → (request lost: timeout)"),
-                Delivery::ReplyLost(reply) => {
-                    format!("{command} → {reply} (reply lost: timeout)")
-                }
-                Delivery::ServerDown => format!("{command} → (server down)"),
-            };
-            match s.client {
-                Some(c) => (Some(c), text),
-                None => (None, format!("setup: {text}")),
-            }
-        }
-        Event::Mark { label } => (s.client, format!("── {label} ──")),
-        Event::Sleep { ms: d } => (s.client, format!("sleep {}", ms(*d))),
-        Event::Fault(f) => (None, f.to_string()),
-        Event::Livelock { client } => (None, format!("C{client} livelock: step bound hit")),
-    }
 }

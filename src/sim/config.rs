@@ -19,6 +19,11 @@ pub struct SimConfig {
     pub clients: usize,
     /// Operations per client.
     pub ops: usize,
+    /// Which of its `ops` workload operations each client runs (indices into its
+    /// workload, ascending), when not all of them: the minimizer's way to drop single
+    /// operations or whole clients while every other operation stays the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_ops: Option<Vec<Vec<usize>>>,
     /// Faults the world may inject.
     pub faults: FaultSet,
     /// Most faults per run.
@@ -64,6 +69,7 @@ impl SimConfig {
         SimConfig {
             clients: s.clients,
             ops: s.ops,
+            client_ops: None,
             faults: s.faults.clone(),
             fault_budget: s.fault_budget,
             fault_probability: 0.05,
@@ -87,12 +93,65 @@ impl SimConfig {
         }
     }
 
+    /// The workload indices client `c` runs, in order: `0..ops`, or its `client_ops` entry.
+    pub fn ops_of(&self, c: usize) -> Vec<usize> {
+        match &self.client_ops {
+            None => (0..self.ops).collect(),
+            Some(v) => v
+                .get(c)
+                .map(|l| l.iter().copied().filter(|&i| i < self.ops).collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The first workload index at or after `from` that client `c` runs.
+    pub fn next_op(&self, c: usize, from: usize) -> Option<usize> {
+        match &self.client_ops {
+            None => (from < self.ops).then_some(from),
+            Some(v) => v
+                .get(c)?
+                .iter()
+                .copied()
+                .find(|&i| i >= from && i < self.ops),
+        }
+    }
+
+    /// The operations per client for people: `2 ops`, or `ops 2,0,1` when they differ.
+    pub fn describe_ops(&self) -> String {
+        let counts: Vec<usize> = (0..self.clients).map(|c| self.ops_of(c).len()).collect();
+        if counts.iter().all(|&n| n == self.ops) {
+            format!("{} clients × {} ops", self.clients, self.ops)
+        } else {
+            let list: Vec<String> = (0..self.clients)
+                .map(|c| {
+                    let l = self.ops_of(c);
+                    if l.len() == self.ops {
+                        "all".to_string()
+                    } else {
+                        format!(
+                            "#{}",
+                            l.iter()
+                                .map(|i| i.to_string())
+                                .collect::<Vec<_>>()
+                                .join("+")
+                        )
+                    }
+                })
+                .collect();
+            format!(
+                "{} clients × {} ops (ops run per client: {})",
+                self.clients,
+                self.ops,
+                list.join(" ")
+            )
+        }
+    }
+
     /// One line with every knob, for report headers.
     pub fn describe(&self) -> String {
         let mut s = format!(
-            "{} clients × {} ops · faults {} (budget {}, p={}) · strategy {}",
-            self.clients,
-            self.ops,
+            "{} · faults {} (budget {}, p={}) · strategy {}",
+            self.describe_ops(),
             self.faults,
             self.fault_budget,
             self.fault_probability,

@@ -65,6 +65,16 @@ impl Token {
                 }
             }
         }
+        // Optional trailer (absent in tokens of full runs): the operations each client runs.
+        if let Some(per_client) = &c.client_ops {
+            put(&mut b, per_client.len() as u64);
+            for list in per_client {
+                put(&mut b, list.len() as u64);
+                for &i in list {
+                    put(&mut b, i as u64);
+                }
+            }
+        }
         format!(
             "{}:{}:{}",
             self.target,
@@ -134,6 +144,19 @@ impl Token {
                 Some(v)
             }
         };
+        if r.pos < bytes.len() {
+            let n = r.num()?;
+            let mut per_client = Vec::new();
+            for _ in 0..n {
+                let len = r.num()?;
+                let mut list = Vec::new();
+                for _ in 0..len {
+                    list.push(r.num()? as usize);
+                }
+                per_client.push(list);
+            }
+            config.client_ops = Some(per_client);
+        }
         if r.pos != bytes.len() {
             return Err(TokenError(format!(
                 "expected {} payload bytes, found {}",
@@ -214,6 +237,27 @@ mod tests {
             let text = t.encode();
             assert_eq!(Token::decode(&text).unwrap(), t);
         }
+    }
+
+    #[test]
+    fn tokens_with_chosen_operations_round_trip() {
+        let mut config = SimConfig::from_scenario(&Scenario::new("two", 3, 4));
+        config.client_ops = Some(vec![vec![0, 3], vec![], vec![1, 2, 3]]);
+        let t = Token {
+            target: "lock/fixed".into(),
+            scenario: "two".into(),
+            config,
+            seed: 7,
+            choices: Some(vec![1, 0, 2, 5]),
+        };
+        assert_eq!(Token::decode(&t.encode()).unwrap(), t);
+        // A token without the trailer runs every operation.
+        let mut all = t.clone();
+        all.config.client_ops = None;
+        assert_eq!(
+            Token::decode(&all.encode()).unwrap().config.client_ops,
+            None
+        );
     }
 
     #[test]

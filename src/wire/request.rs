@@ -28,12 +28,17 @@
 //! memcached commands the store has no counterpart for (`stats`, `shutdown`, `slabs`,
 //! `cache_memlimit`, `lru`, `lru_crawler`, `watch` and the meta commands `mg`/`ms`/`md`/
 //! `ma`/`mn`/`me`) are answered `ERROR`; `bget` (an ancient alias) is read as `get`.
+//!
+//! Known differences, all outside what a well-behaved client can observe:
+//! - memcached allocates the item before reading its data block, so a store that fails
+//!   for lack of memory swallows the block unread (even without its `\r\n`) and answers
+//!   `SERVER_ERROR out of memory storing object`; here the block is read first, so a
+//!   *malformed* block on a full store is `CLIENT_ERROR bad data chunk` instead;
+//! - `flush_all` is always allowed (memcached `-F` is not reproduced).
 
 use super::cnum::{safe_strtol, safe_strtoul, safe_strtoull};
 use super::tokenize::{tokenize, Tokens};
-use crate::command::{
-    ArithVerb, ClientError, Command, Reply, ServerError, StoreVerb, KEY_MAX_LEN,
-};
+use crate::command::{ArithVerb, ClientError, Command, Reply, ServerError, StoreVerb, KEY_MAX_LEN};
 
 /// memcached's default item size limit (`-I`, 1 MiB).
 pub const DEFAULT_ITEM_SIZE_MAX: usize = 1024 * 1024;
@@ -360,9 +365,7 @@ fn parse_line(line: &[u8], item_size_max: usize) -> LineOutcome {
             _ => error(Reply::Error),
         },
         b'c' => match cmd {
-            b"cas" if arity_ok(&t, &[7, 8]) => {
-                parse_store(&t, StoreVerb::Set, true, item_size_max)
-            }
+            b"cas" if arity_ok(&t, &[7, 8]) => parse_store(&t, StoreVerb::Set, true, item_size_max),
             _ => error(Reply::Error),
         },
         b'i' => match cmd {
@@ -425,7 +428,7 @@ fn parse_store(t: &Tokens, verb: StoreVerb, cas: bool, item_size_max: usize) -> 
     } else {
         None
     };
-    if len < 0 || len > i32::MAX - 2 {
+    if !(0..=i32::MAX - 2).contains(&len) {
         return bad();
     }
     let len = len as usize;
@@ -676,7 +679,10 @@ mod tests {
         assert_eq!(p.next_request(), None);
         p.feed(&vec![b'y'; 1002]);
         p.feed(b"get k\r\n");
-        assert!(matches!(p.next_request(), Some(Request::Command(Command::Get { .. }))));
+        assert!(matches!(
+            p.next_request(),
+            Some(Request::Command(Command::Get { .. }))
+        ));
     }
 
     #[test]

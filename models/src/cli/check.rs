@@ -49,6 +49,10 @@ pub struct Args {
     /// Worker threads (default: the machine's cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Show a failing run as found, without minimizing it (checks of named targets
+    /// minimize their failures by default).
+    #[arg(long)]
+    pub no_shrink: bool,
 }
 
 /// One unit of work: a target against a scenario.
@@ -214,7 +218,10 @@ pub fn main(args: &Args) -> i32 {
         for r in &results {
             if let Some(f) = &r.failure {
                 println!();
-                print!("{}", kvsim::report::text(f));
+                print!(
+                    "{}",
+                    kvsim::report::text_styled(f, kvsim::report::colour_wanted())
+                );
             }
         }
     } else if mismatches == 0 {
@@ -237,8 +244,20 @@ fn reason(v: &Verdict) -> Option<String> {
 }
 
 fn print_table(jobs: &[Job], results: &[CheckReport]) {
+    let tw = results
+        .iter()
+        .map(|r| r.target.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let sw = results
+        .iter()
+        .map(|r| r.scenario.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
     println!(
-        "\n{:<24} {:<16} {:<10} {:<10} {:>6} {:>8}  replay",
+        "\n{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>8}  replay",
         "target", "scenario", "expected", "verdict", "runs", "time"
     );
     for (job, r) in jobs.iter().zip(results) {
@@ -253,7 +272,7 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
             .map(|f| format!("kvsim replay {}", f.token))
             .unwrap_or_default();
         println!(
-            "{:<24} {:<16} {:<10} {:<10} {:>6} {:>6}ms  {replay}",
+            "{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>6}ms  {replay}",
             r.target,
             r.scenario,
             exp,
@@ -290,7 +309,17 @@ fn run_jobs(args: &Args, jobs: &[Job]) -> Vec<CheckReport> {
                         runs: job.scenario.runs,
                         time_limit: args.time_limit.map(Duration::from_secs_f64),
                     };
-                    let report = target.check(&job.scenario, &config, &limits);
+                    let mut report = target.check(&job.scenario, &config, &limits);
+                    if !args.targets.is_empty() && !args.no_shrink {
+                        if let Some(f) = &report.failure {
+                            let small = kvsim::shrink::shrink(
+                                target,
+                                f,
+                                &kvsim::shrink::ShrinkLimits::default(),
+                            );
+                            report.failure = Some(small);
+                        }
+                    }
                     progress.tick(&format!("{} {}", report.target, report.scenario));
                     results.lock().expect("no worker panics holding the lock")[i] = Some(report);
                 }

@@ -2,4 +2,7 @@
 pub mod check;
 pub mod list;
 pub mod replay;
+pub mod report;
 pub mod serve;
+
+pub mod check_history;

@@ -3,8 +3,9 @@
 use crate::registry::{self, registry};
 use kvsim::sim::Token;
 
-/// Replays `token`; prints the report (text or JSON); returns the verdict's exit code.
-pub fn main(token: &str, json_out: bool) -> i32 {
+/// Replays `token` (minimized first with `shrink`); prints the report (text or JSON);
+/// returns the verdict's exit code.
+pub fn main(token: &str, json_out: bool, shrink: bool) -> i32 {
     let token = match Token::decode(token) {
         Ok(t) => t,
         Err(e) => {
@@ -34,10 +35,18 @@ pub fn main(token: &str, json_out: bool) -> i32 {
         token.seed,
         token.choices.as_deref(),
     );
-    if json_out {
-        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    let report = if shrink {
+        kvsim::shrink::shrink(target, &report, &kvsim::shrink::ShrinkLimits::default())
     } else {
-        print!("{}", kvsim::report::text(&report));
+        report
+    };
+    if json_out {
+        println!("{}", kvsim::report::json(&report));
+    } else {
+        print!(
+            "{}",
+            kvsim::report::text_styled(&report, kvsim::report::colour_wanted())
+        );
     }
     report.verdict.exit_code()
 }

@@ -1,0 +1,536 @@
+//! `kvsim report`: regenerates `reports/`, per model the fault matrix (variants × fault
+//! profiles → verdict) and the minimal counterexample of every violation in it, in text
+//! and HTML, with an index.
+//!
+//! The output is a pure function of the registry: fixed seeds, a run budget rather than a
+//! time limit, no wall-clock times in any file. `models/tests/reports.rs` regenerates it and
+//! fails on any difference from the committed `reports/`, so it never goes stale.
+//!
+//! Layout:
+//! ```text
+//! reports/README.md              index: every model, which profiles break which variant
+//! reports/index.html             the same with every matrix, for a browser
+//! reports/MODEL/README.md        the model's fault matrix and its counterexamples
+//! reports/MODEL/VARIANT-PROFILE.txt   a minimal counterexample, as `kvsim check` prints it
+//! reports/MODEL/VARIANT-PROFILE.html  the same as a page with a sequence diagram
+//! ```
+
+use crate::expect::Variant;
+use crate::registry::{registry, Entry};
+use kvsim::report::escape;
+use kvsim::scenario::{FaultKind, FaultSet, Scenario};
+use kvsim::shrink::{self, ShrinkLimits};
+use kvsim::sim::{CheckLimits, SimConfig};
+use kvsim::target::RunReport;
+use kvsim::verdict::Verdict;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// The base seed of every check in the reports.
+pub const SEED: u64 = 1;
+
+/// Most runs per matrix cell (a scenario asking for fewer gets fewer).
+pub const MAX_RUNS: u64 = 2000;
+
+/// How hard counterexamples are minimized.
+pub fn shrink_limits() -> ShrinkLimits {
+    ShrinkLimits::default()
+}
+
+/// The default output directory: `reports/` at the workspace root.
+pub fn default_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("reports"), |root| root.join("reports"))
+}
+
+/// A fault profile: no faults, or one fault kind alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Profile {
+    /// No faults: interleavings only.
+    NoFaults,
+    /// This fault kind alone.
+    Only(FaultKind),
+}
+
+impl Profile {
+    /// `none`, `evict`, `pause`, ….
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::NoFaults => "none",
+            Profile::Only(k) => k.name(),
+        }
+    }
+}
+
+/// One cell of a fault matrix.
+pub struct Cell {
+    /// The variant.
+    pub variant: Variant,
+    /// The profile.
+    pub profile: Profile,
+    /// The scenario that was checked (the model's scenario it derives from, with only the
+    /// profile's faults).
+    pub scenario: Scenario,
+    /// The verdict over the runs.
+    pub verdict: Verdict,
+    /// Runs made.
+    pub runs: u64,
+    /// The minimized counterexample, for a violation.
+    pub counterexample: Option<RunReport>,
+}
+
+impl Cell {
+    /// Whether this cell's fault is on but its minimal counterexample injects no fault
+    /// (the failure is there without it; this profile's runs just found it).
+    pub fn no_fault_needed(&self) -> bool {
+        self.profile != Profile::NoFaults
+            && self
+                .counterexample
+                .as_ref()
+                .is_some_and(|r| shrink::faults_in(r) == 0)
+    }
+
+    /// The counterexample's file name without extension: `VARIANT-PROFILE`.
+    pub fn stem(&self) -> String {
+        format!("{}-{}", self.variant.name(), self.profile.name())
+    }
+}
+
+/// A model's fault matrix.
+pub struct Matrix {
+    /// The model.
+    pub model: &'static str,
+    /// One line about it.
+    pub about: &'static str,
+    /// The profiles (columns).
+    pub profiles: Vec<Profile>,
+    /// The cells, variant-major.
+    pub cells: Vec<Cell>,
+}
+
+/// The profiles of a model: none, then each fault kind its scenarios use, in the CLI's
+/// order.
+pub fn profiles(e: &Entry) -> Vec<Profile> {
+    let mut out = vec![Profile::NoFaults];
+    for kind in FaultKind::ALL {
+        if e.scenarios.iter().any(|(s, _)| s.faults.has(kind)) {
+            out.push(Profile::Only(kind));
+        }
+    }
+    out
+}
+
+/// The scenario a profile checks: the model's first scenario with that fault (for `none`,
+/// its first scenario without faults, else its first with the faults taken out), with only
+/// the profile's fault on and at most [`MAX_RUNS`] runs.
+pub fn scenario_for(e: &Entry, profile: Profile) -> Scenario {
+    let base = match profile {
+        Profile::NoFaults => e
+            .scenarios
+            .iter()
+            .find(|(s, _)| s.faults.is_empty())
+            .or_else(|| e.scenarios.first()),
+        Profile::Only(kind) => e.scenarios.iter().find(|(s, _)| s.faults.has(kind)),
+    };
+    let mut s = base
+        .map(|(s, _)| s.clone())
+        .unwrap_or_else(|| Scenario::new("default", 2, 2));
+    let had_lru = s.faults.has(FaultKind::Lru);
+    s.faults = match profile {
+        Profile::NoFaults => FaultSet::none(),
+        Profile::Only(kind) => FaultSet::of(&[kind]),
+    };
+    if had_lru && profile != Profile::Only(FaultKind::Lru) {
+        s.memory_limit = None;
+    }
+    s.runs = s.runs.min(MAX_RUNS);
+    s.name = format!("{}+{}", s.name, profile.name());
+    s
+}
+
+/// Checks one cell and minimizes its counterexample.
+fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
+    let scenario = scenario_for(e, profile);
+    let target = e.target(variant);
+    let config = SimConfig::from_scenario(&scenario);
+    let limits = CheckLimits {
+        seed: SEED,
+        runs: scenario.runs,
+        time_limit: None,
+    };
+    let report = target.check(&scenario, &config, &limits);
+    let counterexample = report
+        .failure
+        .as_ref()
+        .map(|f| shrink::shrink(target, f, &shrink_limits()));
+    Cell {
+        variant,
+        profile,
+        scenario,
+        verdict: report.verdict,
+        runs: report.runs,
+        counterexample,
+    }
+}
+
+/// Builds every model's matrix on `threads` worker threads (results in a fixed order).
+pub fn matrices(threads: usize, quiet: bool) -> Vec<Matrix> {
+    let entries = registry();
+    let mut jobs: Vec<(usize, Variant, Profile)> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        for variant in e.variants.iter().map(|(v, _)| *v) {
+            for p in profiles(e) {
+                jobs.push((i, variant, p));
+            }
+        }
+    }
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Cell>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let progress = crate::progress::Progress::new(jobs.len() as u64, quiet);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| {
+                let entries = registry();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(m, variant, profile)) = jobs.get(i) else {
+                        break;
+                    };
+                    let cell = check_cell(&entries[m], variant, profile);
+                    progress.tick(&format!(
+                        "{}/{} {}",
+                        entries[m].name,
+                        variant.name(),
+                        profile.name()
+                    ));
+                    done.lock().expect("no worker panics holding the lock")[i] = Some(cell);
+                }
+            });
+        }
+    });
+    progress.finish(started.elapsed());
+    let mut cells = done.into_inner().expect("no worker panicked").into_iter();
+    entries
+        .iter()
+        .map(|e| {
+            let n = e.variants.len() * profiles(e).len();
+            Matrix {
+                model: e.name,
+                about: e.about,
+                profiles: profiles(e),
+                cells: cells
+                    .by_ref()
+                    .take(n)
+                    .map(|c| c.expect("every cell ran"))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The verdict of a cell in a few characters (`pass`, `✗ linearizability`, `unknown`).
+fn short(cell: &Cell) -> String {
+    match &cell.verdict {
+        Verdict::Ok => "pass".to_string(),
+        Verdict::Violation(v) if cell.no_fault_needed() => format!("✗ {} *", v.property),
+        Verdict::Violation(v) => format!("✗ {}", v.property),
+        Verdict::Unknown(_) => "unknown".to_string(),
+    }
+}
+
+/// The footnote for cells marked `*`.
+const NO_FAULT: &str = "* the minimal counterexample injects no fault: the failure needs no \
+fault, this column's runs found it (often a client that is not scheduled for a long time, \
+which is how a pause looks to the others).";
+
+/// Every file of the reports, as (path relative to the output directory, contents).
+pub fn files(ms: &[Matrix]) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    out.push((PathBuf::from("README.md"), index_md(ms)));
+    out.push((PathBuf::from("index.html"), index_html(ms)));
+    for m in ms {
+        out.push((Path::new(m.model).join("README.md"), model_md(m)));
+        for cell in &m.cells {
+            if let Some(r) = &cell.counterexample {
+                let stem = cell.stem();
+                out.push((
+                    Path::new(m.model).join(format!("{stem}.txt")),
+                    kvsim::report::text(r),
+                ));
+                out.push((
+                    Path::new(m.model).join(format!("{stem}.html")),
+                    kvsim::report::html(r),
+                ));
+            }
+        }
+    }
+    out
+}
+
+const GENERATED: &str = "Generated by `kvsim report` (`cargo run --release -- report`); do not \
+edit. `models/tests/reports.rs` regenerates these files and fails when they differ, so they are \
+always current.";
+
+fn index_md(ms: &[Matrix]) -> String {
+    let mut s = String::from("# kvsim reports\n\n");
+    let _ = writeln!(s, "{GENERATED}\n");
+    s.push_str(
+        "Each model is checked in both variants under no faults and under each fault kind its \
+         scenarios use, one at a time (seed 1, a fixed run budget). A violation links to its \
+         minimal counterexample.\n\n",
+    );
+    s.push_str("| model | variant | breaks under | passes under |\n|---|---|---|---|\n");
+    for m in ms {
+        for variant in Variant::ALL {
+            let cells: Vec<&Cell> = m.cells.iter().filter(|c| c.variant == variant).collect();
+            if cells.is_empty() {
+                continue;
+            }
+            let breaks: Vec<String> = cells
+                .iter()
+                .filter(|c| c.counterexample.is_some())
+                .map(|c| format!("[{}]({}/{}.txt)", c.profile.name(), m.model, c.stem()))
+                .collect();
+            let passes: Vec<&str> = cells
+                .iter()
+                .filter(|c| c.verdict == Verdict::Ok)
+                .map(|c| c.profile.name())
+                .collect();
+            let _ = writeln!(
+                s,
+                "| [{}]({}/README.md) | {} | {} | {} |",
+                m.model,
+                m.model,
+                variant.name(),
+                if breaks.is_empty() {
+                    "—".to_string()
+                } else {
+                    breaks.join(", ")
+                },
+                if passes.is_empty() {
+                    "—".to_string()
+                } else {
+                    passes.join(", ")
+                }
+            );
+        }
+    }
+    s
+}
+
+fn model_md(m: &Matrix) -> String {
+    let mut s = format!(
+        "# {}\n\n{}\n\n{GENERATED}\n\n## Fault matrix\n\n",
+        m.model, m.about
+    );
+    s.push_str("| variant |");
+    for p in &m.profiles {
+        let _ = write!(s, " {} |", p.name());
+    }
+    s.push_str("\n|---|");
+    for _ in &m.profiles {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for variant in Variant::ALL {
+        let cells: Vec<&Cell> = m.cells.iter().filter(|c| c.variant == variant).collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let _ = write!(s, "| {} |", variant.name());
+        for c in cells {
+            let text = short(c);
+            if c.counterexample.is_some() {
+                let _ = write!(s, " [{text}]({}.txt) |", c.stem());
+            } else {
+                let _ = write!(s, " {text} |");
+            }
+        }
+        s.push('\n');
+    }
+    if m.cells.iter().any(Cell::no_fault_needed) {
+        let _ = writeln!(s, "\n{NO_FAULT}");
+    }
+    s.push_str("\nEach column checks one scenario of the model with only that fault on:\n\n");
+    for p in &m.profiles {
+        if let Some(c) = m.cells.iter().find(|c| c.profile == *p) {
+            let sc = &c.scenario;
+            let _ = writeln!(
+                s,
+                "- `{}`: scenario `{}`, {} clients × {} ops, strategy {}, faults {} (at most {}), \
+                 {} runs from seed {SEED}",
+                p.name(),
+                sc.name,
+                sc.clients,
+                sc.ops,
+                sc.strategy,
+                sc.faults,
+                sc.fault_budget,
+                sc.runs
+            );
+        }
+    }
+    let found: Vec<&Cell> = m
+        .cells
+        .iter()
+        .filter(|c| c.counterexample.is_some())
+        .collect();
+    if !found.is_empty() {
+        s.push_str("\n## Minimal counterexamples\n\n");
+        for c in found {
+            let r = c.counterexample.as_ref().expect("filtered");
+            let why = match &r.verdict {
+                Verdict::Violation(v) => v.reason.clone(),
+                other => other.to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "- **{} under {}** ([text]({stem}.txt), [page]({stem}.html)): {} — {}.\n  \
+                 `kvsim replay {}`",
+                c.variant.name(),
+                c.profile.name(),
+                r.shrink
+                    .as_ref()
+                    .map(|x| x.describe(r))
+                    .unwrap_or_else(|| format!("{} steps", r.steps)),
+                why.trim_end_matches('.'),
+                r.token,
+                stem = c.stem()
+            );
+        }
+    }
+    let unknown: Vec<&Cell> = m
+        .cells
+        .iter()
+        .filter(|c| matches!(c.verdict, Verdict::Unknown(_)))
+        .collect();
+    if !unknown.is_empty() {
+        s.push_str("\n## Unknown verdicts\n\n");
+        for c in unknown {
+            let _ = writeln!(
+                s,
+                "- {} under {}: {}",
+                c.variant.name(),
+                c.profile.name(),
+                c.verdict
+            );
+        }
+    }
+    s
+}
+
+fn index_html(ms: &[Matrix]) -> String {
+    let mut s = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>kvsim \
+         reports</title>\n<style>\nbody{font:14px/1.45 system-ui,sans-serif;margin:24px 32px;\
+         color:#1d2330}table{border-collapse:collapse;margin:6px 0 18px}td,th{border:1px solid \
+         #d8dce4;padding:3px 10px;text-align:left}th{background:#f4f5f8}.bad a,.bad{color:#b3261e}\
+         .ok{color:#1e7b34}.unk{color:#8a6d3b}p{color:#4c566a}\n</style>\n</head>\n<body>\n\
+         <h1>kvsim reports</h1>\n",
+    );
+    let _ = writeln!(s, "<p>{}</p>", escape(&GENERATED.replace('`', "")));
+    for m in ms {
+        let _ = writeln!(
+            s,
+            "<h2>{}</h2>\n<p>{}</p>\n<table>\n<tr><th>variant</th>",
+            escape(m.model),
+            escape(m.about)
+        );
+        for p in &m.profiles {
+            let _ = write!(s, "<th>{}</th>", p.name());
+        }
+        s.push_str("</tr>\n");
+        for variant in Variant::ALL {
+            let cells: Vec<&Cell> = m.cells.iter().filter(|c| c.variant == variant).collect();
+            if cells.is_empty() {
+                continue;
+            }
+            let _ = write!(s, "<tr><th>{}</th>", variant.name());
+            for c in cells {
+                let text = escape(&short(c));
+                match (&c.verdict, &c.counterexample) {
+                    (_, Some(_)) => {
+                        let _ = write!(
+                            s,
+                            "<td class=\"bad\"><a href=\"{}/{}.html\">{text}</a></td>",
+                            m.model,
+                            c.stem()
+                        );
+                    }
+                    (Verdict::Ok, _) => {
+                        let _ = write!(s, "<td class=\"ok\">{text}</td>");
+                    }
+                    _ => {
+                        let _ = write!(s, "<td class=\"unk\">{text}</td>");
+                    }
+                }
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</table>\n");
+        if m.cells.iter().any(Cell::no_fault_needed) {
+            let _ = writeln!(s, "<p>{}</p>", escape(NO_FAULT));
+        }
+    }
+    s.push_str("</body>\n</html>\n");
+    s
+}
+
+/// Writes `files` under `dir`, first removing each model directory it will write (so no
+/// stale counterexample survives).
+pub fn write(dir: &Path, files: &[(PathBuf, String)]) -> std::io::Result<()> {
+    let mut models: Vec<PathBuf> = files
+        .iter()
+        .filter_map(|(p, _)| p.parent().filter(|d| !d.as_os_str().is_empty()))
+        .map(Path::to_path_buf)
+        .collect();
+    models.sort();
+    models.dedup();
+    for m in models {
+        let d = dir.join(m);
+        if d.exists() {
+            std::fs::remove_dir_all(&d)?;
+        }
+    }
+    for (path, contents) in files {
+        let full = dir.join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(full, contents)?;
+    }
+    Ok(())
+}
+
+/// Runs `kvsim report`; returns the exit code.
+pub fn main(out: Option<PathBuf>) -> i32 {
+    let dir = out.unwrap_or_else(default_dir);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let ms = matrices(threads, false);
+    let files = files(&ms);
+    if let Err(e) = write(&dir, &files) {
+        eprintln!("kvsim: cannot write reports to {}: {e}", dir.display());
+        return 2;
+    }
+    let found: usize = ms
+        .iter()
+        .map(|m| {
+            m.cells
+                .iter()
+                .filter(|c| c.counterexample.is_some())
+                .count()
+        })
+        .sum();
+    let cells: usize = ms.iter().map(|m| m.cells.len()).sum();
+    println!(
+        "kvsim report: {} models, {cells} matrix cells, {found} minimal counterexamples → {}",
+        ms.len(),
+        dir.display()
+    );
+    0
+}
