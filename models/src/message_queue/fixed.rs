@@ -350,7 +350,14 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                 }
                 continue;
             }
-            match self.kv.get(&segment_key(&self.prefix, seg)).await? {
+            // Just after a fetch that brought records (`hot`), the segment is not fetched
+            // again before the next wait: a `get` copies the whole segment.
+            let fetched = if self.hot {
+                Some(Vec::new())
+            } else {
+                self.kv.get(&segment_key(&self.prefix, seg)).await?
+            };
+            match fetched {
                 Some(d) if d.len() > self.offset => {
                     self.data = d;
                     self.hot = true;
