@@ -20,6 +20,13 @@
 //! evicted or flushed array silently reads as `[]` and the next change rebuilds it from
 //! nothing.
 //!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - `pause`: a writer stalled past the lock's expiry writes back an array read before
+//!   another writer's change, which is lost
+//!   (`array_locked_published_loses_a_change_when_a_writer_is_slow`).
+//! - `evict`: the evicted array reads as `[]` and the next change rebuilds it from nothing.
+//! - No faults, `crash`, `lose`: linearizable.
+//!
 //! # Fixed
 //! What the article itself suggests instead of the lock: `gets` and `cas` (optimistic
 //! concurrency), no lock at all. `setup` creates the array (`add key "" 0`); operations

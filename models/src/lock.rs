@@ -16,6 +16,20 @@
 //! (expiry while the holder is slow, eviction, a restart), and `unlock` deletes whatever
 //! lock is there, even one a later holder took after this one's expired.
 //!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - `pause`: a holder stalled past `lock_timeout` is still inside when the key expires
+//!   and the next client's `add` succeeds: two clients in the critical section
+//!   (`lock_published_lets_a_second_holder_in_when_the_first_is_slow`); an `expire` jump
+//!   of time does the same. The fixed variant fails the same way
+//!   (`lock_fixed_cannot_survive_a_holder_outliving_its_lease_either`): no lease can.
+//! - `evict`: the key evicted while held looks free
+//!   (`lock_published_lets_a_second_holder_in_when_the_lock_is_evicted`).
+//! - `crash` and `lose` pass: the expiry frees a dead holder's lock, and a lost reply
+//!   only delays the others.
+//! - Not separately pinned: the unconditional `delete` of a holder that outlived its
+//!   lock frees the next holder's lock; any run that reaches it has already broken mutual
+//!   exclusion by the same pause.
+//!
 //! # Fixed
 //! A lease with an owner token: `add(lock, token, lease)` with a fresh random token;
 //! a timed-out `add` is resolved by reading the key back (ours or not); the body's `set`

@@ -8,7 +8,7 @@
 //!   loop: incr(keys[1-a], 1) -> return; on miss: add(keys[1-a], 1, 2*T) -> return  # line 43
 //! value():     get(keys[active()]), or 0 on a miss
 //! ```
-//! with the [repair] of `STRUCTURES.md` (`T` is a field) and line 43 as printed. `T` is
+//! with the \[repair\] of `STRUCTURES.md` (`T` is a field) and line 43 as printed. `T` is
 //! [`PERIOD_SECS`] here (the article's example is 3 minutes; the mechanism is the same).
 //!
 //! # The property (time window)
@@ -28,6 +28,15 @@
 //! proposed fix of line 43 (`2*T - time() % T`) still leaves one second of the server's
 //! expiry granularity and the client/server clock offset. Clients with skewed clocks also
 //! disagree about which key is the shadow.
+//!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - No faults, 2 clients: the shadow key created at `1.17 s` with expiry `2T` lives
+//!   until `5 s`, into the period in which it is the shadow key again; visits of that
+//!   period before `5 s` are added to the stale count and vanish with it, and the next
+//!   period's `value()` answers 0 for a period that had visits
+//!   (`visitor_counter_published_loses_visits_to_the_shifted_expiry`), exactly the
+//!   article's own warning about line 43.
+//! - `skew`: clients disagree on the active key (both variants; see below).
 //!
 //! # Fixed
 //! One key per period, named by the period's number (`counter<name>_p<n>`), so a key is
