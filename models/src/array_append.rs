@@ -26,7 +26,7 @@
 //! outcome is reported unknown.
 //!
 //! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
-//! Under `evict`, `lru` and `restart` it is safe and stops (`Lost`): the array's only
+//! Under `evict`, `lru`, `restart` and `shard-fail` it is safe and stops (`Lost`): the array's only
 //! copy is gone. (The article's "+x -x" operation log would add removal with the same
 //! one-`append` cost; the workload here only adds, as the published class does.)
 

@@ -35,7 +35,7 @@
 //! the change twice): that change's outcome is reported unknown.
 //!
 //! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
-//! Under `evict`, `lru` and `restart` it is safe and stops (`Lost`): the array's only
+//! Under `evict`, `lru`, `restart` and `shard-fail` it is safe and stops (`Lost`): the array's only
 //! copy is gone, and no design can rebuild it.
 //!
 //! [`LOCK_TIMEOUT_SECS`]: crate::lock::LOCK_TIMEOUT_SECS

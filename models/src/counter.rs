@@ -25,7 +25,7 @@
 //!
 //! Tolerates (linearizable, every answer true): no faults, `crash`, `lose` (a timed-out
 //! `incr` is reported as an unknown outcome, never retried, so never counted twice),
-//! `pause`, `skew`, `expire` (no expiry used). Under `evict`, `lru` and `restart` it is
+//! `pause`, `skew`, `expire` (no expiry used). Under `evict`, `lru`, `restart` and `shard-fail` it is
 //! safe but not live: once the key is gone every operation answers `Lost`. No design on a
 //! volatile store can do better: the key is the counter's only copy, and after it is gone
 //! no client knows the value. On a persistent store (MemcacheDB, kumofs, Flare) it never

@@ -49,7 +49,7 @@
 //!
 //! Tolerates: no faults, `crash`, `lose`, `pause`, `expire`. Not tolerated, by any design:
 //! `skew` (the window is defined by true time; events are stamped and chunks chosen by
-//! the clients' own clocks), and `evict`, `lru`, `restart` (the events' only copy is gone).
+//! the clients' own clocks), and `evict`, `lru`, `restart`, `shard-fail` (the events' only copy is gone).
 
 use crate::expect::{Expect, Variant};
 use kvsim::history::{History, Outcome};

@@ -48,7 +48,7 @@
 //! - the final `delete` is garbage collection: its failure does not fail the dequeue.
 //!
 //! Tolerates (linearizable, never a wrong answer): no faults, `crash`, `lose`, `pause`,
-//! `skew`, `expire` (no expiry used). Under `evict`, `lru` and `restart` it is safe and
+//! `skew`, `expire` (no expiry used). Under `evict`, `lru`, `restart` and `shard-fail` it is safe and
 //! not live: a lost node is the only copy of the link to the rest of the queue, so no
 //! design can hand out the elements behind it; this one says `Lost` instead of "empty".
 

@@ -45,7 +45,7 @@
 //! matters). What no lease lock on this store tolerates: a holder that outlives its lease
 //! (`pause`, or an `expire` jump of time) is still inside when the next holder enters,
 //! since the store cannot stop a client it has given up on (fencing tokens would protect a
-//! resource that checks them, not the critical section); and `evict`, `lru`, `restart`
+//! resource that checks them, not the critical section); and `evict`, `lru`, `restart`, `shard-fail`
 //! delete the key while it is held, which looks exactly like a free lock. A lock without
 //! a lease avoids the first and cannot recover from a crashed holder (see
 //! [`crate::spinlock`]'s fixed variant).

@@ -44,7 +44,7 @@
 //! never be taken twice.
 //!
 //! Tolerates (mutual exclusion and a linearizable counter): no faults, `lose`, `pause`,
-//! `expire` and `skew` (no expiry, no clock in the protocol), `evict`, `lru` and
+//! `expire` and `skew` (no expiry, no clock in the protocol), `evict`, `lru`, `shard-fail` and
 //! `restart` (safe: the structure stops with `Lost`; the counter's only copy is gone, so
 //! no design can go on counting). A crashed holder keeps the lock for good and the others
 //! answer `GaveUp`: without an expiry nothing can tell a crashed holder from a slow one;

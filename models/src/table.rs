@@ -41,7 +41,7 @@
 //! outcome is reported unknown instead.
 //!
 //! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
-//! Under `evict`, `lru` and `restart` it is safe and stops (`Lost`): the set's only copy
+//! Under `evict`, `lru`, `restart` and `shard-fail` it is safe and stops (`Lost`): the set's only copy
 //! is gone.
 
 use crate::expect::{Expect, Variant};

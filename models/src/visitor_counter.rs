@@ -49,7 +49,7 @@
 //! Tolerates: no faults, `crash`, `lose` (a timed-out visit is an unknown outcome, within
 //! `hi`), `pause`, `expire`. Not tolerated, by any design: `skew` (a period is defined by
 //! true time and the clients only have their own clocks; memcached's protocol does not
-//! expose the server's clock to them), and `evict`, `lru`, `restart` (the count's only copy
+//! expose the server's clock to them), and `evict`, `lru`, `restart`, `shard-fail` (the count's only copy
 //! is gone; a period without visits has no key, so a loss cannot even be detected).
 
 use crate::counter::parse_number;
