@@ -16,6 +16,12 @@
 //! (expiry while the holder is slow, eviction, a restart), and `unlock` deletes whatever
 //! lock is there, even one a later holder took after this one's expired.
 //!
+//! # Property
+//! Mutual exclusion (no two critical sections, marked `enter`/`exit`, overlap; a crashed
+//! holder's section ends at its crash), then linearizability of the protected number
+//! against [`FetchIncrement`] (each increment returns the value after it). Operations
+//! answering [`Ret::Lost`] are judged as having had no effect.
+//!
 //! # Findings (kvsim, pinned in `tests/findings.rs`)
 //! - `pause`: a holder stalled past `lock_timeout` is still inside when the key expires
 //!   and the next client's `add` succeeds: two clients in the critical section

@@ -22,6 +22,11 @@
 //! the first is still inside. The lock has no expiry, so a holder that crashes (or whose
 //! `increment` reply is lost) keeps it for good, and everyone else gives up.
 //!
+//! # Property
+//! Mutual exclusion of the sections `runSynchronized` runs, then linearizability of the
+//! counter against [`CounterSpec`]. `GaveUp` and `Lost` answers are judged as having had no
+//! effect (the body never ran).
+//!
 //! # Findings (kvsim, pinned in `tests/findings.rs`)
 //! - No faults, 4 clients: the initialisation race the article's comments feared. Two
 //!   clients find the key missing and both `put(key, 0)`; a third acquires between the two
