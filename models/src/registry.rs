@@ -23,8 +23,8 @@ impl Entry {
     pub fn new(
         name: &'static str,
         about: &'static str,
-        published: impl kvsim::model::Model + 'static,
-        fixed: impl kvsim::model::Model + 'static,
+        published: impl kvsim::explore::Explorable,
+        fixed: impl kvsim::explore::Explorable,
         scenarios: Vec<(Scenario, Expect)>,
     ) -> Entry {
         Entry {
@@ -126,9 +126,9 @@ pub fn registry() -> Vec<Entry> {
         ),
         Entry::new(
             "message-queue",
-            "a message queue on an update log (Tkrzw's MessageQueue), segments as KV keys (003)",
-            message_queue::published_model(),
-            message_queue::fixed_model(),
+            "message queue on an update log: Tkrzw's MessageQueue, segments as keys (003)",
+            message_queue::published(),
+            message_queue::fixed(),
             message_queue::scenarios(),
         ),
     ]
