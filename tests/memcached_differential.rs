@@ -71,7 +71,9 @@ impl Peer {
         for part in parts {
             match part {
                 Part::Bytes(b) => bytes.extend_from_slice(b),
-                Part::Unique(s) => bytes.extend_from_slice(self.uniques.actual[*s].to_string().as_bytes()),
+                Part::Unique(s) => {
+                    bytes.extend_from_slice(self.uniques.actual[*s].to_string().as_bytes())
+                }
             }
         }
         bytes.extend_from_slice(SENTINEL);
@@ -165,13 +167,32 @@ impl Gen {
         match self.rng.below(10) {
             0..=3 => self
                 .pick(&[
-                    "0", "9", "10", "99", "007", " 5", "5 x", "+4", "+0", "1.5", "12abc",
-                    "18446744073709551615", "18446744073709551616", "",
+                    "0",
+                    "9",
+                    "10",
+                    "99",
+                    "007",
+                    " 5",
+                    "5 x",
+                    "+4",
+                    "+0",
+                    "1.5",
+                    "12abc",
+                    "18446744073709551615",
+                    "18446744073709551616",
+                    "",
                 ])
                 .as_bytes()
                 .to_vec(),
             4 => self
-                .pick(&["get a b", "delete a", "incr n 1", "gets n a", "touch a 1000", "x"])
+                .pick(&[
+                    "get a b",
+                    "delete a",
+                    "incr n 1",
+                    "gets n a",
+                    "touch a 1000",
+                    "x",
+                ])
                 .as_bytes()
                 .to_vec(),
             _ => {
@@ -187,7 +208,16 @@ impl Gen {
         if self.chance(0.8) {
             self.pick(&["0", "1", "65535"])
         } else {
-            self.pick(&["4294967295", "4294967296", "4294967297", "+5", "-0", "x", "-1", "5\tz"])
+            self.pick(&[
+                "4294967295",
+                "4294967296",
+                "4294967297",
+                "+5",
+                "-0",
+                "x",
+                "-1",
+                "5\tz",
+            ])
         }
     }
 
@@ -196,7 +226,14 @@ impl Gen {
             self.pick(&["0", "1000", "100000"])
         } else {
             self.pick(&[
-                "-1", "2592000", "2592001", "4294967296", "2147483648", "+1000", "abc", "-0",
+                "-1",
+                "2592000",
+                "2592001",
+                "4294967296",
+                "2147483648",
+                "+1000",
+                "abc",
+                "-0",
                 "2000000000",
             ])
         }
@@ -219,7 +256,9 @@ impl Gen {
     }
 
     fn storage(&mut self) -> Vec<Part> {
-        let verb = self.pick(&["set", "add", "replace", "append", "prepend", "cas", "set", "cas"]);
+        let verb = self.pick(&[
+            "set", "add", "replace", "append", "prepend", "cas", "set", "cas",
+        ]);
         let key = self.key();
         let data = self.value();
         let mut line = format!("{verb} ").into_bytes();
@@ -340,8 +379,21 @@ impl Gen {
             .into_bytes(),
             _ => {
                 let junk = self.pick(&[
-                    "", "g", "GET a", "gett a", "get\ta", "set", "cas a 0 0 1", "incr", "touch a",
-                    "delete", "mx", "stuff HTTP/1.1", " ", "get a\0zz", "\r",
+                    "",
+                    "g",
+                    "GET a",
+                    "gett a",
+                    "get\ta",
+                    "set",
+                    "cas a 0 0 1",
+                    "incr",
+                    "touch a",
+                    "delete",
+                    "mx",
+                    "stuff HTTP/1.1",
+                    " ",
+                    "get a\0zz",
+                    "\r",
                 ]);
                 format!("{junk}{eol}").into_bytes()
             }

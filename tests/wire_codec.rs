@@ -45,38 +45,61 @@ fn store_verb() -> impl Strategy<Value = StoreVerb> {
 
 fn command() -> impl Strategy<Value = Command> {
     prop_oneof![
-        (store_verb(), key(), any::<u32>(), exptime(), data(), any::<bool>()).prop_map(
-            |(verb, key, flags, exptime, data, noreply)| Command::Store {
-                verb,
-                key,
-                flags,
-                exptime,
-                data,
-                noreply
-            }
-        ),
-        (key(), any::<u32>(), exptime(), data(), any::<u64>(), any::<bool>()).prop_map(
-            |(key, flags, exptime, data, unique, noreply)| Command::Cas {
-                key,
-                flags,
-                exptime,
-                data,
-                unique,
-                noreply
-            }
-        ),
+        (
+            store_verb(),
+            key(),
+            any::<u32>(),
+            exptime(),
+            data(),
+            any::<bool>()
+        )
+            .prop_map(
+                |(verb, key, flags, exptime, data, noreply)| Command::Store {
+                    verb,
+                    key,
+                    flags,
+                    exptime,
+                    data,
+                    noreply
+                }
+            ),
+        (
+            key(),
+            any::<u32>(),
+            exptime(),
+            data(),
+            any::<u64>(),
+            any::<bool>()
+        )
+            .prop_map(
+                |(key, flags, exptime, data, unique, noreply)| Command::Cas {
+                    key,
+                    flags,
+                    exptime,
+                    data,
+                    unique,
+                    noreply
+                }
+            ),
         (any::<bool>(), prop::collection::vec(key(), 1..40))
             .prop_map(|(with_cas, keys)| Command::Get { with_cas, keys }),
-        (any::<bool>(), exptime(), prop::collection::vec(key(), 1..40)).prop_map(
-            |(with_cas, exptime, keys)| Command::Gat {
+        (
+            any::<bool>(),
+            exptime(),
+            prop::collection::vec(key(), 1..40)
+        )
+            .prop_map(|(with_cas, exptime, keys)| Command::Gat {
                 with_cas,
                 exptime,
                 keys
-            }
-        ),
+            }),
         (any::<bool>(), key(), any::<u64>(), any::<bool>()).prop_map(
             |(incr, key, delta, noreply)| Command::Arith {
-                verb: if incr { ArithVerb::Incr } else { ArithVerb::Decr },
+                verb: if incr {
+                    ArithVerb::Incr
+                } else {
+                    ArithVerb::Decr
+                },
                 key,
                 delta,
                 noreply
@@ -88,7 +111,10 @@ fn command() -> impl Strategy<Value = Command> {
             exptime,
             noreply
         }),
-        (prop::option::of(any::<i32>().prop_map(i64::from)), any::<bool>())
+        (
+            prop::option::of(any::<i32>().prop_map(i64::from)),
+            any::<bool>()
+        )
             .prop_map(|(delay, noreply)| Command::FlushAll { delay, noreply }),
     ]
 }
@@ -100,7 +126,11 @@ fn sendable_command() -> impl Strategy<Value = Command> {
     command().prop_filter("command line within 2048 bytes unless get/gets", |c| {
         matches!(c, Command::Get { .. }) || {
             let bytes = command_bytes(c);
-            bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len()) <= 2048
+            bytes
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap_or(bytes.len())
+                <= 2048
         }
     })
 }

@@ -126,8 +126,10 @@ impl TcpKv {
                 conn: Mutex::new(None),
             });
         }
-        let ring_ref: Vec<(&str, u16, u32)> =
-            ring_input.iter().map(|(h, p)| (h.as_str(), *p, 1)).collect();
+        let ring_ref: Vec<(&str, u16, u32)> = ring_input
+            .iter()
+            .map(|(h, p)| (h.as_str(), *p, 1))
+            .collect();
         Ok(TcpKv {
             ring: Ketama::new(&ring_ref),
             servers,
@@ -172,7 +174,10 @@ impl TcpKv {
             detail,
         };
         if slot.is_none() {
-            *slot = Some(self.open(server).map_err(|e| gone(format!("connect: {e}")))?);
+            *slot = Some(
+                self.open(server)
+                    .map_err(|e| gone(format!("connect: {e}")))?,
+            );
         }
         let conn = slot.as_mut().expect("opened above");
         let mut bytes = Vec::new();
@@ -325,7 +330,10 @@ impl Kv for TcpKv {
     }
 
     fn random_u64(&self) -> u64 {
-        self.rng.lock().unwrap_or_else(|p| p.into_inner()).next_u64()
+        self.rng
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .next_u64()
     }
 }
 

@@ -59,9 +59,9 @@ impl Ketama {
         for (index, (&(host, port, _), &weight)) in servers.iter().zip(&weights).enumerate() {
             // libmemcached computes this in float; keep the same rounding.
             let pct = weight as f32 / total as f32;
-            let per_server =
-                ((pct * POINTS_PER_SERVER as f32 / 4.0 * live + 0.000_000_000_1_f32).floor()
-                    * 4.0) as u32;
+            let per_server = ((pct * POINTS_PER_SERVER as f32 / 4.0 * live + 0.000_000_000_1_f32)
+                .floor()
+                * 4.0) as u32;
             let name = point_name(host, port);
             for i in 0..per_server / 4 {
                 let digest = md5(format!("{name}-{i}").as_bytes());
@@ -110,7 +110,8 @@ mod tests {
     #[test]
     fn equal_weights_give_160_points_each() {
         for n in 1..=12 {
-            let hosts: Vec<(String, u16)> = (0..n).map(|i| (format!("10.0.0.{i}"), 11211)).collect();
+            let hosts: Vec<(String, u16)> =
+                (0..n).map(|i| (format!("10.0.0.{i}"), 11211)).collect();
             let servers: Vec<(&str, u16, u32)> =
                 hosts.iter().map(|(h, p)| (h.as_str(), *p, 1)).collect();
             let k = Ketama::new(&servers);

@@ -35,14 +35,22 @@ impl MemcachedProcess {
     /// it accepts connections. (`-u root` only matters when run as root, which memcached
     /// otherwise refuses.)
     pub fn spawn(extra: &[&str]) -> io::Result<Self> {
-        let binary = memcached_binary().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::NotFound, "memcached is not installed")
-        })?;
+        let binary = memcached_binary()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "memcached is not installed"))?;
         let mut last = io::Error::other("memcached did not start");
         for _ in 0..5 {
             let port = free_port()?;
             let mut child = Command::new(&binary)
-                .args(["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0", "-u", "root"])
+                .args([
+                    "-l",
+                    "127.0.0.1",
+                    "-p",
+                    &port.to_string(),
+                    "-U",
+                    "0",
+                    "-u",
+                    "root",
+                ])
                 .args(extra)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())

@@ -153,7 +153,10 @@ const MAX_PERIOD: usize = 16;
 /// same text; time may differ) shown once and then summarized: a spin loop of 2000 steps
 /// reads as its loop body and one line.
 pub fn folded(r: &RunReport) -> Vec<Line<'_>> {
-    let all: Vec<Row<'_>> = rows(r).into_iter().filter(|x| x.who != Who::Setup).collect();
+    let all: Vec<Row<'_>> = rows(r)
+        .into_iter()
+        .filter(|x| x.who != Who::Setup)
+        .collect();
     let same = |a: usize, b: usize| all[a].who == all[b].who && all[a].text == all[b].text;
     let mut out = Vec::new();
     let mut i = 0;
@@ -165,14 +168,11 @@ pub fn folded(r: &RunReport) -> Vec<Line<'_>> {
                 break;
             }
             let mut count = 1;
-            while i + (count + 1) * p <= all.len()
-                && (0..p).all(|k| same(i + k, i + count * p + k))
+            while i + (count + 1) * p <= all.len() && (0..p).all(|k| same(i + k, i + count * p + k))
             {
                 count += 1;
             }
-            if count >= 3
-                && (count - 1) * p >= 3
-                && best.is_none_or(|(bp, bc)| count * p > bp * bc)
+            if count >= 3 && (count - 1) * p >= 3 && best.is_none_or(|(bp, bc)| count * p > bp * bc)
             {
                 best = Some((p, count));
             }

@@ -79,7 +79,11 @@ pub fn text_styled(r: &RunReport, colour: bool) -> String {
         .map(|row| row.text)
         .collect();
     if !setup.is_empty() {
-        let line = wrap(&format!("setup: {}", setup.join(" · ")), WIDTH - 2, "       ");
+        let line = wrap(
+            &format!("setup: {}", setup.join(" · ")),
+            WIDTH - 2,
+            "       ",
+        );
         let _ = writeln!(out, "  {}\n", p.dim(&line));
     }
     out.push_str(&lanes(r, p));

@@ -120,19 +120,21 @@ mod tests {
     fn a_long_multiget_key_culls_unsent_replies_only() {
         let long = "k".repeat(251);
         let mut c = Connection::new(1 << 20);
-        let out = c.on_read(format!("delete a\r\nget a {long}\r\n").as_bytes(), |cmd| {
-            match cmd {
+        let out = c.on_read(
+            format!("delete a\r\nget a {long}\r\n").as_bytes(),
+            |cmd| match cmd {
                 Command::Get { .. } => Reply::Values(vec![]),
                 _ => Reply::NotFound,
-            }
-        });
+            },
+        );
         assert_eq!(out.bytes, b"CLIENT_ERROR bad command line format\r\n");
-        let out = c.on_read(format!("delete a\r\nget x\r\nget a {long}\r\n").as_bytes(), |cmd| {
-            match cmd {
+        let out = c.on_read(
+            format!("delete a\r\nget x\r\nget a {long}\r\n").as_bytes(),
+            |cmd| match cmd {
                 Command::Get { .. } => Reply::Values(vec![]),
                 _ => Reply::NotFound,
-            }
-        });
+            },
+        );
         assert_eq!(
             out.bytes,
             b"NOT_FOUND\r\nEND\r\nCLIENT_ERROR bad command line format\r\n"
@@ -155,7 +157,13 @@ mod tests {
     fn http_drops_unsent_replies_and_quit_sends_them() {
         let mut c = Connection::new(1 << 20);
         let out = c.on_read(b"delete a\r\nGET / HTTP/1.1\r\n", not_found);
-        assert_eq!(out, Output { bytes: vec![], close: true });
+        assert_eq!(
+            out,
+            Output {
+                bytes: vec![],
+                close: true
+            }
+        );
         assert!(c.is_closed());
         let mut c = Connection::new(1 << 20);
         let out = c.on_read(b"delete a\r\nquit\r\ndelete b\r\n", not_found);

@@ -31,9 +31,7 @@
 
 use super::cnum::{safe_strtol, safe_strtoul, safe_strtoull};
 use super::tokenize::{tokenize, Tokens};
-use crate::command::{
-    ArithVerb, ClientError, Command, Reply, ServerError, StoreVerb, KEY_MAX_LEN,
-};
+use crate::command::{ArithVerb, ClientError, Command, Reply, ServerError, StoreVerb, KEY_MAX_LEN};
 
 /// memcached's default item size limit (`-I`, 1 MiB).
 pub const DEFAULT_ITEM_SIZE_MAX: usize = 1024 * 1024;
@@ -360,9 +358,7 @@ fn parse_line(line: &[u8], item_size_max: usize) -> LineOutcome {
             _ => error(Reply::Error),
         },
         b'c' => match cmd {
-            b"cas" if arity_ok(&t, &[7, 8]) => {
-                parse_store(&t, StoreVerb::Set, true, item_size_max)
-            }
+            b"cas" if arity_ok(&t, &[7, 8]) => parse_store(&t, StoreVerb::Set, true, item_size_max),
             _ => error(Reply::Error),
         },
         b'i' => match cmd {
@@ -676,7 +672,10 @@ mod tests {
         assert_eq!(p.next_request(), None);
         p.feed(&vec![b'y'; 1002]);
         p.feed(b"get k\r\n");
-        assert!(matches!(p.next_request(), Some(Request::Command(Command::Get { .. }))));
+        assert!(matches!(
+            p.next_request(),
+            Some(Request::Command(Command::Get { .. }))
+        ));
     }
 
     #[test]

@@ -18,15 +18,18 @@ pub struct Suite {
 }
 
 /// Every suite, in the order `kvsim bench` runs them.
-pub const SUITES: &[Suite] = &[Suite {
-    name: "sim",
-    about: "simulated KV operations and runs per second, 3 clients, one core",
-    run: sim::run,
-}, Suite {
-    name: "checker",
-    about: "linearizability checker on Porcupine's histories, median ms, parsing excluded",
-    run: checker::run,
-}];
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "sim",
+        about: "simulated KV operations and runs per second, 3 clients, one core",
+        run: sim::run,
+    },
+    Suite {
+        name: "checker",
+        about: "linearizability checker on Porcupine's histories, median ms, parsing excluded",
+        run: checker::run,
+    },
+];
 
 /// Runs the named suites (all when `names` is empty); prints JSON or a table.
 pub fn main(names: &[String], json: bool) -> i32 {
