@@ -34,7 +34,8 @@ pub struct Check<M: Model> {
     time_limit: Option<Duration>,
 }
 
-impl<M: Model> Check<M> {
+// `Explorable` (a `Send + Sync` model): what `ModelTarget` needs to be a `Target`.
+impl<M: crate::explore::Explorable> Check<M> {
     /// Checks `model`, named `name` (`MODEL/VARIANT`), under `scenario`.
     pub fn new(name: &str, model: M, scenario: Scenario) -> Check<M> {
         let config = SimConfig::from_scenario(&scenario);

@@ -102,10 +102,12 @@
 
 pub mod check;
 pub mod command;
+pub mod explore;
 pub mod formats;
 mod gate;
 pub mod history;
 pub mod kv;
+pub mod memstore;
 pub mod model;
 pub mod net;
 pub mod report;

@@ -1,12 +1,14 @@
 //! [`Target`]: a model behind a name, with its types erased, so that a registry can hold
 //! many models and the CLI, reports and minimizer can drive any of them.
 
+use crate::explore::{self, Explorable, Limits, Scope};
 use crate::history::Outcome;
 use crate::model::Model;
 use crate::scenario::{FaultKind, Scenario};
 use crate::sim::{self, CheckLimits, SimConfig, Token, TraceStep};
 use crate::verdict::Verdict;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One operation of a run, rendered for people.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +80,38 @@ pub struct CheckReport {
     pub failure: Option<RunReport>,
 }
 
+/// The result of an exhaustive search of one target ([`Target::explore`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExploreReport {
+    /// `MODEL/VARIANT`.
+    pub target: String,
+    /// What was searched.
+    pub scope: Scope,
+    /// `Ok` (every path of the scope passes), `Violation` or `Unknown` (which bound).
+    pub verdict: Verdict,
+    /// Distinct states (by 64-bit hash).
+    pub unique_states: usize,
+    /// States generated, repeats included.
+    pub total_states: usize,
+    /// The deepest path, in steps.
+    pub max_depth: usize,
+    /// Wall-clock milliseconds.
+    pub millis: u64,
+    /// Generated states per second.
+    pub states_per_s: f64,
+    /// Generated states the time horizon cut (not expanded).
+    pub horizon_cut: usize,
+    /// The guard rail that stopped the search, if one did.
+    pub bound: Option<String>,
+    /// A warning about the scope's size, given before the search.
+    pub warning: Option<String>,
+    /// The shortest counterexample, replayed by the simulator (its trace is the
+    /// simulator's own).
+    pub counterexample: Option<RunReport>,
+    /// The counterexample's replay token (`kvsim replay TOKEN`).
+    pub token: Option<String>,
+}
+
 /// A model behind a name (`MODEL/VARIANT`), driven without knowing its types.
 pub trait Target {
     /// `MODEL/VARIANT`.
@@ -97,12 +131,19 @@ pub trait Target {
 
     /// Runs a scenario up to its limits and stops at the first violation.
     fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport;
+
+    /// Explores every path of `scope` with stateright ([`crate::explore`]); a
+    /// counterexample is replayed by the simulator for its report and token.
+    fn explore(&self, scope: &Scope, limits: &Limits) -> ExploreReport;
+
+    /// Serves stateright's Explorer for `scope` on `addr`; blocks while it runs.
+    fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String>;
 }
 
 /// A [`Model`] with its name: the standard [`Target`].
 pub struct ModelTarget<M> {
     name: String,
-    model: M,
+    model: Arc<M>,
 }
 
 impl<M: Model> ModelTarget<M> {
@@ -110,7 +151,7 @@ impl<M: Model> ModelTarget<M> {
     pub fn new(name: &str, model: M) -> ModelTarget<M> {
         ModelTarget {
             name: name.to_string(),
-            model,
+            model: Arc::new(model),
         }
     }
 
@@ -127,7 +168,7 @@ impl<M: Model> ModelTarget<M> {
         replayed: Option<&[u32]>,
         out: sim::RunOutput<M>,
     ) -> RunReport {
-        let verdict = sim::judge(&self.model, &out);
+        let verdict = sim::judge(&*self.model, &out);
         let token = Token {
             target: self.name.clone(),
             scenario: scenario.to_string(),
@@ -176,7 +217,7 @@ impl<M: Model> ModelTarget<M> {
     }
 }
 
-impl<M: Model> Target for ModelTarget<M> {
+impl<M: Explorable> Target for ModelTarget<M> {
     fn name(&self) -> &str {
         &self.name
     }
@@ -190,19 +231,19 @@ impl<M: Model> Target for ModelTarget<M> {
     ) -> RunReport {
         let mut loud = config.clone();
         loud.record_trace = true;
-        let out = sim::run(&self.model, &loud, seed, choices);
+        let out = sim::run(&*self.model, &loud, seed, choices);
         self.report(scenario, config, seed, choices, out)
     }
 
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict {
         let mut quiet = config.clone();
         quiet.record_trace = false;
-        let out = sim::run(&self.model, &quiet, seed, choices);
-        sim::judge(&self.model, &out)
+        let out = sim::run(&*self.model, &quiet, seed, choices);
+        sim::judge(&*self.model, &out)
     }
 
     fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport {
-        let result = sim::check(&self.model, config, limits);
+        let result = sim::check(&*self.model, config, limits);
         let failure = result
             .failure
             .map(|(seed, out)| self.report(&scenario.name, config, seed, None, out));
@@ -215,5 +256,33 @@ impl<M: Model> Target for ModelTarget<M> {
             kv_calls: result.kv_calls,
             failure,
         }
+    }
+
+    fn explore(&self, scope: &Scope, limits: &Limits) -> ExploreReport {
+        let warning = explore::estimate(&*self.model, scope, limits).warning;
+        let found = explore::explore(Arc::clone(&self.model), scope, limits);
+        let counterexample = found
+            .counterexample
+            .as_ref()
+            .map(|choices| self.run("explore", &found.config, found.seed, Some(choices)));
+        ExploreReport {
+            target: self.name.clone(),
+            scope: scope.clone(),
+            verdict: found.verdict.clone(),
+            unique_states: found.unique_states,
+            total_states: found.total_states,
+            max_depth: found.max_depth,
+            millis: found.elapsed.as_millis() as u64,
+            states_per_s: found.states_per_s().round(),
+            horizon_cut: found.horizon_cut,
+            bound: found.bound.clone(),
+            warning,
+            token: counterexample.as_ref().map(|r| r.token.clone()),
+            counterexample,
+        }
+    }
+
+    fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String> {
+        explore::serve(Arc::clone(&self.model), scope, addr)
     }
 }

@@ -6,7 +6,7 @@ pub mod bench;
 pub mod cli;
 pub mod expect;
 pub mod lincheck;
-pub mod mutex;
+pub mod message_queue;
 pub mod progress;
 pub mod registry;
 
@@ -16,6 +16,7 @@ pub mod counter;
 pub mod event_log;
 pub mod fifo;
 pub mod lock;
+pub mod message_queue;
 pub mod spinlock;
 pub mod table;
 pub mod visitor_counter;

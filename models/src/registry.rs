@@ -23,8 +23,8 @@ impl Entry {
     pub fn new(
         name: &'static str,
         about: &'static str,
-        published: impl kvsim::model::Model + 'static,
-        fixed: impl kvsim::model::Model + 'static,
+        published: impl kvsim::explore::Explorable,
+        fixed: impl kvsim::explore::Explorable,
         scenarios: Vec<(Scenario, Expect)>,
     ) -> Entry {
         Entry {
@@ -57,7 +57,7 @@ impl Entry {
 /// Every registered model, in a fixed order.
 pub fn registry() -> Vec<Entry> {
     use crate::{
-        array_append, array_locked, counter, event_log, fifo, lock, spinlock, table,
+        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
         visitor_counter,
     };
     vec![
@@ -123,6 +123,13 @@ pub fn registry() -> Vec<Entry> {
             spinlock::published(),
             spinlock::fixed(),
             spinlock::scenarios(),
+        ),
+        Entry::new(
+            "message-queue",
+            "message queue on an update log: Tkrzw's MessageQueue, segments as keys (003)",
+            message_queue::published(),
+            message_queue::fixed(),
+            message_queue::scenarios(),
         ),
     ]
 }

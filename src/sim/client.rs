@@ -56,6 +56,9 @@ pub(crate) struct Slot {
     pub rng_seed: u64,
     pub rng: Option<SimRng>,
     pub marks: Vec<&'static str>,
+    /// How often the client read its clock (the stateright bridge records a poll's time
+    /// only when the client read it; no effect on a run).
+    pub clock_reads: u32,
 }
 
 /// A simulated client's KV handle. Cloning it gives another handle to the same client.
@@ -76,6 +79,7 @@ impl SimClient {
                 rng_seed: seed,
                 rng: None,
                 marks: Vec::new(),
+                clock_reads: 0,
             })),
         }
     }
@@ -108,7 +112,8 @@ impl Kv for SimClient {
     }
 
     fn now_ms(&self) -> u64 {
-        let s = self.slot.borrow();
+        let mut s = self.slot.borrow_mut();
+        s.clock_reads += 1;
         s.clock.read(s.true_ms, s.epoch_ms)
     }
 

@@ -20,10 +20,12 @@ mod token;
 mod trace;
 mod world;
 
+pub(crate) use client::Request;
 pub use client::{Clock, SimClient};
 pub use config::{SimConfig, DEFAULT_LRU_LIMIT, EPOCH_MS};
 pub use token::{Token, TokenError};
 pub use trace::{ms, Delivery, Event, Fault, Trace, TraceStep};
+pub(crate) use world::{after_setup, enumerate_faults, op_rng_seed, FaultAction, FaultClient};
 pub use world::{RunOutput, Stop};
 
 use crate::model::Model;

@@ -63,7 +63,8 @@ pub(crate) enum FaultAction {
 }
 
 impl FaultAction {
-    fn kind(&self) -> FaultKind {
+    /// The kind of fault this is.
+    pub(crate) fn kind(&self) -> FaultKind {
         match self {
             FaultAction::Evict(..) => FaultKind::Evict,
             FaultAction::AdvanceTime => FaultKind::Expire,
@@ -74,6 +75,137 @@ impl FaultAction {
             FaultAction::Pause(..) => FaultKind::Pause,
             FaultAction::ShardDown(_) => FaultKind::ShardFail,
         }
+    }
+}
+
+/// What the fault enumeration needs to know about one client.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FaultClient {
+    /// Inside an operation (parked on a call or asleep).
+    pub in_op: bool,
+    /// Parked on a KV command.
+    pub calling: bool,
+    /// Done or crashed.
+    pub finished: bool,
+    /// Crashed.
+    pub crashed: bool,
+    /// Paused until this true time.
+    pub paused_until: u64,
+}
+
+/// The faults possible now, in the world's order (the order replay choices index), for
+/// the fault kinds `kinds`: the simulator's and the stateright bridge's one enumeration.
+pub(crate) fn enumerate_faults<'s>(
+    kinds: &[FaultKind],
+    cfg: &SimConfig,
+    now: u64,
+    servers: impl Iterator<Item = (bool, &'s Store)> + Clone,
+    clients: impl Iterator<Item = FaultClient> + Clone,
+    out: &mut Vec<FaultAction>,
+) {
+    for &kind in kinds {
+        match kind {
+            FaultKind::Evict => {
+                for (s, (down, store)) in servers.clone().enumerate() {
+                    if down {
+                        continue;
+                    }
+                    for key in store.live_keys(now) {
+                        out.push(FaultAction::Evict(s, key));
+                    }
+                }
+            }
+            FaultKind::Expire => out.push(FaultAction::AdvanceTime),
+            FaultKind::Skew => {
+                for (c, cl) in clients.clone().enumerate() {
+                    if !cl.finished {
+                        let j = cfg.clock_jump_ms as i64;
+                        out.push(FaultAction::ClockJump(c, j));
+                        out.push(FaultAction::ClockJump(c, -j));
+                    }
+                }
+            }
+            FaultKind::Restart => {
+                for (s, (down, _)) in servers.clone().enumerate() {
+                    if !down {
+                        out.push(FaultAction::Restart(s));
+                    }
+                }
+            }
+            FaultKind::Crash => {
+                for (c, cl) in clients.clone().enumerate() {
+                    if cl.in_op && !cl.crashed {
+                        out.push(FaultAction::Crash(c));
+                    }
+                }
+            }
+            FaultKind::Lose => {
+                for (c, cl) in clients.clone().enumerate() {
+                    if cl.calling && cl.paused_until <= now {
+                        out.push(FaultAction::LoseRequest(c));
+                        out.push(FaultAction::LoseReply(c));
+                    }
+                }
+            }
+            FaultKind::Pause => {
+                for (c, cl) in clients.clone().enumerate() {
+                    if cl.in_op && !cl.crashed && cl.paused_until <= now {
+                        for &ms in &cfg.pause_ms {
+                            out.push(FaultAction::Pause(c, ms));
+                        }
+                    }
+                }
+            }
+            FaultKind::ShardFail => {
+                let n = servers.clone().count();
+                if n > 1 && servers.clone().all(|(down, _)| !down) {
+                    for s in 0..n {
+                        out.push(FaultAction::ShardDown(s));
+                    }
+                }
+            }
+            FaultKind::Lru => {}
+        }
+    }
+}
+
+/// The seed of the random stream of client `c`'s operation number `index` in a run
+/// seeded `seed`.
+pub(crate) fn op_rng_seed(seed: u64, c: usize, index: usize) -> u64 {
+    mix64(seed ^ mix64(((c as u64) << 32) | index as u64 | 1 << 63))
+}
+
+/// The world right after the model's setup: each server's store and down time, true
+/// time, and each client's clock (drawn from the seed, as [`World::new`] draws them).
+pub(crate) struct AfterSetup {
+    /// Each server's store.
+    pub stores: Vec<Store>,
+    /// True time after setup.
+    pub now: u64,
+    /// Each client's clock.
+    pub clocks: Vec<Clock>,
+    /// Why setup failed, if it did.
+    pub failed: Option<String>,
+}
+
+/// Runs `model`'s setup exactly as a run seeded `seed` does.
+pub(crate) fn after_setup<M: Model>(model: &M, cfg: &SimConfig, seed: u64) -> AfterSetup {
+    let mut quiet = cfg.clone();
+    quiet.record_trace = false;
+    let mut world = World::new(model, &quiet, seed);
+    let failed = world.setup().err();
+    for shard in 0..world.servers.len() {
+        world.servers[shard].store.take_evicted();
+    }
+    AfterSetup {
+        clocks: world
+            .clients
+            .iter()
+            .map(|c| c.handle.slot.borrow().clock)
+            .collect(),
+        now: world.now,
+        stores: world.servers.into_iter().map(|s| s.store).collect(),
+        failed,
     }
 }
 
@@ -381,73 +513,22 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
         if self.faults_used >= self.cfg.fault_budget {
             return;
         }
-        for &kind in &self.faults_on {
-            match kind {
-                FaultKind::Evict => {
-                    for (s, server) in self.servers.iter().enumerate() {
-                        if server.down_until.is_some() {
-                            continue;
-                        }
-                        for key in server.store.live_keys(self.now) {
-                            out.push(FaultAction::Evict(s, key));
-                        }
-                    }
-                }
-                FaultKind::Expire => out.push(FaultAction::AdvanceTime),
-                FaultKind::Skew => {
-                    for (c, cl) in self.clients.iter().enumerate() {
-                        if !matches!(cl.phase, Phase::Done | Phase::Crashed) {
-                            let j = self.cfg.clock_jump_ms as i64;
-                            out.push(FaultAction::ClockJump(c, j));
-                            out.push(FaultAction::ClockJump(c, -j));
-                        }
-                    }
-                }
-                FaultKind::Restart => {
-                    for (s, server) in self.servers.iter().enumerate() {
-                        if server.down_until.is_none() {
-                            out.push(FaultAction::Restart(s));
-                        }
-                    }
-                }
-                FaultKind::Crash => {
-                    for (c, cl) in self.clients.iter().enumerate() {
-                        if cl.future.is_some() && cl.phase != Phase::Crashed {
-                            out.push(FaultAction::Crash(c));
-                        }
-                    }
-                }
-                FaultKind::Lose => {
-                    for (c, cl) in self.clients.iter().enumerate() {
-                        if cl.phase == Phase::Calling && cl.paused_until <= self.now {
-                            out.push(FaultAction::LoseRequest(c));
-                            out.push(FaultAction::LoseReply(c));
-                        }
-                    }
-                }
-                FaultKind::Pause => {
-                    for (c, cl) in self.clients.iter().enumerate() {
-                        if cl.future.is_some()
-                            && cl.phase != Phase::Crashed
-                            && cl.paused_until <= self.now
-                        {
-                            for &ms in &self.cfg.pause_ms {
-                                out.push(FaultAction::Pause(c, ms));
-                            }
-                        }
-                    }
-                }
-                FaultKind::ShardFail => {
-                    if self.servers.len() > 1 && self.servers.iter().all(|s| s.down_until.is_none())
-                    {
-                        for s in 0..self.servers.len() {
-                            out.push(FaultAction::ShardDown(s));
-                        }
-                    }
-                }
-                FaultKind::Lru => {}
-            }
-        }
+        enumerate_faults(
+            &self.faults_on,
+            self.cfg,
+            self.now,
+            self.servers
+                .iter()
+                .map(|s| (s.down_until.is_some(), &s.store)),
+            self.clients.iter().map(|cl| FaultClient {
+                in_op: cl.future.is_some(),
+                calling: cl.phase == Phase::Calling,
+                finished: matches!(cl.phase, Phase::Done | Phase::Crashed),
+                crashed: cl.phase == Phase::Crashed,
+                paused_until: cl.paused_until,
+            }),
+            out,
+        );
     }
 
     /// Runs the world to the end with `chooser`.
@@ -617,6 +698,15 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
                 self.log(None, Event::Fault(Fault::Restart { shard, persistent }));
             }
             FaultAction::Crash(c) => {
+                // The crashed operation's history entry gets a `crash` mark: a critical
+                // section it was in ends here (see `check::mutex`).
+                self.seq += 1;
+                let hi = self.clients[c].hist_index;
+                self.history.ops[hi].marks.push(Mark {
+                    label: "crash".to_string(),
+                    seq: self.seq,
+                    time_ms: self.now - EPOCH_MS,
+                });
                 let cl = &mut self.clients[c];
                 cl.phase = Phase::Crashed;
                 cl.future = None;
@@ -738,7 +828,7 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
         cl.steps_in_op = 0;
         {
             let mut slot = cl.handle.slot.borrow_mut();
-            slot.rng_seed = mix64(self.seed ^ mix64(((c as u64) << 32) | index as u64 | 1 << 63));
+            slot.rng_seed = op_rng_seed(self.seed, c, index);
             slot.rng = None;
         }
         let handle = cl.handle.clone();

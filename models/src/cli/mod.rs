@@ -4,3 +4,5 @@ pub mod list;
 pub mod replay;
 pub mod report;
 pub mod serve;
+
+pub mod check_history;

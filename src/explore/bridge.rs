@@ -1,0 +1,642 @@
+//! The bridge: a kvsim [`Model`] in a bounded [`Scope`] as a stateright `Model`.
+//!
+//! Every transition mirrors the simulator's executor step for step (same delivery, same
+//! time accounting, same fault effects, same enumeration of faults), so a path of the
+//! bridge is a run of the simulator, and its choices replay it there.
+
+use super::guard::Guard;
+use super::scope::Scope;
+use super::state::{ClientState, Delivered, Halt, Phase, PollInput, ServerState, State, Tail};
+use super::Explorable;
+use crate::command::{Command, Reply};
+use crate::history::{Mark, Operation, Outcome};
+use crate::kv::KvError;
+use crate::rng::SimRng;
+use crate::scenario::FaultKind;
+use crate::sim::{
+    self, after_setup, enumerate_faults, op_rng_seed, Clock, FaultAction, FaultClient, Request,
+    RunOutput, SimClient, SimConfig, Stop, EPOCH_MS,
+};
+use crate::verdict::Verdict;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+type OpFuture<'m, R> = Pin<Box<dyn Future<Output = Result<R, KvError>> + 'm>>;
+
+/// The name of the property that runs the model's own check on final histories.
+pub(crate) const PROP_CHECK: &str = "the model's check";
+/// The name of the progress property (no livelock).
+pub(crate) const PROP_PROGRESS: &str = "progress";
+/// The name of the property that shows the scope is not vacuous.
+pub(crate) const PROP_COMPLETES: &str = "every operation completes";
+
+/// One step of the world: a client's step (start an operation, deliver its pending
+/// command, or wake it), or a fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Client `c` takes its next step.
+    Step(usize),
+    /// A fault.
+    Fault(FaultAction),
+}
+
+/// A model in a scope, as a stateright model.
+pub(crate) struct Bridge<M: Explorable> {
+    pub(crate) model: Arc<M>,
+    /// The simulator's knobs for this scope (the replay token carries them).
+    pub(crate) cfg: SimConfig,
+    pub(crate) seed: u64,
+    /// Fault kinds on, and the budget of each.
+    kinds: Vec<FaultKind>,
+    budgets: Vec<u32>,
+    /// Paths are not expanded past this true time.
+    horizon: u64,
+    /// Whether the history's virtual times are part of the state.
+    times: bool,
+    /// Each client's operations (the workload the seed gives).
+    ops: Vec<Vec<M::Op>>,
+    /// Each client's clock drift.
+    drift: Vec<i64>,
+    init: State<M::Op, M::Ret>,
+    pub(crate) guard: Arc<Guard>,
+}
+
+/// What a client's replayed future is waiting for.
+struct Rebuilt<'m, R> {
+    handle: SimClient,
+    future: OpFuture<'m, R>,
+    request: Option<Request>,
+}
+
+impl<M: Explorable> Bridge<M> {
+    pub(crate) fn new(model: Arc<M>, scope: &Scope, guard: Arc<Guard>) -> Bridge<M> {
+        let cfg = scope.config();
+        let seed = scope.seed;
+        let ops = (0..cfg.clients)
+            .map(|c| {
+                let mut workload = SimRng::derive(seed, 1 + c as u64);
+                (0..cfg.ops)
+                    .map(|i| model.op(c, i, &mut workload))
+                    .collect()
+            })
+            .collect();
+        let setup = after_setup(&*model, &cfg, seed);
+        let clients = setup
+            .clocks
+            .iter()
+            .map(|clock| ClientState {
+                phase: if cfg.ops == 0 {
+                    Phase::Done
+                } else {
+                    Phase::Idle
+                },
+                op_index: 0,
+                paused_until: 0,
+                offset_ms: clock.offset_ms,
+                hist_index: 0,
+                polls: Vec::new(),
+            })
+            .collect();
+        let drift = setup.clocks.iter().map(|c| c.drift_ppm).collect();
+        let init = State {
+            servers: setup
+                .stores
+                .into_iter()
+                .map(|store| ServerState {
+                    store,
+                    down_until: None,
+                })
+                .collect(),
+            now: setup.now,
+            clients,
+            history: Default::default(),
+            seq: 0,
+            tail: Tail::Marks,
+            tail_start: 0,
+            faults_used: vec![0; scope.faults.len()],
+            halt: setup.failed.map(Halt::SetupFailed),
+        };
+        let mut bridge = Bridge {
+            model,
+            cfg,
+            seed,
+            kinds: scope.faults.iter().map(|(k, _)| *k).collect(),
+            budgets: scope.faults.iter().map(|(_, b)| *b).collect(),
+            horizon: EPOCH_MS + scope.horizon_ms,
+            times: scope.times,
+            ops,
+            drift,
+            init,
+            guard,
+        };
+        let mut init = bridge.init.clone();
+        bridge.settle(&mut init);
+        bridge.init = init;
+        bridge
+    }
+
+    /// The simulator's judgement of a final state: progress (livelock), the model's
+    /// check, or why the path could not be judged.
+    pub(crate) fn verdict(&self, s: &State<M::Op, M::Ret>) -> Verdict {
+        let stop = match &s.halt {
+            None => None,
+            Some(Halt::Livelock { client, steps }) => Some(Stop::Livelock {
+                client: *client,
+                op: format!(
+                    "{:?}",
+                    s.history.ops[s.clients[*client].hist_index as usize].op
+                ),
+                steps: *steps,
+            }),
+            Some(Halt::Foreign { client }) => Some(Stop::Foreign { client: *client }),
+            Some(Halt::SetupFailed(why)) => return Verdict::Unknown(why.clone()),
+            Some(Halt::Nondeterministic { client }) => {
+                return Verdict::Unknown(format!(
+                    "client C{client} did not repeat its requests when its operation was \
+                     replayed against the same replies: its code depends on something other \
+                     than its kv handle (time, randomness, iteration order)"
+                ))
+            }
+        };
+        let out = RunOutput::<M> {
+            history: s.history.clone(),
+            trace: Vec::new(),
+            choices: Vec::new(),
+            stop,
+            steps: 0,
+            kv_calls: 0,
+            faults_on: self.kinds.clone(),
+        };
+        sim::judge(&*self.model, &out)
+    }
+
+    fn fault_view(s: &State<M::Op, M::Ret>) -> impl Iterator<Item = FaultClient> + Clone + '_ {
+        s.clients.iter().map(|cl| FaultClient {
+            in_op: matches!(cl.phase, Phase::Calling | Phase::Sleeping(_)),
+            calling: cl.phase == Phase::Calling,
+            finished: cl.phase.finished(),
+            crashed: cl.phase == Phase::Crashed,
+            paused_until: cl.paused_until,
+        })
+    }
+
+    /// Every fault the simulator could take in `s` (its enumeration, every kind of the
+    /// scope, budgets ignored): what replay choices index.
+    pub(crate) fn all_faults(&self, s: &State<M::Op, M::Ret>, out: &mut Vec<FaultAction>) {
+        out.clear();
+        enumerate_faults(
+            &self.kinds,
+            &self.cfg,
+            s.now,
+            s.servers
+                .iter()
+                .map(|sv| (sv.down_until.is_some(), &sv.store)),
+            Self::fault_view(s),
+            out,
+        );
+    }
+
+    fn runnable(&self, s: &State<M::Op, M::Ret>, c: usize) -> bool {
+        let cl = &s.clients[c];
+        if cl.paused_until > s.now {
+            return false;
+        }
+        match cl.phase {
+            Phase::Idle | Phase::Calling => true,
+            Phase::Sleeping(until) => until <= s.now,
+            Phase::Done | Phase::Crashed => false,
+        }
+    }
+
+    /// What the simulator's loop does between choices: bring servers back, and when no
+    /// client can move, jump time to the next wake-up. Also forgets pauses that are over.
+    fn settle(&self, s: &mut State<M::Op, M::Ret>) {
+        loop {
+            for server in &mut s.servers {
+                if server.down_until.is_some_and(|t| t <= s.now) {
+                    server.down_until = None;
+                }
+            }
+            for cl in &mut s.clients {
+                if cl.paused_until <= s.now {
+                    cl.paused_until = 0;
+                }
+            }
+            if s.halt.is_some() || (0..s.clients.len()).any(|c| self.runnable(s, c)) {
+                return;
+            }
+            let next = s
+                .clients
+                .iter()
+                .filter(|c| !c.phase.finished())
+                .map(|c| {
+                    let ready = match c.phase {
+                        Phase::Sleeping(until) => until,
+                        _ => s.now,
+                    };
+                    ready.max(c.paused_until)
+                })
+                .filter(|&t| t > s.now)
+                .min();
+            match next {
+                Some(t) => s.now = t,
+                None => return,
+            }
+        }
+    }
+
+    fn shard_of(&self, cmd: &Command) -> usize {
+        // The simulator's placement (FNV-1a of the first key, mixed).
+        let n = self.cfg.shards.max(1);
+        if n == 1 {
+            return 0;
+        }
+        match cmd.first_key() {
+            Some(key) => {
+                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                for &b in key {
+                    h ^= b as u64;
+                    h = h.wrapping_mul(0x0000_0100_0000_01b3);
+                }
+                (crate::rng::mix64(h) % n as u64) as usize
+            }
+            None => 0,
+        }
+    }
+
+    fn clock(&self, s: &State<M::Op, M::Ret>, c: usize) -> Clock {
+        Clock {
+            offset_ms: s.clients[c].offset_ms,
+            drift_ppm: self.drift[c],
+        }
+    }
+
+    /// A fresh future of client `c`'s current operation, polled through its recorded
+    /// inputs: the client as it was, waiting for its next input.
+    fn rebuild(&self, s: &State<M::Op, M::Ret>, c: usize) -> Option<Rebuilt<'_, M::Ret>> {
+        let cl = &s.clients[c];
+        let index = cl.op_index as usize;
+        let handle = SimClient::new(op_rng_seed(self.seed, c, index), EPOCH_MS, self.clock(s, c));
+        let model: &M = &self.model;
+        let op = self.ops[c][index].clone();
+        let h = handle.clone();
+        let mut future: OpFuture<'_, M::Ret> = Box::pin(async move { model.run(&h, c, &op).await });
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut request: Option<Request> = None;
+        for input in &cl.polls {
+            {
+                let mut slot = handle.slot.borrow_mut();
+                if let Some((t, offset)) = input.clock {
+                    slot.true_ms = t;
+                    slot.clock.offset_ms = offset;
+                }
+                slot.reply = match (&input.reply, &request) {
+                    (Some(d), Some(Request::Command(cmd))) => Some(d.to_result(cmd)),
+                    (None, _) => None,
+                    (Some(_), _) => return None,
+                };
+            }
+            if future.as_mut().poll(&mut cx).is_ready() {
+                return None;
+            }
+            request = handle.slot.borrow_mut().request.take();
+            request.as_ref()?;
+        }
+        handle.slot.borrow_mut().marks.clear();
+        Some(Rebuilt {
+            handle,
+            future,
+            request,
+        })
+    }
+
+    /// Client `c` takes its step; `lose`: `Some(false)` loses the request, `Some(true)` the
+    /// reply (the simulator's `step_client`).
+    fn step_client(&self, s: &mut State<M::Op, M::Ret>, c: usize, lose: Option<bool>) {
+        match s.clients[c].phase {
+            Phase::Idle => self.start_op(s, c),
+            Phase::Calling => {
+                let Some(mut rebuilt) = self.rebuild(s, c) else {
+                    s.halt = Some(Halt::Nondeterministic { client: c });
+                    return;
+                };
+                let Some(Request::Command(cmd)) = rebuilt.request.take() else {
+                    s.halt = Some(Halt::Nondeterministic { client: c });
+                    return;
+                };
+                let shard = self.shard_of(&cmd);
+                let delivered = if s.servers[shard].down_until.is_some() {
+                    Delivered::Refused(shard)
+                } else if lose == Some(false) {
+                    Delivered::Timeout
+                } else {
+                    let reply: Reply = s.servers[shard].store.apply(s.now, &cmd);
+                    s.servers[shard].store.take_evicted();
+                    if lose == Some(true) {
+                        Delivered::Timeout
+                    } else {
+                        Delivered::Reply(reply)
+                    }
+                };
+                s.now += self.cfg.step_ms;
+                rebuilt.handle.slot.borrow_mut().reply = Some(delivered.to_result(&cmd));
+                self.poll(s, c, rebuilt, Some(delivered));
+            }
+            Phase::Sleeping(_) => {
+                let Some(rebuilt) = self.rebuild(s, c) else {
+                    s.halt = Some(Halt::Nondeterministic { client: c });
+                    return;
+                };
+                self.poll(s, c, rebuilt, None);
+            }
+            Phase::Done | Phase::Crashed => unreachable!("only runnable clients step"),
+        }
+    }
+
+    fn start_op(&self, s: &mut State<M::Op, M::Ret>, c: usize) {
+        let index = s.clients[c].op_index as usize;
+        let hist_index = s.history.ops.len();
+        s.history.ops.push(Operation {
+            client: c,
+            op: self.ops[c][index].clone(),
+            call: 0,
+            ret: None,
+            call_ms: self.time(s.now),
+            ret_ms: None,
+            outcome: Outcome::Unknown,
+            marks: Vec::new(),
+        });
+        let cl = &mut s.clients[c];
+        cl.hist_index = hist_index as u32;
+        cl.polls.clear();
+        self.event(s, hist_index, Tail::Calls);
+        let Some(rebuilt) = self.rebuild(s, c) else {
+            s.halt = Some(Halt::Nondeterministic { client: c });
+            return;
+        };
+        self.poll(s, c, rebuilt, None);
+    }
+
+    /// Polls client `c` once at the current time with `reply` handed over (already put
+    /// in its slot), and records what came of it (the simulator's `poll`).
+    fn poll(
+        &self,
+        s: &mut State<M::Op, M::Ret>,
+        c: usize,
+        mut rebuilt: Rebuilt<'_, M::Ret>,
+        reply: Option<Delivered>,
+    ) {
+        let now = s.now;
+        let offset = s.clients[c].offset_ms;
+        {
+            let mut slot = rebuilt.handle.slot.borrow_mut();
+            slot.true_ms = now;
+            slot.clock.offset_ms = offset;
+            slot.clock_reads = 0;
+        }
+        let mut cx = Context::from_waker(Waker::noop());
+        let polled = rebuilt.future.as_mut().poll(&mut cx);
+        let (reads, marks) = {
+            let mut slot = rebuilt.handle.slot.borrow_mut();
+            (slot.clock_reads, std::mem::take(&mut slot.marks))
+        };
+        let cl = &mut s.clients[c];
+        cl.polls.push(PollInput {
+            clock: (reads > 0).then_some((now, offset)),
+            reply,
+        });
+        let steps = cl.polls.len() as u32;
+        let hi = cl.hist_index as usize;
+        for label in marks {
+            s.seq += 1;
+            s.tail = Tail::Marks;
+            let time_ms = self.time(now);
+            s.history.ops[hi].marks.push(Mark {
+                label: label.to_string(),
+                seq: s.seq,
+                time_ms,
+            });
+        }
+        match polled {
+            Poll::Ready(result) => {
+                self.event(s, hi, Tail::Returns);
+                let ret_ms = self.time(now);
+                let entry = &mut s.history.ops[hi];
+                entry.ret_ms = Some(ret_ms);
+                entry.outcome = match result {
+                    Ok(r) => Outcome::Ok(r),
+                    Err(_) => Outcome::Unknown,
+                };
+                let cl = &mut s.clients[c];
+                cl.polls.clear();
+                cl.op_index += 1;
+                cl.phase = if cl.op_index as usize >= self.cfg.ops {
+                    Phase::Done
+                } else {
+                    Phase::Idle
+                };
+            }
+            Poll::Pending => {
+                let request = rebuilt.handle.slot.borrow_mut().request.take();
+                match request {
+                    Some(Request::Command(_)) => s.clients[c].phase = Phase::Calling,
+                    Some(Request::Sleep(ms)) => {
+                        let until = now + self.clock(s, c).true_duration(ms).max(1);
+                        s.clients[c].phase = Phase::Sleeping(until);
+                    }
+                    None => {
+                        s.halt = Some(Halt::Foreign { client: c });
+                        return;
+                    }
+                }
+                if steps > self.cfg.max_steps_per_op {
+                    s.halt = Some(Halt::Livelock { client: c, steps });
+                }
+            }
+        }
+    }
+
+    /// Virtual time as the history records it: since the epoch, or 0 when the scope
+    /// leaves times out of the state.
+    fn time(&self, now: u64) -> u64 {
+        if self.times {
+            now - EPOCH_MS
+        } else {
+            0
+        }
+    }
+
+    /// Numbers the invocation (`Tail::Calls`) or return (`Tail::Returns`) of operation
+    /// `op` in the history's event order. A run of adjacent invocations (or of adjacent
+    /// returns) is kept sorted by client: their order is invisible to any check that
+    /// compares returns with invocations (precedence) and marks with marks, and sorting
+    /// it merges interleavings that differ only there.
+    fn event(&self, s: &mut State<M::Op, M::Ret>, op: usize, kind: Tail) {
+        s.seq += 1;
+        let pos = |o: &Operation<M::Op, M::Ret>| match kind {
+            Tail::Calls => Some(o.call),
+            _ => o.ret,
+        };
+        let start = if s.tail == kind { s.tail_start } else { s.seq };
+        let mut run: Vec<usize> = (0..s.history.ops.len())
+            .filter(|&i| i != op && pos(&s.history.ops[i]).is_some_and(|p| p >= start))
+            .collect();
+        run.push(op);
+        run.sort_by_key(|&i| s.history.ops[i].client);
+        for (k, &i) in run.iter().enumerate() {
+            let seq = start + k as u64;
+            match kind {
+                Tail::Calls => s.history.ops[i].call = seq,
+                _ => s.history.ops[i].ret = Some(seq),
+            }
+        }
+        if kind == Tail::Calls && run.len() > 1 {
+            // The run's operations are the history's last ones, their clients all inside
+            // them: keep the history sorted by invocation.
+            let first = s.history.ops.len() - run.len();
+            s.history.ops[first..].sort_by_key(|o| o.call);
+            for i in first..s.history.ops.len() {
+                let c = s.history.ops[i].client;
+                s.clients[c].hist_index = i as u32;
+            }
+        }
+        s.tail = kind;
+        s.tail_start = start;
+    }
+
+    /// Applies a fault (the simulator's `apply_fault`).
+    fn apply_fault(&self, s: &mut State<M::Op, M::Ret>, action: FaultAction) {
+        if let Some(k) = self.kinds.iter().position(|k| *k == action.kind()) {
+            s.faults_used[k] += 1;
+        }
+        match action {
+            FaultAction::Evict(shard, key) => {
+                s.servers[shard].store.evict(&key);
+            }
+            FaultAction::AdvanceTime => {
+                let next = s
+                    .servers
+                    .iter()
+                    .filter_map(|sv| sv.store.next_expiry_ms(s.now))
+                    .min();
+                s.now = next.unwrap_or(s.now + 1000).max(s.now + 1);
+            }
+            FaultAction::ClockJump(c, by_ms) => s.clients[c].offset_ms += by_ms,
+            FaultAction::Restart(shard) => s.servers[shard].store.restart(s.now),
+            FaultAction::Crash(c) => {
+                let cl = &mut s.clients[c];
+                cl.phase = Phase::Crashed;
+                cl.polls.clear();
+            }
+            FaultAction::LoseRequest(c) => self.step_client(s, c, Some(false)),
+            FaultAction::LoseReply(c) => self.step_client(s, c, Some(true)),
+            FaultAction::Pause(c, ms) => s.clients[c].paused_until = s.now + ms,
+            FaultAction::ShardDown(shard) => {
+                s.servers[shard].down_until = Some(s.now + self.cfg.shard_down_ms);
+                let cfg = s.servers[shard].store.config().clone();
+                s.servers[shard].store = crate::store::Store::new(cfg, s.now);
+            }
+        }
+    }
+
+    /// The replay choices of a path: client steps by index, faults by their position in
+    /// the simulator's enumeration (after the clients).
+    pub(crate) fn choices(&self, path: &[(State<M::Op, M::Ret>, Option<Action>)]) -> Vec<u32> {
+        let n = self.cfg.clients as u32;
+        let mut faults = Vec::new();
+        path.iter()
+            .filter_map(|(s, a)| {
+                a.as_ref().map(|a| match a {
+                    Action::Step(c) => *c as u32,
+                    Action::Fault(f) => {
+                        self.all_faults(s, &mut faults);
+                        let i = faults
+                            .iter()
+                            .position(|x| x == f)
+                            .expect("a fault of a path is one the simulator enumerates");
+                        n + i as u32
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the scope's horizon cuts this state.
+    pub(crate) fn past_horizon(&self, s: &State<M::Op, M::Ret>) -> bool {
+        s.now > self.horizon
+    }
+}
+
+impl<M: Explorable> stateright::Model for Bridge<M> {
+    type State = State<M::Op, M::Ret>;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<Self::State> {
+        vec![self.init.clone()]
+    }
+
+    fn actions(&self, s: &Self::State, actions: &mut Vec<Action>) {
+        if s.is_final() || self.past_horizon(s) {
+            return;
+        }
+        for c in 0..s.clients.len() {
+            if self.runnable(s, c) {
+                actions.push(Action::Step(c));
+            }
+        }
+        if s.faults_used.iter().zip(&self.budgets).any(|(u, b)| u < b) {
+            let mut faults = Vec::new();
+            self.all_faults(s, &mut faults);
+            for f in faults {
+                let k = self
+                    .kinds
+                    .iter()
+                    .position(|k| *k == f.kind())
+                    .expect("only the scope's kinds are enumerated");
+                if s.faults_used[k] < self.budgets[k] {
+                    actions.push(Action::Fault(f));
+                }
+            }
+        }
+    }
+
+    fn next_state(&self, s: &Self::State, action: Action) -> Option<Self::State> {
+        let mut next = s.clone();
+        match action {
+            Action::Step(c) => self.step_client(&mut next, c, None),
+            Action::Fault(f) => self.apply_fault(&mut next, f),
+        }
+        self.settle(&mut next);
+        Some(next)
+    }
+
+    fn format_action(&self, action: &Action) -> String {
+        match action {
+            Action::Step(c) => format!("C{c} steps"),
+            Action::Fault(f) => format!("fault: {f:?}"),
+        }
+    }
+
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        vec![
+            stateright::Property::always(PROP_CHECK, |b: &Self, s: &Self::State| match &s.halt {
+                Some(Halt::Livelock { .. }) => true,
+                Some(_) => false,
+                None if s.is_final() => b.verdict(s) == Verdict::Ok,
+                None => true,
+            }),
+            stateright::Property::always(PROP_PROGRESS, |_: &Self, s: &Self::State| {
+                !matches!(s.halt, Some(Halt::Livelock { .. }))
+            }),
+            stateright::Property::sometimes(PROP_COMPLETES, |_: &Self, s: &Self::State| {
+                s.all_done()
+            }),
+        ]
+    }
+
+    fn within_boundary(&self, s: &Self::State) -> bool {
+        self.guard.admit(self.past_horizon(s) && !s.is_final())
+    }
+}

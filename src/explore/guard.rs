@@ -1,0 +1,132 @@
+//! Guard rails: a bound on generated states and on the process's memory. When one is
+//! hit the bridge stops admitting new states; the search drains and ends `Unknown`,
+//! saying which bound it hit.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// How often (in generated states) the resident memory is read.
+const MEMORY_CHECK_EVERY: usize = 4096;
+
+/// Counters and the stop flag shared by the checker's threads.
+#[derive(Debug)]
+pub(crate) struct Guard {
+    max_states: usize,
+    max_memory_bytes: u64,
+    generated: AtomicUsize,
+    horizon_cut: AtomicUsize,
+    halted: AtomicBool,
+    why: Mutex<Option<String>>,
+}
+
+impl Guard {
+    pub(crate) fn new(max_states: usize, max_memory_bytes: u64) -> Guard {
+        Guard {
+            max_states,
+            max_memory_bytes,
+            generated: AtomicUsize::new(0),
+            horizon_cut: AtomicUsize::new(0),
+            halted: AtomicBool::new(false),
+            why: Mutex::new(None),
+        }
+    }
+
+    /// Counts a generated state; `false` once a bound was hit (the state is dropped).
+    pub(crate) fn admit(&self, at_horizon: bool) -> bool {
+        if self.halted.load(Ordering::Relaxed) {
+            return false;
+        }
+        let n = self.generated.fetch_add(1, Ordering::Relaxed) + 1;
+        if at_horizon {
+            self.horizon_cut.fetch_add(1, Ordering::Relaxed);
+        }
+        if n > self.max_states {
+            self.halt(format!(
+                "state bound reached: {} states generated (--max-states {}); the search is \
+                 not exhaustive",
+                n - 1,
+                self.max_states
+            ));
+            return false;
+        }
+        if n % MEMORY_CHECK_EVERY == 0 {
+            if let Some(rss) = resident_bytes() {
+                if rss > self.max_memory_bytes {
+                    self.halt(format!(
+                        "memory bound reached: the process holds {} MiB (--max-memory {} MiB) \
+                         after {n} states; the search is not exhaustive",
+                        rss >> 20,
+                        self.max_memory_bytes >> 20
+                    ));
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn halt(&self, why: String) {
+        let mut w = self.why.lock().expect("guard lock");
+        if w.is_none() {
+            *w = Some(why);
+        }
+        self.halted.store(true, Ordering::Relaxed);
+    }
+
+    /// Which bound was hit, if one was.
+    pub(crate) fn hit(&self) -> Option<String> {
+        self.why.lock().expect("guard lock").clone()
+    }
+
+    /// Generated states that the time horizon cut (not expanded).
+    pub(crate) fn horizon_cut(&self) -> usize {
+        self.horizon_cut.load(Ordering::Relaxed)
+    }
+}
+
+/// The process's resident memory, where the OS tells (Linux: `/proc/self/statm`).
+pub(crate) fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// Memory the machine can still give (Linux: `MemAvailable` in `/proc/meminfo`).
+pub(crate) fn available_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_bound_stops_admitting_and_says_so() {
+        let g = Guard::new(3, u64::MAX);
+        assert!(g.admit(false));
+        assert!(g.admit(true));
+        assert!(g.admit(false));
+        assert!(!g.admit(false));
+        assert!(!g.admit(false));
+        assert_eq!(g.horizon_cut(), 1);
+        let why = g.hit().expect("a bound was hit");
+        assert!(
+            why.starts_with("state bound reached: 3 states generated"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn the_memory_bound_stops_admitting_and_says_so() {
+        if resident_bytes().is_none() {
+            return; // not Linux: only the state bound applies
+        }
+        let g = Guard::new(usize::MAX, 1);
+        let admitted = (0..MEMORY_CHECK_EVERY).filter(|_| g.admit(false)).count();
+        assert_eq!(admitted, MEMORY_CHECK_EVERY - 1);
+        assert!(g.hit().expect("hit").starts_with("memory bound reached"));
+    }
+}

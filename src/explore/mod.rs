@@ -1,0 +1,261 @@
+//! Exhaustive checking with [stateright]: every interleaving and every fault of a bounded
+//! scope, with duplicate states dropped.
+//!
+//! The bridge turns any [`Model`] plus a [`Scope`] (clients, operations per client, a
+//! fault budget per kind, a time horizon, a seed) into a stateright model. Its state is
+//! explicit and hashable: each server's store, virtual time, the fault budget spent, the
+//! partial history, and per client its phase, operation index, clock offset and the
+//! inputs of each poll of its current operation (the replies it received). A client's
+//! local variables are not stored: its code is deterministic, so they are rebuilt by
+//! polling a fresh future of the current operation against the recorded replies. Actions
+//! are the simulator's choices: a client's step (start an operation, deliver its pending
+//! command, wake it) or a fault, enumerated as the simulator enumerates them, so every path
+//! is a run of the simulator and replays there from its choices (see
+//! [`Exploration::counterexample`]).
+//!
+//! Properties:
+//! - *the model's check* (`always`): every final history (all clients done or crashed)
+//!   passes [`Model::check`] (linearizability, mutual exclusion, …);
+//! - *progress* (`always`): no operation exceeds the simulator's per-operation step bound;
+//! - *every operation completes* (`sometimes`): some path completes every operation; if
+//!   none does, the scope is vacuous and the verdict is `Unknown`.
+//!
+//! # Soundness
+//! - **Bounded.** "Ok" means: no violation in any interleaving of this scope (these
+//!   clients, operations, fault budgets, this workload and seed) whose paths stay within
+//!   the time horizon. Paths past the horizon are cut, not judged
+//!   ([`Exploration::horizon_cut`] counts them); spin loops under an unfair schedule are
+//!   such paths.
+//! - **Hash compaction.** stateright identifies a state by its 64-bit hash alone and
+//!   never compares states. Two different states with the same hash are taken for one,
+//!   and everything reachable only through the second is never explored: a collision can
+//!   hide a violation (it can never invent one; every counterexample is replayed in the
+//!   simulator). With n states the chance of any collision is about n²/2⁶⁵: 3·10⁻⁸ for a
+//!   million states, 3·10⁻⁶ for ten million.
+//! - **Determinism.** A structure must take time, randomness and waiting from its kv
+//!   handle. If replaying a client's recorded replies does not reproduce its requests, the
+//!   path ends and the verdict is `Unknown`.
+//! - **Shortest counterexamples** come from breadth-first search on one thread (the
+//!   default); with more threads a counterexample is valid but may not be the shortest.
+//!
+//! Guard rails: the search stops with `Unknown`, naming the bound, when it has generated
+//! [`Limits::max_states`] states or the process holds [`Limits::max_memory_bytes`];
+//! [`estimate`] warns before a search when the scope looks too large for the machine.
+//!
+//! [stateright]: https://docs.rs/stateright
+
+mod bridge;
+mod guard;
+mod scope;
+mod state;
+
+pub use scope::{Scope, DEFAULT_HORIZON_MS};
+pub use state::State;
+
+use crate::model::Model;
+use crate::rng::SimRng;
+use crate::sim::{self, SimConfig};
+use crate::verdict::Verdict;
+use bridge::{Bridge, PROP_CHECK, PROP_COMPLETES, PROP_PROGRESS};
+use guard::Guard;
+use stateright::{Checker, HasDiscoveries, Model as _};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A [`Model`] that can be explored on threads (stateright's checkers and Explorer run
+/// on their own threads): it and its operations and results are `Send + Sync`.
+pub trait Explorable:
+    Model<Op: Send + Sync + 'static, Ret: Send + Sync + 'static> + Send + Sync + 'static
+{
+}
+
+impl<M> Explorable for M
+where
+    M: Model + Send + Sync + 'static,
+    M::Op: Send + Sync + 'static,
+    M::Ret: Send + Sync + 'static,
+{
+}
+
+/// The guard rails and resources of one search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most states generated (repeats included) before the search stops with `Unknown`.
+    pub max_states: usize,
+    /// Most resident memory of the process before the search stops with `Unknown`.
+    pub max_memory_bytes: u64,
+    /// Checker threads (1: breadth-first on one thread, shortest counterexamples).
+    pub threads: usize,
+}
+
+impl Default for Limits {
+    /// 50 million states, three quarters of the memory available now (4 GiB where the
+    /// OS does not say), one thread.
+    fn default() -> Limits {
+        Limits {
+            max_states: 50_000_000,
+            max_memory_bytes: guard::available_bytes()
+                .map_or(4 << 30, |a| a / 4 * 3)
+                .max(64 << 20),
+            threads: 1,
+        }
+    }
+}
+
+/// The result of an exhaustive search.
+#[derive(Clone, Debug)]
+pub struct Exploration {
+    /// `Ok` (every path of the scope passes), `Violation` (with [`Self::counterexample`]),
+    /// or `Unknown` (a bound was hit, the scope is vacuous, or a path could not be judged).
+    pub verdict: Verdict,
+    /// Distinct states (by hash).
+    pub unique_states: usize,
+    /// States generated, repeats included.
+    pub total_states: usize,
+    /// The deepest path explored (in steps).
+    pub max_depth: usize,
+    /// Wall-clock time of the search.
+    pub elapsed: Duration,
+    /// Generated states the time horizon cut (not expanded, not judged).
+    pub horizon_cut: usize,
+    /// The guard rail that stopped the search, if one did.
+    pub bound: Option<String>,
+    /// For a violation or an unjudgeable path: the shortest path to it, as the
+    /// simulator's replay choices (client `i` < clients, faults after them).
+    pub counterexample: Option<Vec<u32>>,
+    /// The simulator's knobs that replay [`Self::counterexample`] with [`Self::seed`].
+    pub config: SimConfig,
+    /// The seed (workload and random numbers).
+    pub seed: u64,
+}
+
+impl Exploration {
+    /// Generated states per second of wall-clock time.
+    pub fn states_per_s(&self) -> f64 {
+        self.total_states as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Explores every path of `model` in `scope`, breadth-first, within `limits`.
+pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Exploration {
+    let start = Instant::now();
+    let guard = Arc::new(Guard::new(limits.max_states, limits.max_memory_bytes));
+    let bridge = Bridge::new(model, scope, Arc::clone(&guard));
+    let config = bridge.cfg.clone();
+    let checker = bridge
+        .checker()
+        .threads(limits.threads.max(1))
+        .finish_when(HasDiscoveries::AnyFailures)
+        .spawn_bfs()
+        .join();
+    let elapsed = start.elapsed();
+    let bridge = checker.model();
+    let mut discoveries = checker.discoveries();
+    let failure = [PROP_CHECK, PROP_PROGRESS]
+        .iter()
+        .filter_map(|p| discoveries.remove(p))
+        .min_by_key(|path| path.clone().into_actions().len());
+    let bound = guard.hit();
+    let (verdict, counterexample) = match failure {
+        Some(path) => {
+            let steps = path.into_vec();
+            let last = &steps.last().expect("a path has a state").0;
+            (bridge.verdict(last), Some(bridge.choices(&steps)))
+        }
+        None => match &bound {
+            Some(why) => (Verdict::Unknown(why.clone()), None),
+            None if !discoveries.contains_key(PROP_COMPLETES) => (
+                Verdict::Unknown(format!(
+                    "vacuous scope: no path completes every operation within the horizon of {}",
+                    sim::ms(scope.horizon_ms)
+                )),
+                None,
+            ),
+            None => (Verdict::Ok, None),
+        },
+    };
+    Exploration {
+        verdict,
+        unique_states: checker.unique_state_count(),
+        total_states: checker.state_count(),
+        max_depth: checker.max_depth(),
+        elapsed,
+        horizon_cut: guard.horizon_cut(),
+        bound,
+        counterexample,
+        config,
+        seed: scope.seed,
+    }
+}
+
+/// Serves stateright's Explorer for `model` in `scope` on `addr` (e.g. `127.0.0.1:3000`);
+/// blocks for as long as the server runs.
+pub fn serve<M: Explorable>(model: Arc<M>, scope: &Scope, addr: &str) -> Result<(), String> {
+    // tiny_http panics on a bad address; find out first, with a message.
+    drop(std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
+    let guard = Arc::new(Guard::new(usize::MAX, u64::MAX));
+    let _checker = Bridge::new(model, scope, guard).checker().serve(addr);
+    Ok(())
+}
+
+/// A rough size of a scope, from a few random runs, before searching it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// About how many states the search may generate (a product of per-client step
+    /// counts and fault placements: an order of magnitude, not a bound).
+    pub states: f64,
+    /// About how many bytes of memory the search needs per state.
+    pub bytes_per_state: f64,
+    /// Set when the estimate exceeds the state or memory bound.
+    pub warning: Option<String>,
+}
+
+/// Estimates the size of `scope` from 16 random interleavings of its workload, and warns
+/// when it looks too large for `limits` (and so for the machine).
+pub fn estimate<M: Model>(model: &M, scope: &Scope, limits: &Limits) -> Estimate {
+    let cfg = scope.config();
+    let n = cfg.clients.max(1);
+    let mut rng = SimRng::derive(scope.seed, 0xe571_3a7e);
+    let runs = 16;
+    let mut per_client = vec![0u64; n];
+    let mut length = 0u64;
+    for _ in 0..runs {
+        let choices: Vec<u32> = (0..4096).map(|_| rng.below(n as u64) as u32).collect();
+        let out = sim::run(model, &cfg, scope.seed, Some(&choices));
+        length += out.steps as u64;
+        for &c in &out.choices {
+            if (c as usize) < n {
+                per_client[c as usize] += 1;
+            }
+        }
+    }
+    let mean_len = length as f64 / runs as f64;
+    let interleavings: f64 = per_client
+        .iter()
+        .map(|&s| s as f64 / runs as f64 + 1.0)
+        .product();
+    let budget: u32 = scope.faults.iter().map(|(_, b)| *b).sum();
+    let fault_factor = (1.0 + mean_len * (n as f64 + 1.0)).powi(budget as i32);
+    let states = interleavings * fault_factor;
+    // A visited state costs its hash-table entry; the frontier holds whole states.
+    let bytes_per_state = 48.0 + 64.0 * n as f64 + 24.0 * (n * scope.ops) as f64;
+    let memory = states * bytes_per_state;
+    let warning = if states > limits.max_states as f64 || memory > limits.max_memory_bytes as f64 {
+        Some(format!(
+            "this scope looks too large for the machine: about {states:.1e} states (estimated \
+             from {runs} random runs of ~{mean_len:.0} steps) and ~{} MiB, against bounds of \
+             {} states and {} MiB; expect the search to stop with `unknown` (use fewer \
+             clients, operations or faults)",
+            (memory / (1u64 << 20) as f64).round(),
+            limits.max_states,
+            limits.max_memory_bytes >> 20
+        ))
+    } else {
+        None
+    };
+    Estimate {
+        states,
+        bytes_per_state,
+        warning,
+    }
+}

@@ -1,0 +1,188 @@
+//! The bound of an exhaustive search: clients, operations per client, a fault budget per
+//! kind, a time horizon, and the seed that fixes the workload and the random numbers.
+
+use crate::scenario::{FaultKind, FaultSet, Scenario, Strategy};
+use crate::sim::SimConfig;
+use serde::{Deserialize, Serialize};
+
+/// The default time horizon: paths are not expanded past 10 s of virtual time.
+pub const DEFAULT_HORIZON_MS: u64 = 10_000;
+
+/// What an exhaustive search covers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scope {
+    /// Concurrent clients.
+    pub clients: usize,
+    /// Operations per client.
+    pub ops: usize,
+    /// Fault kinds, each with how many faults of that kind one path may take.
+    pub faults: Vec<(FaultKind, u32)>,
+    /// Virtual milliseconds after which a path is not expanded further (spin loops under
+    /// an unfair schedule never end; the horizon cuts them).
+    pub horizon_ms: u64,
+    /// The seed: it fixes the workload (which operations each client runs), the clocks
+    /// drawn with `skew`, and the random numbers the structure draws.
+    pub seed: u64,
+    /// The store's memory limit in bytes, if any.
+    pub memory_limit: Option<usize>,
+    /// A persistent store.
+    pub persistent: bool,
+    /// Servers in the cluster.
+    pub shards: usize,
+    /// Keep the history's virtual times (`call_ms`, `ret_ms`, marks' `time_ms`) in the
+    /// state. Needed when the model's check reads them (time-window specs); without it,
+    /// paths that differ only in when things happened merge, and a check sees times 0.
+    /// Default: kept.
+    pub times: bool,
+}
+
+impl Scope {
+    /// `clients` × `ops`, no faults, the default horizon, seed 1.
+    pub fn new(clients: usize, ops: usize) -> Scope {
+        Scope {
+            clients,
+            ops,
+            faults: Vec::new(),
+            horizon_ms: DEFAULT_HORIZON_MS,
+            seed: 1,
+            memory_limit: None,
+            persistent: false,
+            shards: 1,
+            times: true,
+        }
+    }
+
+    /// A scenario's clients, operations, store and faults, each fault kind with the
+    /// scenario's whole budget.
+    pub fn from_scenario(s: &Scenario) -> Scope {
+        Scope {
+            clients: s.clients,
+            ops: s.ops,
+            faults: s
+                .faults
+                .kinds()
+                .iter()
+                .map(|k| (*k, s.fault_budget))
+                .collect(),
+            horizon_ms: DEFAULT_HORIZON_MS,
+            seed: 1,
+            memory_limit: s.memory_limit,
+            persistent: s.persistent,
+            shards: s.shards,
+            times: true,
+        }
+    }
+
+    /// Parses `none` or a comma-separated list of `KIND` or `KIND:BUDGET` (budget 1 when
+    /// not given), e.g. `evict:2,crash`.
+    pub fn parse_faults(list: &str) -> Result<Vec<(FaultKind, u32)>, String> {
+        let list = list.trim();
+        if list.is_empty() || list == "none" {
+            return Ok(Vec::new());
+        }
+        let mut out: Vec<(FaultKind, u32)> = Vec::new();
+        for item in list.split(',') {
+            let item = item.trim();
+            let (name, budget) = match item.split_once(':') {
+                Some((n, b)) => {
+                    let b = b.parse::<u32>().map_err(|_| {
+                        format!("bad fault budget in {item:?}: expected KIND:NUMBER, e.g. evict:2")
+                    })?;
+                    (n, b)
+                }
+                None => (item, 1),
+            };
+            let kind = FaultKind::parse(name)?;
+            match out.iter_mut().find(|(k, _)| *k == kind) {
+                Some(entry) => entry.1 = budget,
+                None => out.push((kind, budget)),
+            }
+        }
+        out.sort_by_key(|(k, _)| *k);
+        Ok(out)
+    }
+
+    /// The simulator's knobs for this scope: what a replay token of one of its paths
+    /// carries (strategy `random`, total fault budget the sum of the kinds' budgets).
+    pub fn config(&self) -> SimConfig {
+        let kinds: Vec<FaultKind> = self.faults.iter().map(|(k, _)| *k).collect();
+        let mut scenario = Scenario::new("explore", self.clients, self.ops)
+            .faults(&kinds)
+            .fault_budget(self.faults.iter().map(|(_, b)| *b).sum())
+            .strategy(Strategy::Random)
+            .shards(self.shards);
+        scenario.memory_limit = self.memory_limit;
+        scenario.persistent = self.persistent;
+        let mut cfg = SimConfig::from_scenario(&scenario);
+        cfg.faults = FaultSet::of(&kinds);
+        cfg
+    }
+
+    /// One line for people: `2 clients × 2 ops · faults evict:1 · horizon 10 s · seed 1`.
+    pub fn describe(&self) -> String {
+        let faults = if self.faults.is_empty() {
+            "none".to_string()
+        } else {
+            self.faults
+                .iter()
+                .map(|(k, b)| format!("{}:{b}", k.name()))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let mut s = format!(
+            "{} clients × {} ops · faults {faults} · horizon {} · seed {}",
+            self.clients,
+            self.ops,
+            crate::sim::ms(self.horizon_ms),
+            self.seed
+        );
+        if let Some(m) = self.memory_limit {
+            s.push_str(&format!(" · memory {m} B"));
+        }
+        if self.persistent {
+            s.push_str(" · persistent store");
+        }
+        if self.shards > 1 {
+            s.push_str(&format!(" · {} servers", self.shards));
+        }
+        if !self.times {
+            s.push_str(" · history times ignored");
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_lists_parse_with_budgets() {
+        assert_eq!(Scope::parse_faults("none").unwrap(), vec![]);
+        assert_eq!(
+            Scope::parse_faults("crash,evict:2").unwrap(),
+            vec![(FaultKind::Evict, 2), (FaultKind::Crash, 1)]
+        );
+        assert_eq!(
+            Scope::parse_faults("evict:x").unwrap_err(),
+            "bad fault budget in \"evict:x\": expected KIND:NUMBER, e.g. evict:2"
+        );
+        assert!(Scope::parse_faults("bogus")
+            .unwrap_err()
+            .starts_with("unknown fault"));
+    }
+
+    #[test]
+    fn the_config_sums_the_budgets_and_replays_with_the_random_strategy() {
+        let mut s = Scope::new(2, 3);
+        s.faults = vec![(FaultKind::Evict, 2), (FaultKind::Crash, 1)];
+        let c = s.config();
+        assert_eq!((c.clients, c.ops, c.fault_budget), (2, 3, 3));
+        assert_eq!(c.strategy, Strategy::Random);
+        assert_eq!(c.faults.kinds(), &[FaultKind::Evict, FaultKind::Crash]);
+        assert_eq!(
+            s.describe(),
+            "2 clients × 3 ops · faults evict:2,crash:1 · horizon 10 s · seed 1"
+        );
+    }
+}
