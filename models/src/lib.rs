@@ -6,7 +6,6 @@ pub mod bench;
 pub mod cli;
 pub mod expect;
 pub mod lincheck;
-pub mod message_queue;
 pub mod progress;
 pub mod registry;
 
