@@ -105,14 +105,18 @@ fn header(out: &mut String, r: &RunReport) {
         let list: Vec<String> = per_client.iter().map(|n| n.to_string()).collect();
         format!("{} (ops per client {})", c.clients, list.join(", "))
     };
+    let faults = if c.faults.is_empty() {
+        "none".to_string()
+    } else {
+        format!("{} (at most {})", c.faults, c.fault_budget)
+    };
     let _ = writeln!(
         out,
-        "<p class=\"knobs\"><b>seed</b> {} · <b>clients × ops</b> {} · <b>faults</b> {} \
-         (at most {}) · <b>strategy</b> {} · <b>steps</b> {}</p>",
+        "<p class=\"knobs\"><b>seed</b> {} · <b>clients × ops</b> {} · <b>faults</b> {} · \
+         <b>strategy</b> {} · <b>steps</b> {}</p>",
         r.seed,
         escape(&ops),
-        escape(&c.faults.to_string()),
-        c.fault_budget,
+        escape(&faults),
         c.strategy,
         r.steps
     );
@@ -215,19 +219,26 @@ fn svg(r: &RunReport) -> String {
     let servers = r.config.shards.max(1);
     let all = rows::rows(r);
     let bad = rows::offending(r);
-    // Lane spacing: wide enough for the longest command or reply label.
+    // Lane spacing: the client nearest the store must fit its longest command or reply
+    // label between its lane and the store's.
     let longest = all
         .iter()
-        .filter(|row| matches!(row.who, Who::Client(_)))
-        .map(|row| match &row.step.event {
-            Event::Call { command, .. } => command.to_string().chars().count(),
-            other => rows::describe(other).chars().count(),
+        .filter_map(|row| match &row.step.event {
+            Event::Call {
+                command, delivery, ..
+            } if matches!(row.who, Who::Client(_)) => {
+                let reply = match delivery {
+                    Delivery::Replied(r) => r.to_string().chars().count(),
+                    Delivery::ReplyLost(r) => r.to_string().chars().count() + 15,
+                    _ => 20,
+                };
+                Some(command.to_string().chars().count().max(reply))
+            }
+            _ => None,
         })
         .max()
         .unwrap_or(10);
-    let lane_w = ((longest as f64 + 6.0) * CH / 1.6)
-        .clamp(170.0, 380.0)
-        .round();
+    let lane_w = (longest as f64 * CH + 24.0).clamp(170.0, 560.0).round();
     let left = 92.0;
     let lane_x: Vec<f64> = (0..clients.len())
         .map(|i| left + 40.0 + i as f64 * lane_w)
@@ -237,7 +248,14 @@ fn svg(r: &RunReport) -> String {
     let server_x: Vec<f64> = (0..servers)
         .map(|s| store_x0 + s as f64 * store_gap)
         .collect();
-    let width = server_x[servers - 1] + 290.0;
+    let setup_w = all
+        .iter()
+        .filter(|row| row.who == Who::Setup)
+        .map(|row| row.text.chars().count())
+        .max()
+        .unwrap_or(0) as f64
+        * CH;
+    let width = server_x[servers - 1] + 290f64.max(setup_w + 30.0);
     let cx = |c: usize| lane_x[clients.iter().position(|&x| x == c).unwrap_or(0)];
     // Rows: y positions.
     let top = 56.0;
@@ -252,13 +270,23 @@ fn svg(r: &RunReport) -> String {
         .map(|row| row.text.clone())
         .collect();
     if !setup.is_empty() {
-        let text = format!("setup: {}", setup.join(" · "));
+        // The setup's commands, beside the store's lane, one a line.
         let _ = writeln!(
             body,
-            "<text x=\"{}\" y=\"{y}\" fill=\"#6b7385\">{}</text>",
-            server_x[0] - 6.0 - text.chars().count() as f64 * CH,
-            escape(&text)
+            "<text x=\"{}\" y=\"{}\" fill=\"#6b7385\" font-style=\"italic\">setup (before any client):</text>",
+            server_x[servers - 1] + 12.0,
+            y + 4.0
         );
+        for text in &setup {
+            y += 16.0;
+            let _ = writeln!(
+                body,
+                "<text x=\"{}\" y=\"{}\" fill=\"#6b7385\">{}</text>",
+                server_x[servers - 1] + 12.0,
+                y + 4.0,
+                escape(text)
+            );
+        }
         y += 22.0;
     }
     for line in rows::folded(r) {

@@ -126,10 +126,12 @@ fn header(r: &RunReport) -> Vec<String> {
         ));
     }
     first.push(format!("strategy {}", c.strategy));
+    if r.shrink.is_none() {
+        first.push(plural(r.steps as usize, "step", "steps"));
+    }
     let mut lines = flow(first);
-    match &r.shrink {
-        Some(s) => lines.push(s.describe(r)),
-        None => lines.push(plural(r.steps as usize, "step", "steps")),
+    if let Some(s) = &r.shrink {
+        lines.push(s.describe(r));
     }
     let mut more = Vec::new();
     if c.strategy == Strategy::Swarm {
