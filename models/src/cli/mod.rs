@@ -1,5 +1,6 @@
 //! The subcommands of `kvsim`, one module each.
 pub mod check;
+pub mod explore;
 pub mod list;
 pub mod replay;
 pub mod report;
