@@ -107,6 +107,7 @@ pub mod formats;
 mod gate;
 pub mod history;
 pub mod kv;
+pub mod memstore;
 pub mod model;
 pub mod net;
 pub mod report;

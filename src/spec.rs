@@ -52,6 +52,17 @@ pub trait SequentialSpec {
         (ret == *found).then_some(next)
     }
 
+    /// Whether `op` returning `ret` never changes the state, in any state where it is
+    /// accepted (a read; a cas that failed; a dequeue that found the queue empty). The
+    /// checker places such an operation at the first point it fits without trying later
+    /// points, which is what makes read-heavy histories fast. Answer `true` only when it
+    /// holds in every state: an operation that merely happens to leave this state alone
+    /// (writing the value already there) must answer `false`. The default is `false`.
+    fn read_only(&self, op: &Self::Op, ret: &Self::Ret) -> bool {
+        let _ = (op, ret);
+        false
+    }
+
     /// The partition an operation belongs to, if the spec is P-compositional (e.g. a map
     /// partitioned by key): histories are then checked one partition at a time.
     fn partition(&self, op: &Self::Op) -> Option<u64> {

@@ -241,6 +241,10 @@ proptest! {
         ],
     ) {
         let mut conn = Connection::new(1024);
+        let mut store = kvsim::store::Store::new(
+            kvsim::store::StoreConfig { item_size_max: 1024, ..Default::default() },
+            1_700_000_000_000,
+        );
         let mut parser = RequestParser::new(1024);
         let mut first = true;
         for piece in pieces {
@@ -248,10 +252,7 @@ proptest! {
             first = false;
             parser.feed(&piece);
             while parser.next_request().is_some() {}
-            let out = conn.on_read(&piece, |c| match c {
-                Command::Get { .. } | Command::Gat { .. } => Reply::Values(vec![]),
-                _ => Reply::NotFound,
-            });
+            let out = conn.on_read(&piece, |c| store.apply(1_700_000_000_000, c));
             if out.close {
                 prop_assert!(conn.is_closed());
             }

@@ -143,8 +143,7 @@ impl Model for ArrayAppend {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
-        lincheck::check(&AppendSpec, &ops)
+        lincheck::check(&AppendSpec, history, |r| *r == Ret::Lost)
     }
 }
 

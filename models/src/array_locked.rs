@@ -218,8 +218,7 @@ impl Model for ArrayLocked {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
-        lincheck::check(&ArraySpec, &ops)
+        lincheck::check(&ArraySpec, history, |r| *r == Ret::Lost)
     }
 }
 

@@ -156,8 +156,7 @@ impl Model for Counter {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
-        lincheck::check(&CounterSpec, &ops)
+        lincheck::check(&CounterSpec, history, |r| *r == Ret::Lost)
     }
 }
 

@@ -292,8 +292,7 @@ impl Model for Fifo {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
-        lincheck::check(&QueueSpec, &ops)
+        lincheck::check(&QueueSpec, history, |r| *r == Ret::Lost)
     }
 }
 

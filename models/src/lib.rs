@@ -6,8 +6,6 @@ pub mod bench;
 pub mod cli;
 pub mod expect;
 pub mod lincheck;
-pub mod message_queue;
-pub mod mutex;
 pub mod progress;
 pub mod registry;
 
@@ -17,6 +15,7 @@ pub mod counter;
 pub mod event_log;
 pub mod fifo;
 pub mod lock;
+pub mod message_queue;
 pub mod spinlock;
 pub mod table;
 pub mod visitor_counter;

@@ -39,7 +39,6 @@
 use crate::counter::parse_number;
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use crate::lincheck;
-use crate::mutex;
 use kvsim::history::History;
 use kvsim::kv::{Kv, KvError, StoreOutcome};
 use kvsim::model::Model;
@@ -238,12 +237,11 @@ impl Model for Lock {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        let v = mutex::check(history);
+        let v = kvsim::check::mutual_exclusion(history);
         if v != Verdict::Ok {
             return v;
         }
-        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
-        lincheck::check(&FetchIncrement, &ops)
+        lincheck::check(&FetchIncrement, history, |r| *r == Ret::Lost)
     }
 }
 

@@ -48,6 +48,8 @@ enum Cmd {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
+    /// Check history files (JSON lines, Jepsen EDN or Jepsen log) for linearizability.
+    CheckHistory(cli::check_history::Args),
     /// Run the performance suite (figures named with their unit).
     Bench {
         /// Print one JSON object with a section per suite.
@@ -74,6 +76,7 @@ fn main() {
             shrink,
         } => cli::replay::main(&token, json, shrink),
         Cmd::Report { out } => cli::report::main(out),
+        Cmd::CheckHistory(args) => cli::check_history::main(args),
     };
     std::process::exit(code)
 }

@@ -126,9 +126,9 @@ pub fn registry() -> Vec<Entry> {
         ),
         Entry::new(
             "message-queue",
-            "a message queue on an update log (Tkrzw's MessageQueue), segments as KV keys (003)",
-            message_queue::published_model(),
-            message_queue::fixed_model(),
+            "message queue on an update log: Tkrzw's MessageQueue, segments as keys (003)",
+            message_queue::published(),
+            message_queue::fixed(),
             message_queue::scenarios(),
         ),
     ]

@@ -42,7 +42,6 @@
 use crate::counter::parse_number;
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
-use crate::mutex;
 use kvsim::history::History;
 use kvsim::kv::{Kv, KvError, StoreOutcome};
 use kvsim::model::Model;
@@ -290,12 +289,13 @@ impl Model for SpinLock {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        let v = mutex::check(history);
+        let v = kvsim::check::mutual_exclusion(history);
         if v != Verdict::Ok {
             return v;
         }
-        let ops = lincheck::lin_ops(history, |_, r| matches!(r, Ret::Lost | Ret::GaveUp));
-        lincheck::check(&CounterSpec, &ops)
+        lincheck::check(&CounterSpec, history, |r| {
+            matches!(r, Ret::Lost | Ret::GaveUp)
+        })
     }
 }
 

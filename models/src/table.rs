@@ -245,8 +245,7 @@ impl Model for Table {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        let ops = lincheck::lin_ops(history, |_, r| *r == Ret::Lost);
-        lincheck::check(&SetSpec, &ops)
+        lincheck::check(&SetSpec, history, |r| *r == Ret::Lost)
     }
 }
 

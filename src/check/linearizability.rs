@@ -30,6 +30,8 @@ use crate::verdict::{Verdict, Violation};
 use hashbrown::HashTable;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Bounds on one linearizability check. The default has none.
@@ -130,12 +132,80 @@ pub fn linearizable<S: SequentialSpec>(
 }
 
 /// Checks `history` against `spec` within `limits`: a witness, a counterexample, or
-/// `Unknown` when a limit was hit.
+/// `Unknown` when a limit was hit. Partitions are checked one after the other, so the
+/// result (and, with `max_steps`, where the search stops) is deterministic.
 pub fn check_linearizability<S: SequentialSpec>(
     spec: &S,
     history: &History<S::Op, S::Ret>,
     limits: Limits,
 ) -> Linearization {
+    let shared = Shared::new(limits);
+    let mut results = Vec::new();
+    for (key, ops) in partitions(spec, history) {
+        let found = search(spec, history, &ops, &mut Budget::new(&shared));
+        let stop = !matches!(found, Found::Ok(_));
+        results.push((key, found));
+        if stop {
+            break;
+        }
+    }
+    conclude(results)
+}
+
+/// Like [`check_linearizability`], with the partitions spread over the machine's cores
+/// (a violation in one stops the others). The verdict is the same; which limit is hit
+/// first, and so an `Unknown`'s reason, may vary from run to run.
+pub fn check_linearizability_parallel<S>(
+    spec: &S,
+    history: &History<S::Op, S::Ret>,
+    limits: Limits,
+) -> Linearization
+where
+    S: SequentialSpec + Sync,
+    S::Op: Sync,
+    S::Ret: Sync,
+    S::State: Send,
+{
+    let mut parts = partitions(spec, history);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if parts.len() < 2 || threads < 2 {
+        return check_linearizability(spec, history, limits);
+    }
+    // Largest first, so the long ones start early.
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&p| std::cmp::Reverse(parts[p].1.len()));
+    let shared = Shared::new(limits);
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Found>>> = parts.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(parts.len()) {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&p) = order.get(k) else { break };
+                let found = search(spec, history, &parts[p].1, &mut Budget::new(&shared));
+                if matches!(found, Found::Violation(_)) {
+                    shared.stop.store(true, Ordering::Relaxed);
+                }
+                *slots[p].lock().unwrap_or_else(|e| e.into_inner()) = Some(found);
+            });
+        }
+    });
+    let results = parts
+        .drain(..)
+        .zip(slots)
+        .filter_map(|((key, _), slot)| {
+            let found = slot.into_inner().unwrap_or_else(|e| e.into_inner())?;
+            Some((key, found))
+        })
+        .collect();
+    conclude(results)
+}
+
+/// The live operations by partition (keys in increasing order), or all in one.
+fn partitions<S: SequentialSpec>(
+    spec: &S,
+    history: &History<S::Op, S::Ret>,
+) -> Vec<(Option<u64>, Vec<usize>)> {
     let live: Vec<usize> = (0..history.ops.len())
         .filter(|&i| !matches!(history.ops[i].outcome, Outcome::Failed))
         .collect();
@@ -143,7 +213,7 @@ pub fn check_linearizability<S: SequentialSpec>(
         .iter()
         .map(|&i| spec.partition(&history.ops[i].op))
         .collect();
-    let parts: Vec<(Option<u64>, Vec<usize>)> = match keys {
+    match keys {
         Some(keys) => {
             let mut by_key: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
             for (&i, k) in live.iter().zip(keys) {
@@ -152,55 +222,99 @@ pub fn check_linearizability<S: SequentialSpec>(
             by_key.into_iter().map(|(k, v)| (Some(k), v)).collect()
         }
         None => vec![(None, live)],
-    };
-    let mut budget = Budget::new(limits);
+    }
+}
+
+/// The verdict from per-partition results in key order: the first violation, else the
+/// first unknown, else the witness.
+fn conclude(results: Vec<(Option<u64>, Found)>) -> Linearization {
     let mut witness = Witness::default();
-    for (key, ops) in parts {
-        match search(spec, history, &ops, &mut budget) {
+    let mut unknown = None;
+    for (key, found) in results {
+        match found {
             Found::Ok(order) => witness.orders.push(order),
-            Found::Unknown(why) => return Linearization::Unknown(why),
             Found::Violation(mut c) => {
                 c.partition = key;
                 return Linearization::Violation(c);
             }
+            Found::Unknown(why) => {
+                unknown.get_or_insert(why);
+            }
         }
     }
-    Linearization::Ok(witness)
+    match unknown {
+        Some(why) => Linearization::Unknown(why),
+        None => Linearization::Ok(witness),
+    }
 }
 
-/// The shared step and time budget of one check.
-struct Budget {
-    steps: u64,
+/// Limits shared by the partitions of one check.
+struct Shared {
+    steps: AtomicU64,
     max_steps: Option<u64>,
     deadline: Option<(Instant, Duration)>,
+    stop: AtomicBool,
 }
 
-impl Budget {
+impl Shared {
     fn new(limits: Limits) -> Self {
-        Budget {
-            steps: 0,
+        Shared {
+            steps: AtomicU64::new(0),
             max_steps: limits.max_steps,
             deadline: limits.time.map(|t| (Instant::now() + t, t)),
+            stop: AtomicBool::new(false),
+        }
+    }
+}
+
+/// One search's view of the limits: steps are counted locally and added to the shared
+/// count every [`CHUNK`] steps.
+struct Budget<'a> {
+    shared: &'a Shared,
+    local: u64,
+    base: u64,
+}
+
+const CHUNK: u64 = 1024;
+
+impl<'a> Budget<'a> {
+    fn new(shared: &'a Shared) -> Self {
+        Budget {
+            shared,
+            local: 0,
+            base: shared.steps.load(Ordering::Relaxed),
         }
     }
 
     /// Counts one step; `Some(reason)` when a limit is hit.
     #[inline]
     fn tick(&mut self) -> Option<String> {
-        self.steps += 1;
-        if let Some(max) = self.max_steps {
-            if self.steps > max {
+        self.local += 1;
+        if let Some(max) = self.shared.max_steps {
+            if self.base + self.local > max {
                 return Some(format!("search step limit of {max} reached"));
             }
         }
-        if self.steps % 1024 == 0 {
-            if let Some((at, t)) = self.deadline {
+        if self.local % CHUNK == 0 {
+            self.base = self.shared.steps.fetch_add(CHUNK, Ordering::Relaxed) + CHUNK - self.local;
+            if self.shared.stop.load(Ordering::Relaxed) {
+                return Some("stopped: another partition is not linearizable".to_string());
+            }
+            if let Some((at, t)) = self.shared.deadline {
                 if Instant::now() >= at {
                     return Some(format!("time limit of {} ms reached", t.as_millis()));
                 }
             }
         }
         None
+    }
+}
+
+impl Drop for Budget<'_> {
+    fn drop(&mut self) {
+        self.shared
+            .steps
+            .fetch_add(self.local % CHUNK, Ordering::Relaxed);
     }
 }
 
@@ -211,27 +325,7 @@ enum Found {
 }
 
 const HEAD: usize = 0;
-
-/// A set of operations (by local index) with an order-independent hash kept up to date.
-struct Bits {
-    words: Vec<u64>,
-    hash: u64,
-}
-
-impl Bits {
-    fn new(n: usize) -> Self {
-        Bits {
-            words: vec![0; n.div_ceil(64)],
-            hash: 0,
-        }
-    }
-
-    #[inline]
-    fn flip(&mut self, i: usize) {
-        self.words[i / 64] ^= 1 << (i % 64);
-        self.hash ^= op_hash(i);
-    }
-}
+const NIL: u32 = u32::MAX;
 
 /// A well-mixed 64-bit value per operation (splitmix64).
 #[inline]
@@ -248,27 +342,175 @@ fn op_hash(i: usize) -> u64 {
 fn state_hash<T: Hash>(state: &T) -> u64 {
     let mut h = rustc_hash::FxHasher::default();
     state.hash(&mut h);
-    h.finish()
+    op_hash(h.finish() as usize)
 }
 
-/// The search over one partition; `ops` are indices into `history.ops`, in call order
-/// or not.
+#[inline]
+fn flip(words: &mut [u64], i: usize) {
+    words[i / 64] ^= 1 << (i % 64);
+}
+
+/// One memo slot: a set of linearized known operations (at `key` in [`Memo::keys`]) and
+/// a state (at `state` in [`Memo::states`]), with the sets of unknown-outcome operations
+/// linearized on the way there (a list in [`Memo::links`]).
+#[derive(Clone, Copy)]
+struct Slot {
+    hash: u64,
+    key: u32,
+    state: u32,
+    unknowns: u32,
+}
+
+/// Lowe's memo of visited configurations. Sets and states live in arenas: a slot is
+/// plain data, and the search refers to states by index, so a state is never cloned.
+/// A configuration (known set K, unknown set U, state s) is dominated by a visited
+/// (K, U', s) with U' ⊆ U: with fewer unknown operations used up, the visited one could do
+/// everything this one can, and it failed (or is being explored above us).
+struct Memo<St> {
+    table: HashTable<Slot>,
+    keys: Vec<u64>,
+    links: Vec<(u32, u32)>,
+    unknown_sets: Vec<u64>,
+    states: Vec<St>,
+    wk: usize,
+    wu: usize,
+}
+
+impl<St: Eq> Memo<St> {
+    fn new(wk: usize, wu: usize, init: St) -> Self {
+        Memo {
+            table: HashTable::new(),
+            keys: Vec::new(),
+            links: Vec::new(),
+            unknown_sets: Vec::new(),
+            states: vec![init],
+            wk,
+            wu,
+        }
+    }
+
+    /// Records (known, unknown, state); the state's index if the configuration is new
+    /// (not dominated), `None` if it was seen.
+    fn visit(&mut self, hash: u64, known: &[u64], unknown: &[u64], state: St) -> Option<u32> {
+        let Memo {
+            table,
+            keys,
+            links,
+            unknown_sets,
+            states,
+            wk,
+            wu,
+        } = self;
+        let (wk, wu) = (*wk, *wu);
+        let found = table.find_mut(hash, |s| {
+            s.hash == hash
+                && keys[s.key as usize..s.key as usize + wk] == *known
+                && states[s.state as usize] == state
+        });
+        match found {
+            Some(slot) => {
+                if wu == 0 {
+                    return None;
+                }
+                let mut l = slot.unknowns;
+                while l != NIL {
+                    let (next, off) = links[l as usize];
+                    let seen = &unknown_sets[off as usize..off as usize + wu];
+                    if seen.iter().zip(unknown).all(|(&a, &b)| a & !b == 0) {
+                        return None;
+                    }
+                    l = next;
+                }
+                // Drop the sets this one dominates, keeping the list an antichain.
+                let mut prev = NIL;
+                let mut l = slot.unknowns;
+                while l != NIL {
+                    let (next, off) = links[l as usize];
+                    let seen = &unknown_sets[off as usize..off as usize + wu];
+                    if seen.iter().zip(unknown).all(|(&a, &b)| b & !a == 0) {
+                        if prev == NIL {
+                            slot.unknowns = next;
+                        } else {
+                            links[prev as usize].0 = next;
+                        }
+                    } else {
+                        prev = l;
+                    }
+                    l = next;
+                }
+                links.push((slot.unknowns, unknown_sets.len() as u32));
+                unknown_sets.extend_from_slice(unknown);
+                slot.unknowns = links.len() as u32 - 1;
+                Some(slot.state)
+            }
+            None => {
+                let key = keys.len() as u32;
+                keys.extend_from_slice(known);
+                let unknowns = if wu == 0 {
+                    NIL
+                } else {
+                    links.push((NIL, unknown_sets.len() as u32));
+                    unknown_sets.extend_from_slice(unknown);
+                    links.len() as u32 - 1
+                };
+                let index = states.len() as u32;
+                states.push(state);
+                table.insert_unique(
+                    hash,
+                    Slot {
+                        hash,
+                        key,
+                        state: index,
+                        unknowns,
+                    },
+                    |s| s.hash,
+                );
+                Some(index)
+            }
+        }
+    }
+}
+
+/// A linearized operation on the search stack.
+struct Frame {
+    op: usize,
+    /// Index of the state before it, in [`Memo::states`].
+    before: u32,
+    /// Placed greedily (a read-only operation that fits here): no alternative at this
+    /// point needs exploring, so backtracking passes through it.
+    forced: bool,
+}
+
+/// The search over one partition; `ops` are indices into `history.ops`.
 fn search<S: SequentialSpec>(
     spec: &S,
     history: &History<S::Op, S::Ret>,
     ops: &[usize],
-    budget: &mut Budget,
+    budget: &mut Budget<'_>,
 ) -> Found {
     let n = ops.len();
     // Entries: (position, is_return, local op). Unknown outcomes have no return entry.
     let mut entries: Vec<(u64, bool, usize)> = Vec::with_capacity(2 * n);
-    let mut known_left = 0usize;
+    // Per local op: its bit (index among the known or among the unknown ones).
+    let mut bit = vec![0usize; n];
+    let (mut known_count, mut unknown_count) = (0usize, 0usize);
+    let rets: Vec<Option<&S::Ret>> = ops
+        .iter()
+        .map(|&i| match &history.ops[i].outcome {
+            Outcome::Ok(r) => Some(r),
+            _ => None,
+        })
+        .collect();
     for (j, &i) in ops.iter().enumerate() {
         let o = &history.ops[i];
         entries.push((o.call, false, j));
-        if let Outcome::Ok(_) = o.outcome {
-            known_left += 1;
+        if rets[j].is_some() {
+            bit[j] = known_count;
+            known_count += 1;
             entries.push((o.ret.unwrap_or(u64::MAX), true, j));
+        } else {
+            bit[j] = unknown_count;
+            unknown_count += 1;
         }
     }
     entries.sort_unstable();
@@ -292,18 +534,36 @@ fn search<S: SequentialSpec>(
             call_node[j] = node;
         }
     }
-    let rets: Vec<Option<&S::Ret>> = ops
-        .iter()
-        .map(|&i| match &history.ops[i].outcome {
-            Outcome::Ok(r) => Some(r),
-            _ => None,
-        })
-        .collect();
 
-    let mut bits = Bits::new(n);
-    let mut memo: HashTable<(u64, Box<[u64]>, S::State)> = HashTable::new();
-    let mut stack: Vec<(usize, S::State)> = Vec::new();
-    let mut state = spec.init();
+    // Unknown operations that are the same operation (equal Debug forms) are
+    // interchangeable once invoked: only the earliest-invoked unused one of a class is
+    // tried, so each class is used up in call order.
+    let mut class_of = vec![usize::MAX; n];
+    let mut class_members: Vec<Vec<usize>> = Vec::new();
+    {
+        let mut by_form: rustc_hash::FxHashMap<String, usize> = Default::default();
+        let mut unknown_ops: Vec<usize> = (0..n).filter(|&j| rets[j].is_none()).collect();
+        unknown_ops.sort_by_key(|&j| history.ops[ops[j]].call);
+        for j in unknown_ops {
+            let form = format!("{:?}", history.ops[ops[j]].op);
+            let c = *by_form.entry(form).or_insert_with(|| {
+                class_members.push(Vec::new());
+                class_members.len() - 1
+            });
+            class_of[j] = c;
+            class_members[c].push(j);
+        }
+    }
+    let mut class_used = vec![0usize; class_members.len()];
+    let (wk, wu) = (known_count.div_ceil(64), unknown_count.div_ceil(64));
+    let mut known_bits = vec![0u64; wk];
+    let mut unknown_bits = vec![0u64; wu];
+    let mut known_hash = 0u64;
+    let mut known_left = known_count;
+    let mut memo: Memo<S::State> = Memo::new(wk, wu, spec.init());
+    let mut stack: Vec<Frame> = Vec::new();
+    // The current state, as an index into `memo.states`.
+    let mut state = 0u32;
     let mut best: Option<(Vec<usize>, usize, S::State)> = None;
     let mut cur = next[HEAD];
 
@@ -322,80 +582,172 @@ fn search<S: SequentialSpec>(
         }};
     }
 
+    // Operations with a known return that never change the state (reads): when one fits
+    // it goes first, with no alternative tried (see `SequentialSpec::read_only`).
+    let local_ops: Vec<&S::Op> = ops.iter().map(|&i| &history.ops[i].op).collect();
+    let read_only: Vec<bool> = (0..n)
+        .map(|j| rets[j].is_some_and(|r| spec.read_only(local_ops[j], r)))
+        .collect();
+    // Whether the current configuration is new, so its reads are still to be tried.
+    let mut fresh = true;
+
     while known_left > 0 {
         if let Some(why) = budget.tick() {
             return Found::Unknown(why);
         }
         debug_assert!(cur != tail, "a known return entry is always left");
-        let j = node_op[cur];
-        if !node_is_ret[cur] {
-            let op = &history.ops[ops[j]].op;
-            let next_state = match rets[j] {
-                Some(r) => spec.accepts(&state, op, r),
-                None => Some(spec.step(&state, op).0),
-            };
-            if let Some(ns) = next_state {
-                bits.flip(j);
-                let h = bits.hash ^ state_hash(&ns).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                let seen = memo
-                    .find(h, |(eh, w, s)| *eh == h && **w == *bits.words && *s == ns)
-                    .is_some();
-                if !seen {
-                    memo.insert_unique(
-                        h,
-                        (h, bits.words.clone().into_boxed_slice(), ns.clone()),
-                        |e| e.0,
-                    );
-                    let old = std::mem::replace(&mut state, ns);
-                    stack.push((j, old));
-                    unlink!(call_node[j]);
-                    if ret_node[j] != usize::MAX {
-                        unlink!(ret_node[j]);
-                        known_left -= 1;
+        // The candidate to place now: a fitting read first, else the entry at `cur`.
+        let mut candidate: Option<(usize, S::State)> = None;
+        let mut backtrack = false;
+        if fresh {
+            fresh = false;
+            let current = &memo.states[state as usize];
+            let mut e = next[HEAD];
+            while !node_is_ret[e] {
+                let j = node_op[e];
+                if read_only[j] {
+                    if let Some(ns) = spec.accepts(current, local_ops[j], rets[j].expect("known")) {
+                        candidate = Some((j, ns));
+                        break;
                     }
-                    cur = next[HEAD];
-                    continue;
                 }
-                bits.flip(j);
+                e = next[e];
             }
-            cur = next[cur];
-        } else {
-            // `j` returned without being linearized: backtrack.
-            if best.as_ref().is_none_or(|(p, _, _)| stack.len() > p.len()) {
-                let partial = stack.iter().map(|&(k, _)| ops[k]).collect();
-                best = Some((partial, j, state.clone()));
-            }
-            let Some((k, old)) = stack.pop() else {
-                let (partial, blocked, at) = best.expect("recorded above");
-                let op = &history.ops[ops[blocked]];
-                let found = rets[blocked].expect("return entries are known");
-                let reason = match spec.accepts(&at, &op.op, found) {
-                    None => {
-                        let expected = spec.step(&at, &op.op).1;
-                        spec.explain(&at, &op.op, &expected, found)
-                    }
-                    Some(_) => format!(
-                        "{:?} returning {found:?} fits after the partial linearization, \
-                         but no order of the remaining operations does",
-                        op.op
-                    ),
+        }
+        if candidate.is_none() {
+            let j = node_op[cur];
+            if node_is_ret[cur] {
+                backtrack = true;
+                if best.as_ref().is_none_or(|(p, _, _)| stack.len() > p.len()) {
+                    // `j` returned without being linearized.
+                    let partial = stack.iter().map(|f| ops[f.op]).collect();
+                    best = Some((partial, j, memo.states[state as usize].clone()));
+                }
+            } else if read_only[j]
+                || (rets[j].is_none() && class_members[class_of[j]][class_used[class_of[j]]] != j)
+            {
+                // Reads were tried above; of interchangeable unknown operations only the
+                // first unused one is tried.
+                cur = next[cur];
+                continue;
+            } else {
+                let current = &memo.states[state as usize];
+                let next_state = match rets[j] {
+                    Some(r) => spec.accepts(current, local_ops[j], r),
+                    None => Some(spec.step(current, local_ops[j]).0),
                 };
-                return Found::Violation(Counterexample {
-                    partition: None,
-                    op: ops[blocked],
-                    partial,
-                    reason,
+                match next_state {
+                    // An unknown operation that changes nothing here need not happen here.
+                    Some(ns) if rets[j].is_some() || ns != *current => candidate = Some((j, ns)),
+                    _ => {
+                        cur = next[cur];
+                        continue;
+                    }
+                }
+            }
+        }
+        if let Some((j, ns)) = candidate {
+            let known = rets[j].is_some();
+            let forced = read_only[j];
+            if known {
+                flip(&mut known_bits, bit[j]);
+                known_hash ^= op_hash(bit[j]);
+            } else {
+                flip(&mut unknown_bits, bit[j]);
+                class_used[class_of[j]] += 1;
+            }
+            let h = known_hash ^ state_hash(&ns);
+            if let Some(index) = memo.visit(h, &known_bits, &unknown_bits, ns) {
+                let before = std::mem::replace(&mut state, index);
+                stack.push(Frame {
+                    op: j,
+                    before,
+                    forced,
                 });
+                unlink!(call_node[j]);
+                if known {
+                    unlink!(ret_node[j]);
+                    known_left -= 1;
+                }
+                cur = next[HEAD];
+                fresh = true;
+                continue;
+            }
+            if known {
+                flip(&mut known_bits, bit[j]);
+                known_hash ^= op_hash(bit[j]);
+            } else {
+                flip(&mut unknown_bits, bit[j]);
+                class_used[class_of[j]] -= 1;
+            }
+            if !forced {
+                cur = next[cur];
+                continue;
+            }
+            // A read that fits goes first in some linearization from here, if there is
+            // one; that configuration was seen, so this one fails too.
+            backtrack = true;
+        }
+        debug_assert!(backtrack);
+        loop {
+            let Some(frame) = stack.pop() else {
+                return Found::Violation(counterexample(spec, history, ops, &rets, best));
             };
-            state = old;
-            bits.flip(k);
-            if ret_node[k] != usize::MAX {
+            let k = frame.op;
+            state = frame.before;
+            if rets[k].is_some() {
+                flip(&mut known_bits, bit[k]);
+                known_hash ^= op_hash(bit[k]);
                 relink!(ret_node[k]);
                 known_left += 1;
+            } else {
+                flip(&mut unknown_bits, bit[k]);
+                class_used[class_of[k]] -= 1;
             }
             relink!(call_node[k]);
-            cur = next[call_node[k]];
+            if !frame.forced {
+                cur = next[call_node[k]];
+                break;
+            }
         }
     }
-    Found::Ok(stack.into_iter().map(|(k, _)| ops[k]).collect())
+    Found::Ok(stack.into_iter().map(|f| ops[f.op]).collect())
+}
+
+/// The counterexample from the longest partial linearization and the operation that
+/// returned before it could be placed after it.
+fn counterexample<S: SequentialSpec>(
+    spec: &S,
+    history: &History<S::Op, S::Ret>,
+    ops: &[usize],
+    rets: &[Option<&S::Ret>],
+    best: Option<(Vec<usize>, usize, S::State)>,
+) -> Counterexample {
+    let Some((partial, blocked, at)) = best else {
+        return Counterexample {
+            partition: None,
+            op: ops[0],
+            partial: Vec::new(),
+            reason: "no operation can be placed first".to_string(),
+        };
+    };
+    let op = &history.ops[ops[blocked]];
+    let found = rets[blocked].expect("return entries are known");
+    let reason = match spec.accepts(&at, &op.op, found) {
+        None => {
+            let expected = spec.step(&at, &op.op).1;
+            spec.explain(&at, &op.op, &expected, found)
+        }
+        Some(_) => format!(
+            "{:?} returning {found:?} fits after the partial linearization, \
+             but no order of the operations concurrent with it does",
+            op.op
+        ),
+    };
+    Counterexample {
+        partition: None,
+        op: ops[blocked],
+        partial,
+        reason,
+    }
 }

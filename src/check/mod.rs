@@ -35,7 +35,8 @@ pub mod mutex;
 pub mod progress;
 
 pub use linearizability::{
-    check_linearizability, linearizable, Counterexample, Limits, Linearization, Witness,
+    check_linearizability, check_linearizability_parallel, linearizable, Counterexample, Limits,
+    Linearization, Witness,
 };
 pub use mutex::mutual_exclusion;
 pub use progress::{progress, Blocked, ProgressBound};

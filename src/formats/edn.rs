@@ -142,7 +142,6 @@ impl<'a> Reader<'a> {
             }
             b'}' | b']' | b')' => Err(self.err("an EDN value")),
             _ => {
-                let start = self.pos;
                 let t = self.token();
                 if t.is_empty() {
                     return Err(self.err("an EDN value"));
@@ -160,8 +159,11 @@ impl<'a> Reader<'a> {
                         if numeric {
                             let digits = t.strip_suffix('N').unwrap_or(t);
                             digits.parse::<i64>().map(Value::Int).map_err(|_| {
-                                self.pos = start;
-                                self.err("an integer")
+                                LineError::new(
+                                    self.line,
+                                    "an integer (floats and ratios are not supported)",
+                                    t,
+                                )
                             })
                         } else {
                             Ok(Value::Symbol(t.to_string()))
@@ -279,7 +281,10 @@ mod tests {
     #[test]
     fn errors_name_line_and_what() {
         let e = parse_one("{:a\n 1.5}", 1).unwrap_err();
-        assert_eq!(e, LineError::new(2, "an integer", "\"1.5}\""));
+        assert_eq!(
+            e,
+            LineError::new(2, "an integer (floats and ratios are not supported)", "1.5")
+        );
         let e = parse_one("[1 2", 7).unwrap_err();
         assert_eq!(e.line, 7);
         assert_eq!(e.found, "the end of the file");

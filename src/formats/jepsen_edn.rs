@@ -81,7 +81,7 @@ pub(crate) fn event_from_map(
             )),
             None => Err(LineError::new(
                 line,
-                format!("a {key} in the operation map"),
+                format!("the key {key} in the operation map"),
                 v.to_string(),
             )),
         }
@@ -93,7 +93,7 @@ pub(crate) fn event_from_map(
         None => {
             return Err(LineError::new(
                 line,
-                "a process in the operation map",
+                "the key process in the operation map",
                 v.to_string(),
             ))
         }

@@ -22,7 +22,11 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
             continue;
         }
         let json: serde_json::Value = serde_json::from_str(line_text).map_err(|e| {
-            LineError::new(line, format!("a JSON object ({e})"), excerpt(line_text))
+            LineError::new(
+                line,
+                format!("a JSON object (invalid at column {})", e.column()),
+                excerpt(line_text),
+            )
         })?;
         let v =
             from_json(&json).map_err(|what| LineError::new(line, "JSON without floats", what))?;

@@ -29,8 +29,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-/// A value in a history file (EDN's data model, which covers JSON's).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A value in a history file (EDN's data model, which covers JSON's). Its `Debug` form is
+/// its EDN text, so spec messages read `read returned 3`, not `Int(3)`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Value {
     /// `nil` / `null`.
     Nil,
@@ -60,6 +61,12 @@ impl Value {
                 .map(|(_, v)| v),
             _ => None,
         }
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 
@@ -332,7 +339,12 @@ pub fn read_events(path: &Path, format: Option<Format>) -> Result<Vec<Event>, Fo
         None if text.trim().is_empty() => Format::Jsonl,
         None => Format::guess(&text).ok_or_else(|| FormatError::Unrecognized {
             file: file.clone(),
-            found: excerpt(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")),
+            found: excerpt(
+                text.lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or(""),
+            ),
         })?,
     };
     parse_events(&text, format).map_err(|e| e.in_file(&file))

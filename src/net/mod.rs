@@ -15,3 +15,6 @@ pub use memcached::MemcachedProcess;
 pub mod server;
 
 pub use server::{ServeConfig, Server};
+pub mod stress;
+
+pub use stress::{stress, StressConfig, StressRun};

@@ -160,18 +160,32 @@ fn steps_table(out: &mut String, r: &RunReport) {
         let _ = write!(out, "<th>C{c}</th>");
     }
     out.push_str("<th>faults</th></tr>\n");
-    let mut n = 0;
-    for row in rows::rows(r) {
-        let hot = row.op.is_some_and(|o| bad.contains(&o));
-        let label = if row.who == Who::Setup {
-            "setup".to_string()
-        } else {
-            n += 1;
-            n.to_string()
+    for row in rows::rows(r).into_iter().filter(|x| x.who == Who::Setup) {
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"num\">setup</td><td>{}</td>{}<td class=\"fault\">{}</td></tr>",
+            rows::secs(row.step.time_ms),
+            "<td></td>".repeat(clients.len()),
+            escape(&row.text)
+        );
+    }
+    for line in rows::folded(r) {
+        let (n, row) = match line {
+            rows::Line::Step { n, row } => (n, row),
+            repeat => {
+                let _ = writeln!(
+                    out,
+                    "<tr><td></td><td></td><td colspan=\"{}\" class=\"legend\">{}</td></tr>",
+                    clients.len() + 1,
+                    escape(&repeat.summary().unwrap_or_default())
+                );
+                continue;
+            }
         };
+        let hot = row.op.is_some_and(|o| bad.contains(&o));
         let _ = write!(
             out,
-            "<tr{}><td class=\"num\">{label}</td><td>{}</td>",
+            "<tr{}><td class=\"num\">{n}</td><td>{}</td>",
             if hot { " class=\"hot\"" } else { "" },
             rows::secs(row.step.time_ms)
         );
@@ -247,7 +261,25 @@ fn svg(r: &RunReport) -> String {
         );
         y += 22.0;
     }
-    for row in all.iter().filter(|row| row.who != Who::Setup) {
+    for line in rows::folded(r) {
+        let row = match line {
+            rows::Line::Step { row, .. } => row,
+            repeat => {
+                let _ = writeln!(
+                    body,
+                    "<rect x=\"96\" y=\"{}\" width=\"{}\" height=\"22\" fill=\"#eef0f4\"/>\n\
+                     <text x=\"{}\" y=\"{}\" fill=\"#4c566a\" font-style=\"italic\">{}</text>",
+                    y + 3.0,
+                    width - 100.0,
+                    left + 20.0,
+                    y + 18.0,
+                    escape(&repeat.summary().unwrap_or_default())
+                );
+                y += 28.0;
+                continue;
+            }
+        };
+        let row = &row;
         let hot = row.op.is_some_and(|o| bad.contains(&o));
         let ink = if hot { "#b3261e" } else { "#1d2330" };
         let head = if hot { "url(#hot)" } else { "url(#head)" };

@@ -122,3 +122,126 @@ pub fn op_label(o: &crate::target::OpRecord) -> String {
         (None, _) => format!("{} (never returned)", o.op),
     }
 }
+
+/// A line of the step table once repetition is folded.
+#[derive(Clone, Debug)]
+pub enum Line<'r> {
+    /// A step, with its number (setup rows are not numbered and not included).
+    Step {
+        /// 1-based step number.
+        n: usize,
+        /// The row.
+        row: Row<'r>,
+    },
+    /// The `period` steps just shown happen `times` more times, as steps `first..=last`.
+    Repeat {
+        /// Length of the repeated block.
+        period: usize,
+        /// How many more times it happens.
+        times: usize,
+        /// The first step folded away.
+        first: usize,
+        /// The last step folded away.
+        last: usize,
+    },
+}
+
+/// Longest block of steps looked for when folding repetition.
+const MAX_PERIOD: usize = 16;
+
+/// The rows of `r` after setup, with runs of an identical block of steps (same column,
+/// same text; time may differ) shown once and then summarized: a spin loop of 2000 steps
+/// reads as its loop body and one line.
+pub fn folded(r: &RunReport) -> Vec<Line<'_>> {
+    let all: Vec<Row<'_>> = rows(r)
+        .into_iter()
+        .filter(|x| x.who != Who::Setup)
+        .collect();
+    let same = |a: usize, b: usize| all[a].who == all[b].who && all[a].text == all[b].text;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < all.len() {
+        // The block (period, count) starting at i that covers the most steps.
+        let mut best: Option<(usize, usize)> = None;
+        for p in 1..=MAX_PERIOD {
+            if i + 2 * p > all.len() {
+                break;
+            }
+            let mut count = 1;
+            while i + (count + 1) * p <= all.len() && (0..p).all(|k| same(i + k, i + count * p + k))
+            {
+                count += 1;
+            }
+            if count >= 3 && (count - 1) * p >= 3 && best.is_none_or(|(bp, bc)| count * p > bp * bc)
+            {
+                best = Some((p, count));
+            }
+        }
+        match best {
+            Some((p, count)) => {
+                for k in 0..p {
+                    out.push(Line::Step {
+                        n: i + k + 1,
+                        row: all[i + k].clone(),
+                    });
+                }
+                out.push(Line::Repeat {
+                    period: p,
+                    times: count - 1,
+                    first: i + p + 1,
+                    last: i + count * p,
+                });
+                i += count * p;
+            }
+            None => {
+                out.push(Line::Step {
+                    n: i + 1,
+                    row: all[i].clone(),
+                });
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+impl Line<'_> {
+    /// The summary of a folded block: `⟳ the 3 steps above happen 6,666 more times (steps
+    /// 5–20,002)`.
+    pub fn summary(&self) -> Option<String> {
+        match self {
+            Line::Step { .. } => None,
+            Line::Repeat {
+                period,
+                times,
+                first,
+                last,
+            } => Some(format!(
+                "⟳ {} above {} {} more {} (steps {}–{})",
+                if *period == 1 {
+                    "the step".to_string()
+                } else {
+                    format!("the {period} steps")
+                },
+                if *period == 1 { "happens" } else { "happen" },
+                group(*times as u64),
+                if *times == 1 { "time" } else { "times" },
+                group(*first as u64),
+                group(*last as u64)
+            )),
+        }
+    }
+}
+
+/// `20002` → `20,002`.
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}

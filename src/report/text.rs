@@ -79,8 +79,12 @@ pub fn text_styled(r: &RunReport, colour: bool) -> String {
         .map(|row| row.text)
         .collect();
     if !setup.is_empty() {
-        let line = format!("setup: {}", setup.join(" · "));
-        let _ = writeln!(out, "  {}\n", p.dim(&clip(&line, WIDTH - 2)));
+        let line = wrap(
+            &format!("setup: {}", setup.join(" · ")),
+            WIDTH - 2,
+            "       ",
+        );
+        let _ = writeln!(out, "  {}\n", p.dim(&line));
     }
     out.push_str(&lanes(r, p));
     out.push('\n');
@@ -362,19 +366,26 @@ fn lanes(r: &RunReport, p: Paint) -> String {
 fn table(r: &RunReport, p: Paint) -> String {
     let clients = rows::clients(r);
     let bad = rows::offending(r);
-    let lead = 2 + 4 + 2 + 9 + 1;
+    let lead = 2 + 5 + 1 + 9 + 1;
     let fault_w = 24;
     let col = ((WIDTH - lead - fault_w) / clients.len().max(1)).clamp(10, 30);
     let fault_at = lead + col * clients.len();
     let mut out = String::new();
-    let mut head = format!("  {:>4}  {:<9} ", "step", "time");
+    let mut head = format!("  {:>5} {:<9} ", "step", "time");
     for c in &clients {
         head.push_str(&format!("{:<col$}", format!("C{c}")));
     }
     head.push_str("faults");
     let _ = writeln!(out, "{}", p.dim(&head));
-    let mut n = 0;
-    for row in rows::rows(r) {
+    for line in rows::folded(r) {
+        let (n, row) = match line {
+            rows::Line::Step { n, row } => (n, row),
+            repeat => {
+                let text = repeat.summary().unwrap_or_default();
+                let _ = writeln!(out, "{}{}", " ".repeat(lead), p.dim(&text));
+                continue;
+            }
+        };
         let start = match row.who {
             Who::Setup => continue,
             Who::Client(c) => lead + col * clients.iter().position(|&x| x == c).unwrap_or(0),
@@ -383,10 +394,9 @@ fn table(r: &RunReport, p: Paint) -> String {
                 fault_at.min(WIDTH.saturating_sub(len)).max(lead)
             }
         };
-        n += 1;
         let hot = row.op.is_some_and(|o| bad.contains(&o));
         let mark = if hot { '»' } else { ' ' };
-        let prefix = format!(" {mark}{n:>4}  {:<9} ", rows::secs(row.step.time_ms));
+        let prefix = format!(" {mark}{n:>5} {:<9} ", rows::secs(row.step.time_ms));
         let cell = clip(&row.text, WIDTH - start);
         let pad = " ".repeat(start - lead);
         let cell = match row.who {

@@ -698,6 +698,15 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
                 self.log(None, Event::Fault(Fault::Restart { shard, persistent }));
             }
             FaultAction::Crash(c) => {
+                // The crashed operation's history entry gets a `crash` mark: a critical
+                // section it was in ends here (see `check::mutex`).
+                self.seq += 1;
+                let hi = self.clients[c].hist_index;
+                self.history.ops[hi].marks.push(Mark {
+                    label: "crash".to_string(),
+                    seq: self.seq,
+                    time_ms: self.now - EPOCH_MS,
+                });
                 let cl = &mut self.clients[c];
                 cl.phase = Phase::Crashed;
                 cl.future = None;

@@ -90,6 +90,10 @@ impl<V: Clone + Eq + Hash + Debug> SequentialSpec for CasRegisterSpec<V> {
         }
     }
 
+    fn read_only(&self, op: &CasOp<V>, ret: &CasRet<V>) -> bool {
+        matches!(op, CasOp::Read) || matches!((op, ret), (CasOp::Cas(..), CasRet::Swapped(false)))
+    }
+
     fn explain(
         &self,
         state: &Option<V>,

@@ -2,14 +2,195 @@
 //! every key starts as the empty string, `get k` returns its value, `put k v` sets it,
 //! `append k v` appends to it. P-compositional: the checker checks each key on its own.
 //!
-//! The state is the map as a sorted list of (key, value): per partition it has at most one
-//! entry, so a step clones a one-element vector and two reference counts.
+//! Values are [`Text`]s: strings kept as a chain of appended pieces with a polynomial hash
+//! maintained as they grow, so an append, a hash and (almost always) a comparison take
+//! constant time however long the value gets. The state is [`KvState`], with no
+//! allocation for the empty map and for one key (the per-key partitions).
 
 use crate::formats::{expected, outcome, FromRaw, RawOp, Value};
 use crate::history::Outcome;
 use crate::spec::SequentialSpec;
+use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+
+const BASE: u64 = 0x100_0000_01b3;
+
+struct Node {
+    prev: Option<Arc<Node>>,
+    piece: Arc<str>,
+}
+
+impl Drop for Node {
+    /// Frees a long chain iteratively (the default drop would recurse once per piece).
+    fn drop(&mut self) {
+        let mut prev = self.prev.take();
+        while let Some(node) = prev {
+            match Arc::try_unwrap(node) {
+                Ok(mut node) => prev = node.prev.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// A string value: the pieces appended since the last put.
+#[derive(Clone)]
+pub struct Text {
+    len: usize,
+    hash: u64,
+    pow: u64,
+    node: Option<Arc<Node>>,
+}
+
+static EMPTY: Text = Text {
+    len: 0,
+    hash: 0,
+    pow: 1,
+    node: None,
+};
+
+impl Default for Text {
+    fn default() -> Text {
+        EMPTY.clone()
+    }
+}
+
+impl Text {
+    /// The length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it is the empty string.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// This text followed by `more`.
+    pub fn append(&self, more: &Text) -> Text {
+        if more.is_empty() {
+            return self.clone();
+        }
+        if self.is_empty() {
+            return more.clone();
+        }
+        // Re-chain `more`'s pieces (usually one) on top of this text.
+        let mut pieces = Vec::new();
+        let mut n = more.node.as_ref();
+        while let Some(node) = n {
+            pieces.push(node.piece.clone());
+            n = node.prev.as_ref();
+        }
+        let mut node = self.node.clone();
+        for piece in pieces.into_iter().rev() {
+            node = Some(Arc::new(Node { prev: node, piece }));
+        }
+        Text {
+            len: self.len + more.len,
+            hash: self.hash.wrapping_mul(more.pow).wrapping_add(more.hash),
+            pow: self.pow.wrapping_mul(more.pow),
+            node,
+        }
+    }
+
+    /// The bytes, last first.
+    fn rev_bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        let mut pieces = Vec::new();
+        let mut n = self.node.as_ref();
+        while let Some(node) = n {
+            pieces.push(&node.piece);
+            n = node.prev.as_ref();
+        }
+        pieces.into_iter().flat_map(|p| p.bytes().rev())
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        let (mut hash, mut pow) = (0u64, 1u64);
+        for b in s.bytes() {
+            hash = hash.wrapping_mul(BASE).wrapping_add(u64::from(b) + 1);
+            pow = pow.wrapping_mul(BASE);
+        }
+        Text {
+            len: s.len(),
+            hash,
+            pow,
+            node: (!s.is_empty()).then(|| {
+                Arc::new(Node {
+                    prev: None,
+                    piece: s.into(),
+                })
+            }),
+        }
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        if self.len != other.len || self.hash != other.hash {
+            return false;
+        }
+        // Walk both chains from the end. Chains built by the same appends share their
+        // pieces, and usually their older nodes: both end the walk at once.
+        let (mut a, mut b) = (self.node.as_deref(), other.node.as_deref());
+        let (mut ia, mut ib) = (
+            a.map_or(0, |n| n.piece.len()),
+            b.map_or(0, |n| n.piece.len()),
+        );
+        loop {
+            let (Some(x), Some(y)) = (a, b) else {
+                return a.is_none() && b.is_none();
+            };
+            let whole = ia == x.piece.len() && ib == y.piece.len();
+            if whole && std::ptr::eq(x, y) {
+                return true;
+            }
+            if whole && Arc::ptr_eq(&x.piece, &y.piece) {
+                ia = 0;
+                ib = 0;
+            } else {
+                let k = ia.min(ib);
+                if x.piece.as_bytes()[ia - k..ia] != y.piece.as_bytes()[ib - k..ib] {
+                    return false;
+                }
+                ia -= k;
+                ib -= k;
+            }
+            if ia == 0 {
+                a = x.prev.as_deref();
+                ia = a.map_or(0, |n| n.piece.len());
+            }
+            if ib == 0 {
+                b = y.prev.as_deref();
+                ib = b.map_or(0, |n| n.piece.len());
+            }
+        }
+    }
+}
+
+impl Eq for Text {}
+
+impl Hash for Text {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash ^ self.len as u64);
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut bytes: Vec<u8> = self.rev_bytes().collect();
+        bytes.reverse();
+        f.write_str(&String::from_utf8_lossy(&bytes))
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.to_string())
+    }
+}
 
 /// A kv operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -17,14 +198,14 @@ pub enum KvOp {
     /// Read a key.
     Get(Arc<str>),
     /// Set a key.
-    Put(Arc<str>, Arc<str>),
+    Put(Arc<str>, Text),
     /// Append to a key's value.
-    Append(Arc<str>, Arc<str>),
+    Append(Arc<str>, Text),
 }
 
 impl KvOp {
     /// The key it touches.
-    pub fn key(&self) -> &str {
+    pub fn key(&self) -> &Arc<str> {
         match self {
             KvOp::Get(k) | KvOp::Put(k, _) | KvOp::Append(k, _) => k,
         }
@@ -35,33 +216,61 @@ impl KvOp {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum KvRet {
     /// A get's value.
-    Value(Arc<str>),
+    Value(Text),
     /// A put's or append's acknowledgement.
     Done,
 }
 
-/// The map: (key, value) sorted by key; absent keys hold "".
-pub type KvState = Vec<(Arc<str>, Arc<str>)>;
+/// The map; keys never written hold "".
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum KvState {
+    /// Nothing written.
+    #[default]
+    Empty,
+    /// One key written.
+    One(Arc<str>, Text),
+    /// Two or more keys written, sorted by key.
+    Many(Arc<Vec<(Arc<str>, Text)>>),
+}
+
+impl KvState {
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> &Text {
+        match self {
+            KvState::One(k, v) if k.len() == key.len() && **k == *key => v,
+            KvState::Many(entries) => match entries.binary_search_by(|(k, _)| (**k).cmp(key)) {
+                Ok(i) => &entries[i].1,
+                Err(_) => &EMPTY,
+            },
+            _ => &EMPTY,
+        }
+    }
+
+    /// This map with `key` set to `value`.
+    pub fn set(&self, key: &Arc<str>, value: Text) -> KvState {
+        match self {
+            KvState::Empty => KvState::One(key.clone(), value),
+            KvState::One(k, _) if k == key => KvState::One(key.clone(), value),
+            KvState::One(k, v) => {
+                let mut entries = vec![(k.clone(), v.clone()), (key.clone(), value)];
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                KvState::Many(Arc::new(entries))
+            }
+            KvState::Many(entries) => {
+                let mut entries = (**entries).clone();
+                match entries.binary_search_by(|(k, _)| k.cmp(key)) {
+                    Ok(i) => entries[i].1 = value,
+                    Err(i) => entries.insert(i, (key.clone(), value)),
+                }
+                KvState::Many(Arc::new(entries))
+            }
+        }
+    }
+}
 
 /// The kv spec.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KvSpec;
-
-fn lookup<'a>(state: &'a KvState, key: &str) -> &'a str {
-    match state.binary_search_by(|(k, _)| (**k).cmp(key)) {
-        Ok(i) => &state[i].1,
-        Err(_) => "",
-    }
-}
-
-fn set(state: &KvState, key: &Arc<str>, value: Arc<str>) -> KvState {
-    let mut next = state.clone();
-    match next.binary_search_by(|(k, _)| (**k).cmp(key)) {
-        Ok(i) => next[i].1 = value,
-        Err(i) => next.insert(i, (key.clone(), value)),
-    }
-    next
-}
 
 impl SequentialSpec for KvSpec {
     type State = KvState;
@@ -73,35 +282,34 @@ impl SequentialSpec for KvSpec {
     }
 
     fn init(&self) -> KvState {
-        Vec::new()
+        KvState::Empty
     }
 
     fn step(&self, state: &KvState, op: &KvOp) -> (KvState, KvRet) {
         match op {
-            KvOp::Get(k) => (state.clone(), KvRet::Value(lookup(state, k).into())),
-            KvOp::Put(k, v) => (set(state, k, v.clone()), KvRet::Done),
-            KvOp::Append(k, v) => {
-                let mut s = String::with_capacity(lookup(state, k).len() + v.len());
-                s.push_str(lookup(state, k));
-                s.push_str(v);
-                (set(state, k, s.into()), KvRet::Done)
-            }
+            KvOp::Get(k) => (state.clone(), KvRet::Value(state.get(k).clone())),
+            KvOp::Put(k, v) => (state.set(k, v.clone()), KvRet::Done),
+            KvOp::Append(k, v) => (state.set(k, state.get(k).append(v)), KvRet::Done),
         }
     }
 
     fn accepts(&self, state: &KvState, op: &KvOp, found: &KvRet) -> Option<KvState> {
         match (op, found) {
-            (KvOp::Get(k), KvRet::Value(v)) => (lookup(state, k) == &**v).then(|| state.clone()),
+            (KvOp::Get(k), KvRet::Value(v)) => (state.get(k) == v).then(|| state.clone()),
             (KvOp::Get(_), _) | (_, KvRet::Value(_)) => None,
             _ => Some(self.step(state, op).0),
         }
+    }
+
+    fn read_only(&self, op: &KvOp, _: &KvRet) -> bool {
+        matches!(op, KvOp::Get(_))
     }
 
     fn explain(&self, state: &KvState, op: &KvOp, _: &KvRet, found: &KvRet) -> String {
         match (op, found) {
             (KvOp::Get(k), KvRet::Value(v)) => format!(
                 "get {k:?} returned {v:?}, but the key holds {:?}",
-                lookup(state, k)
+                state.get(k)
             ),
             _ => format!("{op:?} cannot return {found:?}"),
         }
@@ -114,28 +322,32 @@ impl SequentialSpec for KvSpec {
     }
 }
 
-fn text(v: &Value) -> Option<Arc<str>> {
+fn text(v: &Value) -> Option<String> {
     match v {
-        Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => Some(s.as_str().into()),
-        Value::Int(i) => Some(i.to_string().into()),
-        Value::Nil => Some("".into()),
+        Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => Some(s.clone()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::Nil => Some(String::new()),
         _ => None,
     }
 }
 
 impl FromRaw for KvSpec {
     fn from_raw(&self, raw: &RawOp) -> Result<(KvOp, Outcome<KvRet>), String> {
-        let key = match &raw.key {
-            Some(k) => text(k).ok_or_else(|| expected("a string key", k))?,
+        let key: Arc<str> = match &raw.key {
+            Some(k) => text(k).ok_or_else(|| expected("a string key", k))?.into(),
             None => return Err(expected("a key for the kv spec", &Value::Nil)),
         };
-        let arg = || text(&raw.args).ok_or_else(|| expected("a string value", &raw.args));
+        let arg = || {
+            text(&raw.args)
+                .map(|s| Text::from(s.as_str()))
+                .ok_or_else(|| expected("a string value", &raw.args))
+        };
         match raw.f.as_str() {
             "get" | "read" => Ok((
                 KvOp::Get(key),
                 outcome(raw, |r| {
                     text(r)
-                        .map(KvRet::Value)
+                        .map(|s| KvRet::Value(Text::from(s.as_str())))
                         .ok_or_else(|| expected("a get result (a string or nil)", r))
                 })?,
             )),
@@ -149,5 +361,25 @@ impl FromRaw for KvSpec {
                 &Value::Keyword(f.to_string()),
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_equality_ignores_how_it_was_built() {
+        let ab = Text::from("a").append(&Text::from("b"));
+        assert_eq!(ab, Text::from("ab"));
+        assert_ne!(ab, Text::from("ba"));
+        assert_eq!(ab.to_string(), "ab");
+        assert_eq!(Text::from("").append(&ab), ab);
+        let h = |t: &Text| {
+            let mut h = rustc_hash::FxHasher::default();
+            t.hash(&mut h);
+            h.finish()
+        };
+        assert_eq!(h(&ab), h(&Text::from("ab")));
     }
 }

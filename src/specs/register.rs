@@ -70,6 +70,10 @@ impl<V: Clone + Eq + Hash + Debug> SequentialSpec for RegisterSpec<V> {
         }
     }
 
+    fn read_only(&self, op: &RegisterOp<V>, _: &RegisterRet<V>) -> bool {
+        matches!(op, RegisterOp::Read)
+    }
+
     fn explain(
         &self,
         state: &Option<V>,

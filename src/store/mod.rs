@@ -211,8 +211,13 @@ impl Store {
                 }
                 let exp = self.clock.realtime(now_ms, *exptime);
                 if self.find(key, now_s) {
-                    self.set_exptime(key, exp);
-                    self.bump(key);
+                    let tracks = self.tracks_lru();
+                    if let Some(item) = self.items.get_mut(&key[..]) {
+                        set_exptime(&mut self.expiry, item, exp);
+                        if tracks {
+                            item.tick = self.lru.bump(item.tick);
+                        }
+                    }
                     Reply::Touched
                 } else {
                     Reply::NotFound
@@ -337,6 +342,73 @@ impl Store {
         self.cas_id
     }
 
+    /// Checks the store's internal consistency: the byte count equals the items' sizes
+    /// and stays within the memory limit (unless persistent), the expiry index lists
+    /// exactly the items with an expiration, the LRU lists exactly the items when it is
+    /// kept, and no unique exceeds the counter. For tests and the simulator's invariant
+    /// checks; `Err` says what is inconsistent.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let sum: usize = self.items.values().map(Item::size).sum();
+        if sum != self.used {
+            return Err(format!(
+                "used bytes: expected {sum} (the items' sizes), found {}",
+                self.used
+            ));
+        }
+        if let Some(limit) = self.limit() {
+            if self.used > limit {
+                return Err(format!(
+                    "memory: expected at most {limit} bytes, found {}",
+                    self.used
+                ));
+            }
+        }
+        let with_exp: BTreeSet<(i64, Arc<[u8]>)> = self
+            .items
+            .values()
+            .filter(|it| it.exptime != 0)
+            .map(|it| (it.exptime, Arc::clone(&it.key)))
+            .collect();
+        if with_exp != self.expiry {
+            return Err(format!(
+                "expiry index: expected {} entries matching the items, found {}",
+                with_exp.len(),
+                self.expiry.len()
+            ));
+        }
+        if self.tracks_lru() {
+            let ticks: BTreeMap<u64, Arc<[u8]>> = self
+                .items
+                .values()
+                .map(|it| (it.tick, Arc::clone(&it.key)))
+                .collect();
+            let lru: BTreeMap<u64, Arc<[u8]>> =
+                self.lru.oldest().map(|(t, k)| (t, Arc::clone(k))).collect();
+            if ticks != lru {
+                return Err(format!(
+                    "lru: expected {} entries matching the items' ticks, found {}",
+                    ticks.len(),
+                    lru.len()
+                ));
+            }
+        } else if !self.lru.is_empty() || self.items.values().any(|it| it.tick != 0) {
+            return Err("lru: expected no order when none is kept, found one".to_string());
+        }
+        if let Some(it) = self
+            .items
+            .values()
+            .find(|it| it.cas == 0 || it.cas > self.cas_id)
+        {
+            return Err(format!(
+                "cas: expected uniques in 1..={}, found {} on {}",
+                self.cas_id,
+                it.cas,
+                crate::command::show_bytes(&it.key)
+            ));
+        }
+        Ok(())
+    }
+
     // ---- internals -------------------------------------------------------------------
 
     fn tracks_lru(&self) -> bool {
@@ -394,22 +466,6 @@ impl Store {
         }
     }
 
-    fn set_exptime(&mut self, key: &[u8], exp: i64) {
-        let Some(item) = self.items.get_mut(key) else {
-            return;
-        };
-        if item.exptime == exp {
-            return;
-        }
-        if item.exptime != 0 {
-            self.expiry.remove(&(item.exptime, Arc::clone(&item.key)));
-        }
-        if exp != 0 {
-            self.expiry.insert((exp, Arc::clone(&item.key)));
-        }
-        item.exptime = exp;
-    }
-
     /// Links a new item under `key` (replacing any old one): a fresh cas unique, `time`
     /// now, the most recently used position.
     fn link(&mut self, key: &[u8], data: &[u8], flags: u32, exp: i64, now_s: i64) {
@@ -428,7 +484,7 @@ impl Store {
             }
             let new_size = item.size();
             self.used = self.used - old_size + new_size;
-            self.set_exptime(key, exp);
+            set_exptime(&mut self.expiry, item, exp);
             return;
         }
         let key: Arc<[u8]> = Arc::from(key);
@@ -579,6 +635,11 @@ impl Store {
         exp: i64,
         data: &[u8],
     ) -> Reply {
+        if op == Op::Plain(StoreVerb::Set) {
+            // Dead or alive, the old item is replaced: no need to look first.
+            self.link(key, data, flags, exp, now_s);
+            return Reply::Stored;
+        }
         let present = self.find(key, now_s);
         match (op, present) {
             (Op::Plain(StoreVerb::Set), _)
@@ -646,25 +707,38 @@ impl Store {
         keys: &[Vec<u8>],
     ) -> Reply {
         let mut values = Vec::with_capacity(keys.len());
+        let tracks = self.tracks_lru();
         for key in keys {
             if key.len() > KEY_MAX_LEN {
                 // The whole reply is the error; hits found so far are dropped.
                 return Reply::ClientError(ClientError::BadCommandLineFormat);
             }
-            if !self.find(key, now_s) {
-                continue;
-            }
-            if let Some(exp) = exp {
-                self.set_exptime(key, exp);
-            }
-            self.bump(key);
-            if let Some(item) = self.items.get(&key[..]) {
-                values.push(Value {
-                    key: key.clone(),
-                    flags: item.flags,
-                    data: item.data.clone(),
-                    cas: with_cas.then_some(item.cas),
-                });
+            let dead = match self.items.get_mut(&key[..]) {
+                None => continue,
+                Some(item)
+                    if is_expired(item.exptime, now_s)
+                        || self.flush.is_flushed(item.time, item.cas, now_s) =>
+                {
+                    true
+                }
+                Some(item) => {
+                    if let Some(exp) = exp {
+                        set_exptime(&mut self.expiry, item, exp);
+                    }
+                    if tracks {
+                        item.tick = self.lru.bump(item.tick);
+                    }
+                    values.push(Value {
+                        key: key.clone(),
+                        flags: item.flags,
+                        data: item.data.clone(),
+                        cas: with_cas.then_some(item.cas),
+                    });
+                    false
+                }
+            };
+            if dead {
+                self.unlink(key);
             }
         }
         Reply::Values(values)
@@ -743,6 +817,20 @@ impl Store {
         self.sweep_flushed(now_s);
         Reply::Ok
     }
+}
+
+/// Sets an item's expiration and keeps the expiry index in step.
+fn set_exptime(expiry: &mut BTreeSet<(i64, Arc<[u8]>)>, item: &mut Item, exp: i64) {
+    if item.exptime == exp {
+        return;
+    }
+    if item.exptime != 0 {
+        expiry.remove(&(item.exptime, Arc::clone(&item.key)));
+    }
+    if exp != 0 {
+        expiry.insert((exp, Arc::clone(&item.key)));
+    }
+    item.exptime = exp;
 }
 
 /// Which storage command, with the unique for `cas`.

@@ -28,6 +28,13 @@
 //! memcached commands the store has no counterpart for (`stats`, `shutdown`, `slabs`,
 //! `cache_memlimit`, `lru`, `lru_crawler`, `watch` and the meta commands `mg`/`ms`/`md`/
 //! `ma`/`mn`/`me`) are answered `ERROR`; `bget` (an ancient alias) is read as `get`.
+//!
+//! Known differences, all outside what a well-behaved client can observe:
+//! - memcached allocates the item before reading its data block, so a store that fails
+//!   for lack of memory swallows the block unread (even without its `\r\n`) and answers
+//!   `SERVER_ERROR out of memory storing object`; here the block is read first, so a
+//!   *malformed* block on a full store is `CLIENT_ERROR bad data chunk` instead;
+//! - `flush_all` is always allowed (memcached `-F` is not reproduced).
 
 use super::cnum::{safe_strtol, safe_strtoul, safe_strtoull};
 use super::tokenize::{tokenize, Tokens};
@@ -421,7 +428,7 @@ fn parse_store(t: &Tokens, verb: StoreVerb, cas: bool, item_size_max: usize) -> 
     } else {
         None
     };
-    if len < 0 || len > i32::MAX - 2 {
+    if !(0..=i32::MAX - 2).contains(&len) {
         return bad();
     }
     let len = len as usize;

@@ -4,7 +4,7 @@
 //! own figures in VERDICTS.md. Every verdict is compared with VERDICTS.md; a mismatch
 //! fails the suite.
 
-use kvsim::check::{check_linearizability, Limits, Linearization};
+use kvsim::check::{check_linearizability_parallel, Limits, Linearization};
 use kvsim::formats::{read_history, Format, Value};
 use kvsim::history::History;
 use kvsim::spec::SequentialSpec;
@@ -51,15 +51,18 @@ pub fn expected(dir: &Path) -> Result<Vec<(String, bool)>, String> {
 }
 
 /// Median and minimum milliseconds of checking `h`, and whether it was linearizable.
-fn time<S: SequentialSpec>(
-    spec: &S,
-    h: &History<S::Op, S::Ret>,
-) -> Result<(f64, f64, bool), String> {
+fn time<S>(spec: &S, h: &History<S::Op, S::Ret>) -> Result<(f64, f64, bool), String>
+where
+    S: SequentialSpec + Sync,
+    S::Op: Sync,
+    S::Ret: Sync,
+    S::State: Send,
+{
     let mut times = Vec::with_capacity(REPEATS);
     let mut ok = false;
     for _ in 0..REPEATS {
         let start = Instant::now();
-        let r = check_linearizability(spec, h, Limits::none());
+        let r = check_linearizability_parallel(spec, h, Limits::none());
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         ok = match r {
             Linearization::Ok(_) => true,

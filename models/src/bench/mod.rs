@@ -5,6 +5,7 @@ pub mod checker;
 
 use serde_json::{Map, Value};
 
+pub mod serve;
 pub mod sim;
 
 /// One benchmark suite.
@@ -28,6 +29,11 @@ pub const SUITES: &[Suite] = &[
         name: "checker",
         about: "linearizability checker on Porcupine's histories, median ms, parsing excluded",
         run: checker::run,
+    },
+    Suite {
+        name: "serve",
+        about: "kvsim serve vs memcached 1.6.18 ops/s under the same TCP client load",
+        run: serve::run,
     },
 ];
 

@@ -244,8 +244,20 @@ fn reason(v: &Verdict) -> Option<String> {
 }
 
 fn print_table(jobs: &[Job], results: &[CheckReport]) {
+    let tw = results
+        .iter()
+        .map(|r| r.target.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let sw = results
+        .iter()
+        .map(|r| r.scenario.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
     println!(
-        "\n{:<24} {:<16} {:<10} {:<10} {:>6} {:>8}  replay",
+        "\n{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>8}  replay",
         "target", "scenario", "expected", "verdict", "runs", "time"
     );
     for (job, r) in jobs.iter().zip(results) {
@@ -260,7 +272,7 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
             .map(|f| format!("kvsim replay {}", f.token))
             .unwrap_or_default();
         println!(
-            "{:<24} {:<16} {:<10} {:<10} {:>6} {:>6}ms  {replay}",
+            "{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>6}ms  {replay}",
             r.target,
             r.scenario,
             exp,

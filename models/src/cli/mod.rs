@@ -5,3 +5,5 @@ pub mod list;
 pub mod replay;
 pub mod report;
 pub mod serve;
+
+pub mod check_history;

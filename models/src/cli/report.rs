@@ -84,6 +84,16 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// Whether this cell's fault is on but its minimal counterexample injects no fault
+    /// (the failure is there without it; this profile's runs just found it).
+    pub fn no_fault_needed(&self) -> bool {
+        self.profile != Profile::NoFaults
+            && self
+                .counterexample
+                .as_ref()
+                .is_some_and(|r| shrink::faults_in(r) == 0)
+    }
+
     /// The counterexample's file name without extension: `VARIANT-PROFILE`.
     pub fn stem(&self) -> String {
         format!("{}-{}", self.variant.name(), self.profile.name())
@@ -227,10 +237,16 @@ pub fn matrices(threads: usize, quiet: bool) -> Vec<Matrix> {
 fn short(cell: &Cell) -> String {
     match &cell.verdict {
         Verdict::Ok => "pass".to_string(),
+        Verdict::Violation(v) if cell.no_fault_needed() => format!("✗ {} *", v.property),
         Verdict::Violation(v) => format!("✗ {}", v.property),
         Verdict::Unknown(_) => "unknown".to_string(),
     }
 }
+
+/// The footnote for cells marked `*`.
+const NO_FAULT: &str = "* the minimal counterexample injects no fault: the failure needs no \
+fault, this column's runs found it (often a client that is not scheduled for a long time, \
+which is how a pause looks to the others).";
 
 /// Every file of the reports, as (path relative to the output directory, contents).
 pub fn files(ms: &[Matrix]) -> Vec<(PathBuf, String)> {
@@ -336,6 +352,9 @@ fn model_md(m: &Matrix) -> String {
             }
         }
         s.push('\n');
+    }
+    if m.cells.iter().any(Cell::no_fault_needed) {
+        let _ = writeln!(s, "\n{NO_FAULT}");
     }
     s.push_str("\nEach column checks one scenario of the model with only that fault on:\n\n");
     for p in &m.profiles {
@@ -454,6 +473,9 @@ fn index_html(ms: &[Matrix]) -> String {
             s.push_str("</tr>\n");
         }
         s.push_str("</table>\n");
+        if m.cells.iter().any(Cell::no_fault_needed) {
+            let _ = writeln!(s, "<p>{}</p>", escape(NO_FAULT));
+        }
     }
     s.push_str("</body>\n</html>\n");
     s

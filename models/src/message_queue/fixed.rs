@@ -27,7 +27,7 @@
 
 use super::layout::{
     check_write, decode_record, encode_record, first_key, fits_value, header_key, last_key,
-    newest_timestamp, parse_number, segment_key, QueueError, RECORD_OVERHEAD,
+    newest_timestamp, parse_number, segment_key, QueueError,
 };
 use super::read::{CancelFlag, Deadline, Read};
 use kvsim::kv::Kv;
@@ -88,8 +88,12 @@ pub struct FixedQueue<'a, K: Kv> {
     next_id: u64,
     /// An unsealed segment of an earlier writer, to seal once this writer moves on.
     to_seal: Option<(u64, i64)>,
+    /// The key of `current`.
+    current_key: Vec<u8>,
     size: usize,
     timestamp: i64,
+    /// A buffer for the record being written.
+    record: Vec<u8>,
     cancel: CancelFlag,
 }
 
@@ -124,8 +128,10 @@ impl<'a, K: Kv> FixedQueue<'a, K> {
             current: None,
             next_id: last + 1,
             to_seal,
+            current_key: Vec::new(),
             size: 0,
             timestamp,
+            record: Vec::with_capacity(64),
             cancel: CancelFlag::default(),
         })
     }
@@ -135,12 +141,18 @@ impl<'a, K: Kv> FixedQueue<'a, K> {
     pub async fn write(&mut self, timestamp: i64, message: &[u8]) -> Result<i64, QueueError> {
         let timestamp = check_write(timestamp, self.kv.now_ms() as i64, message)?;
         let stored = timestamp.max(self.timestamp);
-        let mut record = Vec::with_capacity(message.len() + RECORD_OVERHEAD);
+        let mut record = std::mem::take(&mut self.record);
+        record.clear();
         encode_record(stored, message, &mut record);
+        let result = self.write_record(stored, &record).await;
+        self.record = record;
+        result
+    }
+
+    async fn write_record(&mut self, stored: i64, record: &[u8]) -> Result<i64, QueueError> {
         if let Some(cur) = self.current {
             if self.size < self.max_file_size && fits_value(self.size, record.len()) {
-                let key = segment_key(&self.prefix, cur);
-                if self.kv.append(&key, &record).await?.is_stored() {
+                if self.kv.append(&self.current_key, record).await?.is_stored() {
                     self.size += record.len();
                     self.timestamp = stored;
                     return Ok(stored);
@@ -154,17 +166,18 @@ impl<'a, K: Kv> FixedQueue<'a, K> {
         }
         let id = self.next_id;
         let key = segment_key(&self.prefix, id);
-        if !self.kv.add(&key, &record, 0).await?.is_stored() {
+        if !self.kv.add(&key, record, 0).await?.is_stored() {
             return Err(QueueError::ConcurrentWriter { segment: id });
         }
+        self.current_key = key;
         self.current = Some(id);
         self.next_id = id + 1;
         self.size = record.len();
+        self.timestamp = stored;
         write_last(self.kv, &self.prefix, id, stored).await?;
         if let Some((old, newest)) = self.to_seal.take() {
             self.seal(old, newest).await?;
         }
-        self.timestamp = stored;
         Ok(stored)
     }
 
@@ -252,6 +265,8 @@ pub struct FixedReader<'a, K: Kv> {
     segment: Option<u64>,
     offset: usize,
     data: Vec<u8>,
+    /// The last look found new records (see [`Deadline::wait`]).
+    hot: bool,
     cancel: CancelFlag,
 }
 
@@ -264,6 +279,7 @@ impl<'a, K: Kv> FixedReader<'a, K> {
             segment: None,
             offset: 0,
             data: Vec::new(),
+            hot: false,
             cancel,
         }
     }
@@ -337,6 +353,7 @@ impl<'a, K: Kv> FixedReader<'a, K> {
             match self.kv.get(&segment_key(&self.prefix, seg)).await? {
                 Some(d) if d.len() > self.offset => {
                     self.data = d;
+                    self.hot = true;
                     continue;
                 }
                 Some(_) => {
@@ -351,7 +368,7 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                         }
                     };
                     let Some((j, d)) = next else {
-                        if !deadline.wait(self.kv).await {
+                        if !deadline.wait(self.kv, std::mem::take(&mut self.hot)).await {
                             return Ok(Read::Timeout);
                         }
                         continue;
@@ -382,7 +399,7 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                     // to it was created: a missing one is gone.
                     let (last, _) = newest_id(self.kv, &self.prefix).await?;
                     if last < seg {
-                        if !deadline.wait(self.kv).await {
+                        if !deadline.wait(self.kv, std::mem::take(&mut self.hot)).await {
                             return Ok(Read::Timeout);
                         }
                         continue;

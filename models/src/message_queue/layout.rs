@@ -106,7 +106,7 @@ pub fn check_write(timestamp: i64, now: i64, body: &[u8]) -> Result<i64, QueueEr
     if timestamp >= TIMESTAMP_LIMIT {
         return Err(QueueError::TimestampOutOfRange { found: timestamp });
     }
-    let limit = VALUE_MAX_LEN - RECORD_OVERHEAD;
+    let limit = VALUE_MAX_LEN - RECORD_OVERHEAD - 512;
     if body.len() > limit {
         return Err(QueueError::MessageTooLarge {
             limit,
@@ -117,9 +117,10 @@ pub fn check_write(timestamp: i64, now: i64, body: &[u8]) -> Result<i64, QueueEr
 }
 
 /// Whether a segment of `size` bytes can take a record of `record_len` more bytes without
-/// passing the store's value limit.
+/// passing the store's item limit (which counts the key and the item header too: 512
+/// bytes are kept for them).
 pub fn fits_value(size: usize, record_len: usize) -> bool {
-    size + record_len <= VALUE_MAX_LEN
+    size + record_len + 512 <= VALUE_MAX_LEN
 }
 
 fn checksum(bytes: &[u8]) -> u8 {

@@ -76,13 +76,13 @@ pub use published::{PublishedQueue, PublishedReader};
 pub use read::Read;
 
 /// The published variant, as a model (`message-queue/published`).
-pub fn published_model() -> MessageQueueModel {
+pub fn published() -> MessageQueueModel {
     use crate::expect::Variant;
     MessageQueueModel::new(Variant::Published)
 }
 
 /// The fixed variant, as a model (`message-queue/fixed`).
-pub fn fixed_model() -> MessageQueueModel {
+pub fn fixed() -> MessageQueueModel {
     use crate::expect::Variant;
     MessageQueueModel::new(Variant::Fixed)
 }

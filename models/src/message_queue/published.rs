@@ -249,7 +249,7 @@ impl<'a, K: Kv> PublishedReader<'a, K> {
                     Some(d) => self.data = d,
                     None if self.kv.get(&last_key(&self.prefix)).await?.is_none() => {
                         // No file yet (see below): wait for the first.
-                        if !deadline.wait(self.kv).await {
+                        if !deadline.wait(self.kv, false).await {
                             return Ok(Read::Timeout);
                         }
                         continue;
@@ -267,7 +267,7 @@ impl<'a, K: Kv> PublishedReader<'a, K> {
                     None => file_id,
                 };
                 if file_id == last {
-                    if !deadline.wait(self.kv).await {
+                    if !deadline.wait(self.kv, false).await {
                         return Ok(Read::Timeout);
                     }
                 } else {

@@ -65,11 +65,16 @@ impl Deadline {
 
     /// Waits for a change of the store (at most until the deadline); `false` if the
     /// deadline has passed and the read must return [`Read::Timeout`].
-    pub(crate) async fn wait<K: Kv>(&self, kv: &K) -> bool {
+    ///
+    /// `hot` says the last look found new records: the writer is busy, so the reader
+    /// sleeps [`HOT_POLL_MS`] and looks again, collecting a batch of records per look,
+    /// instead of being woken by every single write. Otherwise it blocks until the store
+    /// changes ([`Kv::wait_for_change_ms`]).
+    pub(crate) async fn wait<K: Kv>(&self, kv: &K, hot: bool) -> bool {
         if self.once {
             return false;
         }
-        let chunk = match self.deadline {
+        let limit = match self.deadline {
             None => MAX_WAIT_MS,
             Some(d) => {
                 let now = kv.now_ms();
@@ -79,10 +84,17 @@ impl Deadline {
                 (d - now).min(MAX_WAIT_MS)
             }
         };
-        kv.wait_for_change_ms(chunk).await;
+        if hot {
+            kv.sleep_ms(HOT_POLL_MS.min(limit)).await;
+        } else {
+            kv.wait_for_change_ms(limit).await;
+        }
         true
     }
 }
+
+/// How long a reader that is keeping up with a busy writer sleeps between looks.
+pub const HOT_POLL_MS: u64 = 1;
 
 /// A flag shared by a queue handle and the readers it made.
 #[derive(Clone, Debug, Default)]

@@ -1,30 +1,19 @@
-//! A tiny single-client in-memory `Kv` for the models' sequential tests, until the
-//! simulator's store lands: memcached semantics for the commands the structures use,
-//! a settable clock, expiry at whole seconds, and marks recorded.
+//! A single-client `Kv` over kvsim's `Store` for the models' sequential tests: a clock
+//! the test sets, evictions and restarts on demand, and marks recorded.
 #![allow(dead_code)]
 
-use kvsim::command::{ArithVerb, Command, Reply, StoreVerb, Value};
+use kvsim::command::{Command, Reply};
 use kvsim::history::{History, Mark, Operation, Outcome};
 use kvsim::kv::{block_on_ready, Kv, KvError};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
+use kvsim::store::{Store, StoreConfig};
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 
-/// One item.
-#[derive(Clone, Debug)]
-struct Item {
-    data: Vec<u8>,
-    cas: u64,
-    /// Absolute expiry in ms, 0 = never.
-    expires_ms: u64,
-}
-
-/// The tiny store and client in one.
+/// The store (kvsim's memcached core) and one client in one.
 pub struct TinyKv {
-    items: RefCell<BTreeMap<Vec<u8>, Item>>,
+    store: RefCell<Store>,
     now: Cell<u64>,
-    next_cas: Cell<u64>,
     rng: RefCell<SimRng>,
     marks: RefCell<Vec<Mark>>,
     seq: Cell<u64>,
@@ -34,9 +23,8 @@ impl TinyKv {
     /// An empty store whose clock starts at `start_ms`.
     pub fn new(start_ms: u64) -> TinyKv {
         TinyKv {
-            items: RefCell::new(BTreeMap::new()),
+            store: RefCell::new(Store::new(StoreConfig::default(), start_ms)),
             now: Cell::new(start_ms),
-            next_cas: Cell::new(1),
             rng: RefCell::new(SimRng::new(7)),
             marks: RefCell::new(Vec::new()),
             seq: Cell::new(0),
@@ -50,22 +38,21 @@ impl TinyKv {
 
     /// Removes a key, as an eviction would.
     pub fn evict(&self, key: &[u8]) {
-        self.items.borrow_mut().remove(key);
+        self.store.borrow_mut().evict_at(self.now.get(), key);
     }
 
-    /// Removes every key, as a restart would.
+    /// Loses every volatile key, as a restart would.
     pub fn restart(&self) {
-        self.items.borrow_mut().clear();
+        self.store.borrow_mut().restart(self.now.get());
     }
 
     /// The keys currently stored (live ones).
     pub fn keys(&self) -> Vec<String> {
-        let now = self.now.get();
-        self.items
+        self.store
             .borrow()
-            .iter()
-            .filter(|(_, it)| it.expires_ms == 0 || it.expires_ms > now)
-            .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+            .live_keys(self.now.get())
+            .into_iter()
+            .map(|k| String::from_utf8_lossy(&k).into_owned())
             .collect()
     }
 
@@ -74,141 +61,12 @@ impl TinyKv {
         self.seq.set(s);
         s
     }
-
-    fn live(&self, key: &[u8]) -> Option<Item> {
-        let now = self.now.get();
-        let mut items = self.items.borrow_mut();
-        match items.get(key) {
-            Some(it) if it.expires_ms != 0 && it.expires_ms <= now => {
-                items.remove(key);
-                None
-            }
-            other => other.cloned(),
-        }
-    }
-
-    fn expiry(&self, exptime: i64) -> u64 {
-        let now_s = self.now.get() / 1000;
-        match exptime {
-            0 => 0,
-            e if e < 0 => 1,
-            e if e <= 2_592_000 => (now_s + e as u64) * 1000,
-            e => e as u64 * 1000,
-        }
-    }
-
-    fn put(&self, key: Vec<u8>, data: Vec<u8>, expires_ms: u64) {
-        let cas = self.next_cas.get();
-        self.next_cas.set(cas + 1);
-        self.items.borrow_mut().insert(
-            key,
-            Item {
-                data,
-                cas,
-                expires_ms,
-            },
-        );
-    }
-
-    fn apply(&self, command: Command) -> Reply {
-        self.tick();
-        match command {
-            Command::Get { with_cas, keys } => Reply::Values(
-                keys.into_iter()
-                    .filter_map(|k| {
-                        self.live(&k).map(|it| Value {
-                            key: k,
-                            flags: 0,
-                            data: it.data,
-                            cas: with_cas.then_some(it.cas),
-                        })
-                    })
-                    .collect(),
-            ),
-            Command::Store {
-                verb,
-                key,
-                exptime,
-                data,
-                ..
-            } => {
-                let old = self.live(&key);
-                match (verb, old) {
-                    (StoreVerb::Set, _)
-                    | (StoreVerb::Add, None)
-                    | (StoreVerb::Replace, Some(_)) => {
-                        self.put(key, data, self.expiry(exptime));
-                        Reply::Stored
-                    }
-                    (StoreVerb::Append, Some(it)) => {
-                        let mut d = it.data;
-                        d.extend(data);
-                        self.put(key, d, it.expires_ms);
-                        Reply::Stored
-                    }
-                    (StoreVerb::Prepend, Some(it)) => {
-                        let mut d = data;
-                        d.extend(it.data);
-                        self.put(key, d, it.expires_ms);
-                        Reply::Stored
-                    }
-                    _ => Reply::NotStored,
-                }
-            }
-            Command::Cas {
-                key,
-                exptime,
-                data,
-                unique,
-                ..
-            } => match self.live(&key) {
-                None => Reply::NotFound,
-                Some(it) if it.cas != unique => Reply::Exists,
-                Some(_) => {
-                    self.put(key, data, self.expiry(exptime));
-                    Reply::Stored
-                }
-            },
-            Command::Arith {
-                verb, key, delta, ..
-            } => match self.live(&key) {
-                None => Reply::NotFound,
-                Some(it) => {
-                    let n: u64 = String::from_utf8_lossy(&it.data)
-                        .trim()
-                        .parse()
-                        .unwrap_or(0);
-                    let v = match verb {
-                        ArithVerb::Incr => n.wrapping_add(delta),
-                        ArithVerb::Decr => n.saturating_sub(delta),
-                    };
-                    self.put(key, v.to_string().into_bytes(), it.expires_ms);
-                    Reply::Number(v)
-                }
-            },
-            Command::Delete { key, .. } => match self.live(&key) {
-                None => Reply::NotFound,
-                Some(_) => {
-                    self.items.borrow_mut().remove(&key);
-                    Reply::Deleted
-                }
-            },
-            Command::Touch { key, exptime, .. } => match self.live(&key) {
-                None => Reply::NotFound,
-                Some(mut it) => {
-                    it.expires_ms = self.expiry(exptime);
-                    self.items.borrow_mut().insert(key, it);
-                    Reply::Touched
-                }
-            },
-            other => panic!("TinyKv does not implement {other}"),
-        }
-    }
 }
 
 impl Kv for TinyKv {
     async fn execute(&self, command: Command) -> Result<Reply, KvError> {
-        Ok(self.apply(command))
+        self.tick();
+        Ok(self.store.borrow_mut().apply(self.now.get(), &command))
     }
 
     fn now_ms(&self) -> u64 {

@@ -1,0 +1,141 @@
+//! `kvsim serve`'s fault knobs, seen from a client over TCP.
+
+use kvsim::command::{Command, Reply, ServerError, StoreVerb};
+use kvsim::kv::{block_on_ready, Kv, KvError};
+use kvsim::net::{ServeConfig, Server, TcpKv, TcpKvConfig};
+use kvsim::store::StoreConfig;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+fn start(config: ServeConfig) -> Server {
+    Server::start(ServeConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..config
+    })
+    .expect("kvsim serve")
+}
+
+fn client(server: &Server) -> TcpKv {
+    TcpKv::connect_one(&server.local_addr().to_string(), 1).unwrap()
+}
+
+#[test]
+fn evict_probability_one_evicts_every_key_before_each_command() {
+    let server = start(ServeConfig {
+        evict_probability: 1.0,
+        ..ServeConfig::default()
+    });
+    let kv = client(&server);
+    assert!(block_on_ready(kv.set(b"k", b"v", 0)).unwrap().is_stored());
+    assert_eq!(block_on_ready(kv.get(b"k")).unwrap(), None);
+    // add always wins: the key is gone before every command.
+    assert!(block_on_ready(kv.add(b"k", b"v", 0)).unwrap().is_stored());
+    assert!(block_on_ready(kv.add(b"k", b"v", 0)).unwrap().is_stored());
+}
+
+#[test]
+fn no_fault_by_default_and_add_reports_not_stored() {
+    let server = start(ServeConfig::default());
+    let kv = client(&server);
+    assert!(block_on_ready(kv.add(b"lock", b"1", 0))
+        .unwrap()
+        .is_stored());
+    assert!(!block_on_ready(kv.add(b"lock", b"2", 0))
+        .unwrap()
+        .is_stored());
+    let v = block_on_ready(kv.gets(b"lock")).unwrap().unwrap();
+    assert_eq!(v.data, b"1");
+    assert!(block_on_ready(kv.cas(b"lock", v.cas, b"3", 0))
+        .unwrap()
+        .is_stored());
+    assert!(!block_on_ready(kv.cas(b"lock", v.cas, b"4", 0))
+        .unwrap()
+        .is_stored());
+    assert_eq!(block_on_ready(kv.incr(b"lock", 2)).unwrap(), Some(5));
+}
+
+#[test]
+fn delay_longer_than_the_timeout_is_an_unknown_outcome() {
+    let server = start(ServeConfig {
+        delay_ms: Some((300, 300)),
+        ..ServeConfig::default()
+    });
+    let mut config = TcpKvConfig::new([server.local_addr().to_string()]);
+    config.io_timeout = Duration::from_millis(20);
+    let kv = TcpKv::new(config).unwrap();
+    let err = block_on_ready(kv.set(b"k", b"v", 0)).unwrap_err();
+    assert!(matches!(err, KvError::Timeout { .. }), "{err}");
+    assert!(err.is_indeterminate());
+    // The set was applied all the same (after the delay): its outcome really was unknown.
+    let mut patient = TcpKvConfig::new([server.local_addr().to_string()]);
+    patient.io_timeout = Duration::from_secs(5);
+    let kv = TcpKv::new(patient).unwrap();
+    assert_eq!(block_on_ready(kv.get(b"k")).unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
+fn memory_limit_without_eviction_refuses_stores() {
+    let server = start(ServeConfig {
+        store: StoreConfig {
+            memory_limit: Some(4096),
+            evict: false,
+            ..StoreConfig::default()
+        },
+        ..ServeConfig::default()
+    });
+    let kv = client(&server);
+    let mut refused = None;
+    for i in 0..100 {
+        let reply = block_on_ready(kv.execute(Command::Store {
+            verb: StoreVerb::Set,
+            key: format!("k{i}").into_bytes(),
+            flags: 0,
+            exptime: 0,
+            data: vec![b'x'; 500],
+            noreply: false,
+        }))
+        .unwrap();
+        if reply != Reply::Stored {
+            refused = Some((i, reply));
+            break;
+        }
+    }
+    let (i, reply) = refused.expect("the store fills up");
+    assert!(i > 0);
+    assert_eq!(reply, Reply::ServerError(ServerError::OutOfMemoryStoring));
+    // Nothing was evicted to make room.
+    assert!(block_on_ready(kv.get(b"k0")).unwrap().is_some());
+}
+
+#[test]
+fn clock_offset_moves_absolute_expiry() {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // The server's clock runs a day ahead: "now + 1 hour" is already in its past.
+    let ahead = start(ServeConfig {
+        clock_offset_secs: 86_400,
+        ..ServeConfig::default()
+    });
+    let kv = client(&ahead);
+    assert!(block_on_ready(kv.set(b"k", b"v", now + 3600))
+        .unwrap()
+        .is_stored());
+    assert_eq!(block_on_ready(kv.get(b"k")).unwrap(), None);
+    let plain = start(ServeConfig::default());
+    let kv = client(&plain);
+    assert!(block_on_ready(kv.set(b"k", b"v", now + 3600))
+        .unwrap()
+        .is_stored());
+    assert_eq!(block_on_ready(kv.get(b"k")).unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
+fn stopping_the_server_mid_session_is_server_gone() {
+    let server = start(ServeConfig::default());
+    let kv = client(&server);
+    assert!(block_on_ready(kv.set(b"k", b"v", 0)).unwrap().is_stored());
+    server.stop();
+    let err = block_on_ready(kv.get(b"k")).unwrap_err();
+    assert!(err.is_indeterminate(), "{err}");
+}
