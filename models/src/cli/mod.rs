@@ -1,6 +1,7 @@
 //! The subcommands of `kvsim`, one module each.
 pub mod check;
 pub mod check_history;
+pub mod explore;
 pub mod list;
 pub mod replay;
 pub mod report;
