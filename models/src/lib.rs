@@ -15,6 +15,7 @@ pub mod counter;
 pub mod event_log;
 pub mod fifo;
 pub mod lock;
+pub mod message_queue;
 pub mod spinlock;
 pub mod table;
 pub mod visitor_counter;

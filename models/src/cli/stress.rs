@@ -148,8 +148,8 @@ fn dispatch(args: &StressArgs) -> Result<i32, String> {
         "table" => pick!(table::published(), table::fixed()),
         "spinlock" => pick!(spinlock::published(), spinlock::fixed()),
         "message-queue" => pick!(
-            message_queue::published_model(),
-            message_queue::fixed_model()
+            message_queue::published(),
+            message_queue::fixed()
         ),
         other => Err(format!("model {other:?} cannot be stressed yet")),
     }
