@@ -50,30 +50,3 @@ fn fixed_meets_every_expectation() {
 fn published_meets_every_expectation() {
     expect_all(Variant::Published, 150, 300);
 }
-
-/// Prints the first violating run of `SC` for variant `V` with its full trace
-/// (`V=published SC=turns cargo test --test message_queue_model show -- --ignored`).
-#[test]
-#[ignore]
-fn show() {
-    let variant = Variant::parse(&std::env::var("V").unwrap_or("published".into())).unwrap();
-    let name = std::env::var("SC").unwrap_or("turns".into());
-    let (s, _) = scenarios()
-        .into_iter()
-        .find(|(s, _)| s.name == name)
-        .unwrap();
-    let mut config = SimConfig::from_scenario(&s);
-    let model = MessageQueueModel::new(variant);
-    let Some((seed, v)) = first_violation(variant, &name, 300) else {
-        return;
-    };
-    config.record_trace = true;
-    let out = run(&model, &config, seed, None);
-    for op in &out.history.ops {
-        eprintln!("{op:?}");
-    }
-    for step in &out.trace {
-        eprintln!("{step:?}");
-    }
-    eprintln!("{v}");
-}

@@ -7,6 +7,7 @@ pub mod mq;
 use serde_json::{Map, Value};
 
 pub mod serve;
+pub mod first_violation;
 pub mod sim;
 
 /// One benchmark suite.
@@ -40,6 +41,11 @@ pub const SUITES: &[Suite] = &[
         name: "mq",
         about: "message queue: 1M 16-byte messages, one writer thread, one blocking reader thread, MemStore, 5 runs",
         run: mq::run,
+    },
+    Suite {
+        name: "first-violation",
+        about: "time to the first violation of each published variant, median over 11 seeds",
+        run: first_violation::run,
     },
 ];
 
