@@ -79,7 +79,7 @@ fn build<S: SequentialSpec>(
     let known: Vec<usize> = (0..ops.len())
         .filter(|&i| matches!(ops[i].4, Outcome::Ok(_)))
         .collect();
-    if mutate.0 % 3 == 0 && known.len() >= 2 {
+    if matches!(mutate.0 % 3, 0) && known.len() >= 2 {
         let i = known[mutate.1 as usize % known.len()];
         let j = known[mutate.2 as usize % known.len()];
         rets.swap(i, j);
@@ -186,7 +186,7 @@ proptest! {
     #[test]
     fn register((raw, m0, m1, m2) in raw_ops()) {
         let spec = RegisterSpec::<u8>::new();
-        let h = build(&spec, |a, b, _, _| if a % 2 == 0 { RegisterOp::Read } else { RegisterOp::Write(b % 3) }, &raw, (m0, m1, m2));
+        let h = build(&spec, |a, b, _, _| if matches!(a % 2, 0) { RegisterOp::Read } else { RegisterOp::Write(b % 3) }, &raw, (m0, m1, m2));
         agree(&spec, &h)?;
     }
 
@@ -230,7 +230,7 @@ proptest! {
     #[test]
     fn queue((raw, m0, m1, m2) in raw_ops()) {
         let spec = QueueSpec::<u8>::new();
-        let h = build(&spec, |a, b, _, _| if a % 2 == 0 { QueueOp::Dequeue } else { QueueOp::Enqueue(b % 3) }, &raw, (m0, m1, m2));
+        let h = build(&spec, |a, b, _, _| if matches!(a % 2, 0) { QueueOp::Dequeue } else { QueueOp::Enqueue(b % 3) }, &raw, (m0, m1, m2));
         agree(&spec, &h)?;
     }
 
@@ -260,8 +260,8 @@ proptest! {
     fn list_append((raw, m0, m1, m2) in raw_ops()) {
         let spec = ListAppendSpec::<u8>::new();
         let h = build(&spec, |a, b, c, _| {
-            let micro = |x: u8, y: u8| if x % 2 == 0 { Micro::Read(y % 2) } else { Micro::Append(y % 2, x % 3) };
-            if a % 3 == 0 { Txn(vec![micro(b, c), micro(c, b)]) } else { Txn(vec![micro(b, c)]) }
+            let micro = |x: u8, y: u8| if matches!(x % 2, 0) { Micro::Read(y % 2) } else { Micro::Append(y % 2, x % 3) };
+            if matches!(a % 3, 0) { Txn(vec![micro(b, c), micro(c, b)]) } else { Txn(vec![micro(b, c)]) }
         }, &raw, (m0, m1, m2));
         agree(&spec, &h)?;
     }

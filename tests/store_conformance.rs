@@ -988,6 +988,19 @@ fn s12_a_flush_to_a_time_before_the_process_started_cancels_flushing() {
     assert_eq!(s.get("a"), value("a", 0, "1"));
 }
 
+#[test]
+fn s12_flushed_items_are_reaped_lazily_so_a_later_delayed_flush_brings_back_untouched_ones() {
+    // Observed on memcached 1.6.18: set r; flush_all; flush_all 86400; get r → the value.
+    let mut s = Srv::new();
+    s.set("r", "v");
+    s.set("touched", "v");
+    s.flush(None);
+    assert_eq!(s.get("touched"), END); // reaped here, for good
+    s.flush(Some(86_400));
+    assert_eq!(s.get("r"), value("r", 0, "v"));
+    assert_eq!(s.get("touched"), END);
+}
+
 // ---- §15 memory limit, LRU, -M, persistence -------------------------------------------
 
 /// Each `set` of a 1-byte key with a 40-byte value takes 48 + 2 + 42 + 8 = 100 bytes.
@@ -1270,4 +1283,45 @@ fn the_same_commands_give_the_same_store() {
     use std::hash::{BuildHasher, BuildHasherDefault};
     let h = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
     assert_eq!(h.hash_one(&a), h.hash_one(&b));
+}
+
+#[test]
+fn a_session_recorded_on_memcached_1_6_18_replays_byte_for_byte() {
+    // Recorded against Debian's memcached 1.6.18 (fresh process, all within two seconds):
+    // flush_all 1 hides items of its own second and consumes a unique, decr pads and
+    // takes a unique, touch keeps it, append keeps the old flags and exptime.
+    let mut s = Srv::new();
+    s.at(520);
+    assert_eq!(s.set("a", "v"), STORED);
+    assert_eq!(s.flush(Some(1)), "OK\r\n");
+    assert_eq!(s.get("a"), END);
+    assert_eq!(s.set("b", "v"), STORED);
+    assert_eq!(s.get("b"), END);
+    s.at(1_621);
+    assert_eq!(s.set("c", "v"), STORED);
+    assert_eq!(s.get("c"), "VALUE c 0 1\r\nv\r\nEND\r\n");
+    assert_eq!(s.set("n", "10"), STORED);
+    assert_eq!(s.gets("n"), "VALUE n 0 2 5\r\n10\r\nEND\r\n");
+    assert_eq!(s.decr("n", 1), "9\r\n");
+    assert_eq!(s.gets("n"), "VALUE n 0 2 6\r\n9 \r\nEND\r\n");
+    assert_eq!(s.touch("n", 100), "TOUCHED\r\n");
+    assert_eq!(s.gets("n"), "VALUE n 0 2 6\r\n9 \r\nEND\r\n");
+    assert_eq!(s.st(StoreVerb::Set, b"f", 7, 0, b"a"), STORED);
+    assert_eq!(s.st(StoreVerb::Append, b"f", 9, -1, b"b"), STORED);
+    assert_eq!(s.get("f"), "VALUE f 7 2\r\nab\r\nEND\r\n");
+    assert_eq!(s.flush(None), "OK\r\n");
+    assert_eq!(s.set("k", "v"), STORED);
+    assert_eq!(s.gets("k"), "VALUE k 0 1 10\r\nv\r\nEND\r\n");
+}
+
+#[test]
+fn s11_touch_and_gat_with_a_large_negative_time_expire_the_item() {
+    // Observed on 1.6.18: a negative exptime never wraps into "far future".
+    let mut s = Srv::new();
+    s.set("k", "v");
+    s.set("g", "v");
+    assert_eq!(s.touch("k", -1_000_000), "TOUCHED\r\n");
+    assert_eq!(s.get("k"), END);
+    assert_eq!(s.gat(false, -1_000_000, &["g"]), value("g", 0, "v"));
+    assert_eq!(s.get("g"), END);
 }

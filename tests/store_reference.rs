@@ -7,6 +7,12 @@
 //! every successful store and incr/decr takes the next value, an immediate flush consumes
 //! one), so uniques are compared as they are. It leaves out what the conformance tests pin
 //! one by one: size limits, memory limits, delayed flushes, chunked items.
+//!
+//! `lru_evictions_agree_with_the_model` checks the memory-limited LRU against its own
+//! small model (eviction order, allocation before lookup, byte counts), and
+//! `store_stays_consistent_under_memory_pressure_and_faults` checks the store's
+//! invariants under limits, eviction off, persistence, forced evictions, restarts and
+//! delayed flushes.
 
 use kvsim::command::{ArithVerb, Command, Reply, StoreVerb, Value};
 use kvsim::store::{Store, StoreConfig};
@@ -386,6 +392,141 @@ proptest! {
                 let restored = step_key(step) == Some(&key[..]);
                 prop_assert!(store.peek(now, &key).is_none() || restored, "evicted key still live");
             }
+        }
+    }
+}
+
+/// An independent model of the global byte-count LRU: items in use order (oldest
+/// first), every storage command allocating its item before it looks at the key.
+struct LruModel {
+    limit: usize,
+    order: Vec<(Vec<u8>, Vec<u8>)>,
+    evicted: Vec<Vec<u8>>,
+}
+
+impl LruModel {
+    fn size(key: &[u8], data: &[u8]) -> usize {
+        48 + key.len() + 1 + data.len() + 2 + 8
+    }
+
+    fn used(&self) -> usize {
+        self.order.iter().map(|(k, d)| Self::size(k, d)).sum()
+    }
+
+    fn position(&self, key: &[u8]) -> Option<usize> {
+        self.order.iter().position(|(k, _)| k == key)
+    }
+
+    fn touch(&mut self, i: usize) {
+        let item = self.order.remove(i);
+        self.order.push(item);
+    }
+
+    fn apply(&mut self, command: &Command) -> Reply {
+        match command {
+            Command::Store {
+                verb, key, data, ..
+            } => {
+                let need = Self::size(key, data);
+                if need > self.limit {
+                    if *verb == StoreVerb::Set {
+                        self.order.retain(|(k, _)| k != key);
+                    }
+                    return Reply::ServerError(kvsim::command::ServerError::OutOfMemoryStoring);
+                }
+                while self.used() + need > self.limit {
+                    let (k, _) = self.order.remove(0);
+                    self.evicted.push(k);
+                }
+                match (verb, self.position(key)) {
+                    (StoreVerb::Add, Some(i)) => {
+                        self.touch(i);
+                        Reply::NotStored
+                    }
+                    (StoreVerb::Set, Some(i)) | (StoreVerb::Replace, Some(i)) => {
+                        self.order.remove(i);
+                        self.order.push((key.clone(), data.clone()));
+                        Reply::Stored
+                    }
+                    (StoreVerb::Set, None) | (StoreVerb::Add, None) => {
+                        self.order.push((key.clone(), data.clone()));
+                        Reply::Stored
+                    }
+                    _ => Reply::NotStored,
+                }
+            }
+            Command::Get { keys, .. } => {
+                let mut values = Vec::new();
+                for key in keys {
+                    if let Some(i) = self.position(key) {
+                        self.touch(i);
+                        let (k, d) = self.order.last().unwrap();
+                        values.push(Value {
+                            key: k.clone(),
+                            flags: 0,
+                            data: d.clone(),
+                            cas: None,
+                        });
+                    }
+                }
+                Reply::Values(values)
+            }
+            Command::Delete { key, .. } => match self.position(key) {
+                Some(i) => {
+                    self.order.remove(i);
+                    Reply::Deleted
+                }
+                None => Reply::NotFound,
+            },
+            _ => unreachable!("not generated"),
+        }
+    }
+}
+
+fn lru_command() -> impl Strategy<Value = Command> {
+    let keys = || {
+        prop::sample::select(vec![
+            b"a".to_vec(),
+            b"b".to_vec(),
+            b"c".to_vec(),
+            b"d".to_vec(),
+            b"e".to_vec(),
+        ])
+    };
+    let verb = prop::sample::select(vec![
+        StoreVerb::Set,
+        StoreVerb::Set,
+        StoreVerb::Add,
+        StoreVerb::Replace,
+    ]);
+    prop_oneof![
+        4 => (verb, keys(), 0usize..150).prop_map(|(verb, key, n)| Command::Store {
+            verb, key, flags: 0, exptime: 0, data: vec![b'x'; n], noreply: false,
+        }),
+        3 => prop::collection::vec(keys(), 1..3).prop_map(|keys| Command::Get { with_cas: false, keys }),
+        1 => keys().prop_map(|key| Command::Delete { key, noreply: false }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// With a memory limit and eviction on, replies and the order of evictions agree with
+    /// the LRU model: least recently used first, allocation before lookup.
+    #[test]
+    fn lru_evictions_agree_with_the_model(
+        limit in 100usize..600,
+        commands in prop::collection::vec(lru_command(), 1..60),
+    ) {
+        let config = StoreConfig { memory_limit: Some(limit), ..StoreConfig::default() };
+        let mut store = Store::new(config, T0);
+        let mut model = LruModel { limit, order: Vec::new(), evicted: Vec::new() };
+        for (i, command) in commands.iter().enumerate() {
+            let got = store.apply(T0, command);
+            let want = model.apply(command);
+            prop_assert_eq!(&got, &want, "step {}: `{}`", i, command);
+            prop_assert_eq!(store.take_evicted(), std::mem::take(&mut model.evicted), "step {}: `{}`", i, command);
+            prop_assert_eq!(store.used_bytes(), model.used());
         }
     }
 }

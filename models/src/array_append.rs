@@ -15,6 +15,10 @@
 //! exists) and returns, unless the key vanished in between, when the element is stored
 //! again and the loop appends it a second time.
 //!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - No faults, one client: `add(5)` then `fetch()` answers `[]`; the array is never
+//!   created (`array_append_published_never_stores_anything`). Every scenario shows it.
+//!
 //! # Fixed
 //! `setup` creates the array (`add key "" 0`); `add` is one `append`, `fetch` one `get`.
 //! Operations never re-create the key, so a miss means it was lost and the operation
@@ -22,7 +26,7 @@
 //! outcome is reported unknown.
 //!
 //! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
-//! Under `evict`, `lru` and `restart` it is safe and stops (`Lost`): the array's only
+//! Under `evict`, `lru`, `restart` and `shard-fail` it is safe and stops (`Lost`): the array's only
 //! copy is gone. (The article's "+x -x" operation log would add removal with the same
 //! one-`append` cost; the workload here only adds, as the published class does.)
 

@@ -20,6 +20,13 @@
 //! evicted or flushed array silently reads as `[]` and the next change rebuilds it from
 //! nothing.
 //!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - `pause`: a writer stalled past the lock's expiry writes back an array read before
+//!   another writer's change, which is lost
+//!   (`array_locked_published_loses_a_change_when_a_writer_is_slow`).
+//! - `evict`: the evicted array reads as `[]` and the next change rebuilds it from nothing.
+//! - No faults, `crash`, `lose`: linearizable.
+//!
 //! # Fixed
 //! What the article itself suggests instead of the lock: `gets` and `cas` (optimistic
 //! concurrency), no lock at all. `setup` creates the array (`add key "" 0`); operations
@@ -28,7 +35,7 @@
 //! the change twice): that change's outcome is reported unknown.
 //!
 //! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
-//! Under `evict`, `lru` and `restart` it is safe and stops (`Lost`): the array's only
+//! Under `evict`, `lru`, `restart` and `shard-fail` it is safe and stops (`Lost`): the array's only
 //! copy is gone, and no design can rebuild it.
 //!
 //! [`LOCK_TIMEOUT_SECS`]: crate::lock::LOCK_TIMEOUT_SECS

@@ -11,6 +11,13 @@
 //! `value()` is smaller than what earlier reads showed. Without faults the published
 //! counter is linearizable.
 //!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - `evict` (and `restart`): after the key is lost, `increment` re-creates it with `add`
+//!   and `value()` starts again from zero, below what earlier reads showed
+//!   (`counter_published_restarts_from_zero_after_an_eviction`).
+//! - No faults, `crash`, `lose`, persistent restarts: linearizable (a lost `incr` reply is
+//!   an unknown outcome, never counted twice: the published loop does not retry errors).
+//!
 //! # Fixed
 //! `setup` creates the key once (`add key 0 0`); operations never create it again. A miss
 //! therefore means the counter was lost, and both operations answer [`Ret::Lost`] without
@@ -18,7 +25,7 @@
 //!
 //! Tolerates (linearizable, every answer true): no faults, `crash`, `lose` (a timed-out
 //! `incr` is reported as an unknown outcome, never retried, so never counted twice),
-//! `pause`, `skew`, `expire` (no expiry used). Under `evict`, `lru` and `restart` it is
+//! `pause`, `skew`, `expire` (no expiry used). Under `evict`, `lru`, `restart` and `shard-fail` it is
 //! safe but not live: once the key is gone every operation answers `Lost`. No design on a
 //! volatile store can do better: the key is the counter's only copy, and after it is gone
 //! no client knows the value. On a persistent store (MemcacheDB, kumofs, Flare) it never

@@ -11,7 +11,7 @@
 //!   keys firstKey..=lastKey, or firstKey..numChunks then 0..=lastKey
 //!   result = events of those keys with first <= when <= last
 //! ```
-//! with the [repair]s of `STRUCTURES.md` (`//`, and `events` for the printed `l`). An
+//! with the \[repair\]s of `STRUCTURES.md` (`//`, and `events` for the printed `l`). An
 //! event is an id stamped with `when()` = the putting client's clock in whole seconds,
 //! serialized as `id@when;` (concatenates under `append`). The workload calls `fetch()`
 //! without arguments (then `first`/`last` are computed exactly as printed, `time()` read
@@ -34,6 +34,12 @@
 //! events of the oldest chunk disappear up to one chunk early. Client clocks that
 //! disagree put events in chunks the readers do not look at.
 //!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - No faults, 2 clients: chunk 0's key, created at `0.001 s` with expiry `W = 10 s`,
+//!   dies at `10 s` with an event put at `4.42 s`; a `fetch()` at `10.49 s` misses it,
+//!   though it is 6 s old (`event_log_published_drops_events_before_the_window_ends`).
+//! - `skew`, `evict`: events missing or outside the window (both variants; see below).
+//!
 //! # Fixed
 //! One key per absolute chunk number (`messagelog<name>_c<n>`, never reused), created
 //! with an expiry of `W + 2*timeChunk` seconds, long enough for its last event to leave
@@ -43,7 +49,7 @@
 //!
 //! Tolerates: no faults, `crash`, `lose`, `pause`, `expire`. Not tolerated, by any design:
 //! `skew` (the window is defined by true time; events are stamped and chunks chosen by
-//! the clients' own clocks), and `evict`, `lru`, `restart` (the events' only copy is gone).
+//! the clients' own clocks), and `evict`, `lru`, `restart`, `shard-fail` (the events' only copy is gone).
 
 use crate::expect::{Expect, Variant};
 use kvsim::history::{History, Outcome};

@@ -12,7 +12,7 @@
 //!         if old_head == old_tail: if next == NULL: return NULL else cas(tail, tu, next)
 //!         elif cas(head, hu, next): delete(old_head); return RemoveRandomString(old_head)
 //! ```
-//! with the two [repair]s of `STRUCTURES.md` (the printed code passes `curr_tail` and
+//! with the two \[repair\]s of `STRUCTURES.md` (the printed code passes `curr_tail` and
 //! `new_key` where `old_tail` and `newdata` are meant). As printed, `dequeue` returns the
 //! data of `old_head`, the node it unlinks (the dummy, at first), not of `next`; that is
 //! transcribed as printed. `head` and `tail` are random
@@ -26,6 +26,17 @@
 //! is the only copy of the link to the rest of the queue, and a lost node silently cuts
 //! the queue there (a `dequeue` then answers "empty" while elements were enqueued).
 //!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - No faults, 2 clients × 2 operations: `dequeue` returns the data of the node it
+//!   unlinks, not of the next one, so the first dequeue hands out the dummy's (empty)
+//!   data and every later one the element before the real head
+//!   (`fifo_published_hands_out_the_dummy_first`). Every scenario shows it.
+//! - `evict`: once the node `tail` points to is evicted, `gets` of it reads NULL with
+//!   unique 0, the linking `cas` can never succeed and `tail` never moves: every later
+//!   `enqueue` loops forever (a progress violation,
+//!   `fifo_published_livelocks_when_the_tail_node_is_evicted`); an evicted middle node
+//!   cuts the queue, and `restart` loses it whole.
+//!
 //! # Fixed
 //! The same algorithm, plus loss detection and timeout handling:
 //! - a `gets` miss on a node that `head` (or `tail`) still points to, or on `head` or
@@ -37,7 +48,7 @@
 //! - the final `delete` is garbage collection: its failure does not fail the dequeue.
 //!
 //! Tolerates (linearizable, never a wrong answer): no faults, `crash`, `lose`, `pause`,
-//! `skew`, `expire` (no expiry used). Under `evict`, `lru` and `restart` it is safe and
+//! `skew`, `expire` (no expiry used). Under `evict`, `lru`, `restart` and `shard-fail` it is safe and
 //! not live: a lost node is the only copy of the link to the rest of the queue, so no
 //! design can hand out the elements behind it; this one says `Lost` instead of "empty".
 

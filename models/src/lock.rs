@@ -16,6 +16,26 @@
 //! (expiry while the holder is slow, eviction, a restart), and `unlock` deletes whatever
 //! lock is there, even one a later holder took after this one's expired.
 //!
+//! # Property
+//! Mutual exclusion (no two critical sections, marked `enter`/`exit`, overlap; a crashed
+//! holder's section ends at its crash), then linearizability of the protected number
+//! against [`FetchIncrement`] (each increment returns the value after it). Operations
+//! answering [`Ret::Lost`] are judged as having had no effect.
+//!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - `pause`: a holder stalled past `lock_timeout` is still inside when the key expires
+//!   and the next client's `add` succeeds: two clients in the critical section
+//!   (`lock_published_lets_a_second_holder_in_when_the_first_is_slow`); an `expire` jump
+//!   of time does the same. The fixed variant fails the same way
+//!   (`lock_fixed_cannot_survive_a_holder_outliving_its_lease_either`): no lease can.
+//! - `evict`: the key evicted while held looks free
+//!   (`lock_published_lets_a_second_holder_in_when_the_lock_is_evicted`).
+//! - `crash` and `lose` pass: the expiry frees a dead holder's lock, and a lost reply
+//!   only delays the others.
+//! - Not separately pinned: the unconditional `delete` of a holder that outlived its
+//!   lock frees the next holder's lock; any run that reaches it has already broken mutual
+//!   exclusion by the same pause.
+//!
 //! # Fixed
 //! A lease with an owner token: `add(lock, token, lease)` with a fresh random token;
 //! a timed-out `add` is resolved by reading the key back (ours or not); the body's `set`
@@ -31,7 +51,7 @@
 //! matters). What no lease lock on this store tolerates: a holder that outlives its lease
 //! (`pause`, or an `expire` jump of time) is still inside when the next holder enters,
 //! since the store cannot stop a client it has given up on (fencing tokens would protect a
-//! resource that checks them, not the critical section); and `evict`, `lru`, `restart`
+//! resource that checks them, not the critical section); and `evict`, `lru`, `restart`, `shard-fail`
 //! delete the key while it is held, which looks exactly like a free lock. A lock without
 //! a lease avoids the first and cannot recover from a crashed holder (see
 //! [`crate::spinlock`]'s fixed variant).

@@ -26,6 +26,11 @@ enum Cmd {
     /// Exit codes: 0 pass (or every verdict as expected), 1 violation (or a verdict
     /// differs from its expectation), 2 usage or I/O error, 3 unknown.
     Check(cli::check::Args),
+    /// Exhaustive check of one target in a bounded scope (stateright), or its Explorer.
+    ///
+    /// Exit codes: 0 every path passes, 1 violation, 2 usage or I/O error, 3 unknown
+    /// (a bound was hit).
+    Explore(cli::explore::Args),
     /// Replay one run from its token, with the full trace.
     Replay {
         /// The token a failing run printed.
@@ -55,6 +60,10 @@ enum Cmd {
     },
     /// Serve the simulated memcached over TCP (memcached 1.6.18's text protocol).
     Serve(cli::serve::ServeArgs),
+    /// Run a model against real servers from OS threads and check its history.
+    ///
+    /// Exit codes: 0 ok, 1 violation, 2 usage or I/O error, 3 unknown.
+    Stress(cli::stress::StressArgs),
 }
 
 fn main() {
@@ -62,8 +71,10 @@ fn main() {
     let code = match cli.command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
         Cmd::Serve(args) => cli::serve::main(args),
+        Cmd::Stress(args) => cli::stress::main(&args),
         Cmd::List { json } => cli::list::main(json),
         Cmd::Check(args) => cli::check::main(&args),
+        Cmd::Explore(args) => cli::explore::main(&args),
         Cmd::Replay {
             token,
             json,

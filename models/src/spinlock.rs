@@ -22,6 +22,23 @@
 //! the first is still inside. The lock has no expiry, so a holder that crashes (or whose
 //! `increment` reply is lost) keeps it for good, and everyone else gives up.
 //!
+//! # Property
+//! Mutual exclusion of the sections `runSynchronized` runs, then linearizability of the
+//! counter against [`CounterSpec`]. `GaveUp` and `Lost` answers are judged as having had no
+//! effect (the body never ran).
+//!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - No faults, 4 clients: the initialisation race the article's comments feared. Two
+//!   clients find the key missing and both `put(key, 0)`; a third acquires between the two
+//!   puts (`incr` gives 1), the second put resets the lock to 0 under it, and a fourth
+//!   acquires too: two clients inside
+//!   (`spinlock_published_initialisation_race_breaks_mutual_exclusion_without_faults`).
+//!   With 3 clients a lost reply or a pause makes room for it (scenarios `lose-pause`,
+//!   `crash`).
+//! - `evict`, `restart`: an evicted counter restarts from zero under the lock (increments
+//!   lost, `spinlock_published_breaks_when_memcache_drops_a_value`); an evicted lock key is
+//!   re-initialised to 0 while held, and a second client enters.
+//!
 //! # Fixed
 //! An owner-token lock without expiry: `setup` creates the lock (`"0"` = free) and the
 //! counter once; acquire is `gets` then `cas(lock, unique, token)` when free; release is
@@ -32,7 +49,7 @@
 //! never be taken twice.
 //!
 //! Tolerates (mutual exclusion and a linearizable counter): no faults, `lose`, `pause`,
-//! `expire` and `skew` (no expiry, no clock in the protocol), `evict`, `lru` and
+//! `expire` and `skew` (no expiry, no clock in the protocol), `evict`, `lru`, `shard-fail` and
 //! `restart` (safe: the structure stops with `Lost`; the counter's only copy is gone, so
 //! no design can go on counting). A crashed holder keeps the lock for good and the others
 //! answer `GaveUp`: without an expiry nothing can tell a crashed holder from a slow one;

@@ -23,6 +23,13 @@
 //! `delete`), which no order of the operations explains; the lock orders writers only.
 //! The lock's expiry and an evicted member list add lost changes on top.
 //!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - No faults, 2 clients × 3 operations: during `add("b")`, between its two `set`s,
+//!   another client's `has("b")` answers true and its next `fetch()` answers `[]`
+//!   (`table_published_has_and_fetch_disagree_without_faults`).
+//! - `evict`: an evicted member list silently drops members (the next `add` rebuilds it
+//!   from nothing).
+//!
 //! # Fixed
 //! One key holds the whole set (`table<name>_set`, members comma-separated); `add` and
 //! `delete` are `gets` + `cas` loops (no lock); `has` and `fetch` read that one key. A
@@ -34,7 +41,7 @@
 //! outcome is reported unknown instead.
 //!
 //! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
-//! Under `evict`, `lru` and `restart` it is safe and stops (`Lost`): the set's only copy
+//! Under `evict`, `lru`, `restart` and `shard-fail` it is safe and stops (`Lost`): the set's only copy
 //! is gone.
 
 use crate::expect::{Expect, Variant};

@@ -8,7 +8,7 @@
 //!   loop: incr(keys[1-a], 1) -> return; on miss: add(keys[1-a], 1, 2*T) -> return  # line 43
 //! value():     get(keys[active()]), or 0 on a miss
 //! ```
-//! with the [repair] of `STRUCTURES.md` (`T` is a field) and line 43 as printed. `T` is
+//! with the \[repair\] of `STRUCTURES.md` (`T` is a field) and line 43 as printed. `T` is
 //! [`PERIOD_SECS`] here (the article's example is 3 minutes; the mechanism is the same).
 //!
 //! # The property (time window)
@@ -29,6 +29,15 @@
 //! expiry granularity and the client/server clock offset. Clients with skewed clocks also
 //! disagree about which key is the shadow.
 //!
+//! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! - No faults, 2 clients: the shadow key created at `1.17 s` with expiry `2T` lives
+//!   until `5 s`, into the period in which it is the shadow key again; visits of that
+//!   period before `5 s` are added to the stale count and vanish with it, and the next
+//!   period's `value()` answers 0 for a period that had visits
+//!   (`visitor_counter_published_loses_visits_to_the_shifted_expiry`), exactly the
+//!   article's own warning about line 43.
+//! - `skew`: clients disagree on the active key (both variants; see below).
+//!
 //! # Fixed
 //! One key per period, named by the period's number (`counter<name>_p<n>`), so a key is
 //! never reused and its expiry ([`FIXED_EXPIRY_PERIODS`] × `T`, from its creation) only
@@ -40,7 +49,7 @@
 //! Tolerates: no faults, `crash`, `lose` (a timed-out visit is an unknown outcome, within
 //! `hi`), `pause`, `expire`. Not tolerated, by any design: `skew` (a period is defined by
 //! true time and the clients only have their own clocks; memcached's protocol does not
-//! expose the server's clock to them), and `evict`, `lru`, `restart` (the count's only copy
+//! expose the server's clock to them), and `evict`, `lru`, `restart`, `shard-fail` (the count's only copy
 //! is gone; a period without visits has no key, so a loss cannot even be detected).
 
 use crate::counter::parse_number;

@@ -153,7 +153,7 @@ pub fn check_linearizability<S: SequentialSpec>(
 }
 
 /// Like [`check_linearizability`], with the partitions spread over the machine's cores
-/// (a violation in one stops the others). The verdict is the same; which limit is hit
+/// (a violation in one stops the others) when the history has 1000 operations or more. The verdict is the same; which limit is hit
 /// first, and so an `Unknown`'s reason, may vary from run to run.
 pub fn check_linearizability_parallel<S>(
     spec: &S,
@@ -168,7 +168,8 @@ where
 {
     let mut parts = partitions(spec, history);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if parts.len() < 2 || threads < 2 {
+    // Threads cost more than they save on small histories.
+    if parts.len() < 2 || threads < 2 || history.ops.len() < PARALLEL_MIN_OPS {
         return check_linearizability(spec, history, limits);
     }
     // Largest first, so the long ones start early.
@@ -200,6 +201,9 @@ where
         .collect();
     conclude(results)
 }
+
+/// Histories shorter than this are checked on one thread.
+const PARALLEL_MIN_OPS: usize = 1000;
 
 /// The live operations by partition (keys in increasing order), or all in one.
 fn partitions<S: SequentialSpec>(
@@ -273,29 +277,53 @@ struct Budget<'a> {
     shared: &'a Shared,
     local: u64,
     base: u64,
+    /// The value of `local` at which [`Budget::check`] runs next.
+    next_check: u64,
 }
 
+/// A power of two.
 const CHUNK: u64 = 1024;
 
 impl<'a> Budget<'a> {
     fn new(shared: &'a Shared) -> Self {
-        Budget {
+        let mut b = Budget {
             shared,
             local: 0,
             base: shared.steps.load(Ordering::Relaxed),
-        }
+            next_check: 0,
+        };
+        b.plan();
+        b
+    }
+
+    /// The next check: at the chunk boundary, or sooner if the step limit comes first.
+    fn plan(&mut self) {
+        let boundary = (self.local | (CHUNK - 1)) + 1;
+        self.next_check = match self.shared.max_steps {
+            Some(max) => boundary.min((max + 1).saturating_sub(self.base).max(self.local + 1)),
+            None => boundary,
+        };
     }
 
     /// Counts one step; `Some(reason)` when a limit is hit.
-    #[inline]
+    #[inline(always)]
     fn tick(&mut self) -> Option<String> {
         self.local += 1;
+        if self.local < self.next_check {
+            return None;
+        }
+        self.check()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn check(&mut self) -> Option<String> {
         if let Some(max) = self.shared.max_steps {
             if self.base + self.local > max {
                 return Some(format!("search step limit of {max} reached"));
             }
         }
-        if self.local % CHUNK == 0 {
+        if self.local & (CHUNK - 1) == 0 {
             self.base = self.shared.steps.fetch_add(CHUNK, Ordering::Relaxed) + CHUNK - self.local;
             if self.shared.stop.load(Ordering::Relaxed) {
                 return Some("stopped: another partition is not linearizable".to_string());
@@ -306,6 +334,7 @@ impl<'a> Budget<'a> {
                 }
             }
         }
+        self.plan();
         None
     }
 }
@@ -471,6 +500,16 @@ impl<St: Eq> Memo<St> {
     }
 }
 
+/// One entry of the doubly linked list of calls and returns.
+#[derive(Clone, Copy)]
+struct Link {
+    next: u32,
+    prev: u32,
+    /// The (local) operation it belongs to.
+    op: u32,
+    is_ret: bool,
+}
+
 /// A linearized operation on the search stack.
 struct Frame {
     op: usize,
@@ -517,17 +556,20 @@ fn search<S: SequentialSpec>(
     // Nodes: 0 = head, 1..=len = entries, len + 1 = tail.
     let len = entries.len();
     let tail = len + 1;
-    let mut next: Vec<usize> = (1..=len + 2).collect();
-    let mut prev: Vec<usize> = (0..len + 2).map(|k| k.wrapping_sub(1)).collect();
-    next[tail] = tail;
-    let mut node_op = vec![0usize; len + 2];
-    let mut node_is_ret = vec![false; len + 2];
+    let mut links: Vec<Link> = (0..len + 2)
+        .map(|k| Link {
+            next: (k + 1).min(tail) as u32,
+            prev: k.saturating_sub(1) as u32,
+            op: 0,
+            is_ret: false,
+        })
+        .collect();
     let mut call_node = vec![0usize; n];
     let mut ret_node = vec![usize::MAX; n];
     for (k, &(_, is_ret, j)) in entries.iter().enumerate() {
         let node = k + 1;
-        node_op[node] = j;
-        node_is_ret[node] = is_ret;
+        links[node].op = j as u32;
+        links[node].is_ret = is_ret;
         if is_ret {
             ret_node[j] = node;
         } else {
@@ -565,20 +607,21 @@ fn search<S: SequentialSpec>(
     // The current state, as an index into `memo.states`.
     let mut state = 0u32;
     let mut best: Option<(Vec<usize>, usize, S::State)> = None;
-    let mut cur = next[HEAD];
+    let mut cur = links[HEAD].next as usize;
 
     macro_rules! unlink {
         ($x:expr) => {{
-            let x = $x;
-            next[prev[x]] = next[x];
-            prev[next[x]] = prev[x];
+            let Link { next, prev, .. } = links[$x];
+            links[prev as usize].next = next;
+            links[next as usize].prev = prev;
         }};
     }
     macro_rules! relink {
         ($x:expr) => {{
             let x = $x;
-            next[prev[x]] = x;
-            prev[next[x]] = x;
+            let Link { next, prev, .. } = links[x];
+            links[prev as usize].next = x as u32;
+            links[next as usize].prev = x as u32;
         }};
     }
 
@@ -602,21 +645,21 @@ fn search<S: SequentialSpec>(
         if fresh {
             fresh = false;
             let current = &memo.states[state as usize];
-            let mut e = next[HEAD];
-            while !node_is_ret[e] {
-                let j = node_op[e];
+            let mut e = links[HEAD].next as usize;
+            while !links[e].is_ret {
+                let j = links[e].op as usize;
                 if read_only[j] {
                     if let Some(ns) = spec.accepts(current, local_ops[j], rets[j].expect("known")) {
                         candidate = Some((j, ns));
                         break;
                     }
                 }
-                e = next[e];
+                e = links[e].next as usize;
             }
         }
         if candidate.is_none() {
-            let j = node_op[cur];
-            if node_is_ret[cur] {
+            let j = links[cur].op as usize;
+            if links[cur].is_ret {
                 backtrack = true;
                 if best.as_ref().is_none_or(|(p, _, _)| stack.len() > p.len()) {
                     // `j` returned without being linearized.
@@ -628,7 +671,7 @@ fn search<S: SequentialSpec>(
             {
                 // Reads were tried above; of interchangeable unknown operations only the
                 // first unused one is tried.
-                cur = next[cur];
+                cur = links[cur].next as usize;
                 continue;
             } else {
                 let current = &memo.states[state as usize];
@@ -640,7 +683,7 @@ fn search<S: SequentialSpec>(
                     // An unknown operation that changes nothing here need not happen here.
                     Some(ns) if rets[j].is_some() || ns != *current => candidate = Some((j, ns)),
                     _ => {
-                        cur = next[cur];
+                        cur = links[cur].next as usize;
                         continue;
                     }
                 }
@@ -669,7 +712,7 @@ fn search<S: SequentialSpec>(
                     unlink!(ret_node[j]);
                     known_left -= 1;
                 }
-                cur = next[HEAD];
+                cur = links[HEAD].next as usize;
                 fresh = true;
                 continue;
             }
@@ -681,7 +724,7 @@ fn search<S: SequentialSpec>(
                 class_used[class_of[j]] -= 1;
             }
             if !forced {
-                cur = next[cur];
+                cur = links[cur].next as usize;
                 continue;
             }
             // A read that fits goes first in some linearization from here, if there is
@@ -706,7 +749,7 @@ fn search<S: SequentialSpec>(
             }
             relink!(call_node[k]);
             if !frame.forced {
-                cur = next[call_node[k]];
+                cur = links[call_node[k]].next as usize;
                 break;
             }
         }
@@ -749,5 +792,92 @@ fn counterexample<S: SequentialSpec>(
         op: ops[blocked],
         partial,
         reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Operation;
+    use crate::specs::register::{RegisterOp, RegisterRet, RegisterSpec};
+
+    /// `n` writes that never complete, then a read of a value nobody wrote.
+    fn hard(n: u64) -> History<RegisterOp<u64>, RegisterRet<u64>> {
+        let mut ops: Vec<_> = (0..n)
+            .map(|v| Operation {
+                client: v as usize,
+                op: RegisterOp::Write(v),
+                call: v,
+                ret: None,
+                call_ms: 0,
+                ret_ms: None,
+                outcome: Outcome::Unknown,
+                marks: vec![],
+            })
+            .collect();
+        ops.push(Operation {
+            client: 99,
+            op: RegisterOp::Read,
+            call: n,
+            ret: Some(n + 1),
+            call_ms: 0,
+            ret_ms: None,
+            outcome: Outcome::Ok(RegisterRet::Value(Some(1000))),
+            marks: vec![],
+        });
+        History { ops }
+    }
+
+    #[test]
+    fn limits_give_unknown_never_ok() {
+        let spec = RegisterSpec::<u64>::new();
+        let h = hard(12);
+        assert!(matches!(
+            check_linearizability(&spec, &h, Limits::none()),
+            Linearization::Violation(_)
+        ));
+        match check_linearizability(&spec, &h, Limits::steps(5)) {
+            Linearization::Unknown(why) => assert_eq!(why, "search step limit of 5 reached"),
+            other => panic!("expected unknown, got {other:?}"),
+        }
+        match check_linearizability(&spec, &h, Limits::time(Duration::ZERO)) {
+            Linearization::Unknown(why) => assert_eq!(why, "time limit of 0 ms reached"),
+            other => panic!("expected unknown, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn counterexample_names_op_partial_and_reason() {
+        let spec = RegisterSpec::<u64>::new();
+        let op = |client, op, call, ret, r| Operation {
+            client,
+            op,
+            call,
+            ret: Some(ret),
+            call_ms: 0,
+            ret_ms: None,
+            outcome: Outcome::Ok(r),
+            marks: vec![],
+        };
+        let h = History {
+            ops: vec![
+                op(0, RegisterOp::Write(1), 0, 1, RegisterRet::Written),
+                op(1, RegisterOp::Write(2), 2, 3, RegisterRet::Written),
+                op(0, RegisterOp::Read, 4, 5, RegisterRet::Value(Some(1))),
+            ],
+        };
+        let Linearization::Violation(c) = check_linearizability(&spec, &h, Limits::none()) else {
+            panic!("stale read")
+        };
+        assert_eq!(
+            (c.op, c.partial.clone(), c.partition),
+            (2, vec![0, 1], None)
+        );
+        assert_eq!(c.reason, "read returned 1, but the register holds 2");
+        let v = Linearization::Violation(c).verdict();
+        assert_eq!(
+            v.to_string(),
+            "violation: linearizability: read returned 1, but the register holds 2"
+        );
     }
 }

@@ -1,12 +1,12 @@
 //! `jepsen-log`: Jepsen's log lines, as in the etcd histories Porcupine checks:
 //!
 //! ```text
-//! INFO  jepsen.util - 3	:invoke	:cas	[0 3]
-//! INFO  jepsen.util - 3	:fail	:cas	[0 3]
+//! INFO  jepsen.util - 3  :invoke  :cas  [0 3]
+//! INFO  jepsen.util - 3  :fail    :cas  [0 3]
 //! ```
 //!
 //! After `jepsen.util - ` come the process, the type, the function and the value (EDN),
-//! separated by whitespace. Lines without `jepsen.util - ` are other log output and are
+//! separated by whitespace (tabs in Jepsen's own logs). Lines without `jepsen.util - ` are other log output and are
 //! skipped, as are nemesis lines (`:nemesis` as the process).
 
 use super::{edn, excerpt, Event, EventType, LineError, Value};

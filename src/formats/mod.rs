@@ -424,7 +424,7 @@ pub fn pair(events: &[Event]) -> Result<Vec<RawOp>, LineError> {
 /// A spec whose operations can be read from history files.
 pub trait FromRaw: SequentialSpec {
     /// The operation and its outcome; `Err` says what was expected and what was found.
-    fn from_raw(&self, raw: &RawOp) -> Result<(Self::Op, Outcome<Self::Ret>), String>;
+    fn op_from_raw(&self, raw: &RawOp) -> Result<(Self::Op, Outcome<Self::Ret>), String>;
 }
 
 /// The usual outcome: `ok` parses the result, `fail` is `Failed`, `info` and pending are
@@ -452,7 +452,7 @@ pub fn to_history<S: FromRaw>(
 ) -> Result<History<S::Op, S::Ret>, LineError> {
     let mut ops = Vec::with_capacity(raws.len());
     for raw in raws {
-        let (op, outcome) = spec.from_raw(raw).map_err(|msg| {
+        let (op, outcome) = spec.op_from_raw(raw).map_err(|msg| {
             let (expected, found) = match msg.strip_prefix("expected ") {
                 Some(rest) => match rest.split_once(", found ") {
                     Some((e, f)) => (e.to_string(), f.to_string()),

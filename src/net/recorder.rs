@@ -8,7 +8,7 @@
 //! and a reordering can never fake a violation. Times are read from a monotonic clock
 //! ([`Instant`]) under the same mutex, so they never run backwards along the order.
 
-use crate::history::{History, Operation, Outcome};
+use crate::history::{History, Mark, Operation, Outcome};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -87,6 +87,22 @@ impl<Op, Ret> Recorder<Op, Ret> {
         op.outcome = outcome;
     }
 
+    /// Notes an event of the structure during a pending operation (e.g. `"enter"` of a
+    /// critical section), in the same total order as invocations and completions. Call it
+    /// when the event has happened (after the reply that made it so): a recorded critical
+    /// section then lies within the real one, so recorded overlaps are real overlaps.
+    pub fn mark(&self, pending: &Pending, label: &str) {
+        let mut inner = self.lock();
+        let time_ms = self.start.elapsed().as_millis() as u64;
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        inner.ops[pending.index].marks.push(Mark {
+            label: label.to_string(),
+            seq,
+            time_ms,
+        });
+    }
+
     /// The history so far, in invocation order (operations never completed stay
     /// `Unknown` with no completion).
     pub fn finish(self) -> History<Op, Ret> {
@@ -107,6 +123,7 @@ mod tests {
         let a = rec.invoke(0, "a");
         rec.complete(a, Outcome::Ok(1));
         let b = rec.invoke(1, "b");
+        rec.mark(&b, "enter");
         let c = rec.invoke(2, "c");
         rec.complete(c, Outcome::Unknown);
         let _never = rec.invoke(3, "d");
@@ -118,7 +135,9 @@ mod tests {
         assert!(!h.ops[2].precedes(&h.ops[3]), "unknown never precedes");
         assert_eq!(h.ops[3].ret, None);
         let calls: Vec<u64> = h.ops.iter().map(|o| o.call).collect();
-        assert_eq!(calls, vec![0, 2, 3, 5]);
+        assert_eq!(calls, vec![0, 2, 4, 6]);
+        assert_eq!(h.ops[1].marks[0].label, "enter");
+        assert_eq!(h.ops[1].marks[0].seq, 3);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! numbers seeded from the run's seed and the thread). It runs the model's workload
 //! (`model.op(thread, index, …)`) until its operation count or the deadline is reached,
 //! recording every operation in a shared [`Recorder`], whose ordering rules make sure no
-//! thread scheduling can fake a violation. An operation that fails (timeout, lost
+//! thread scheduling can fake a violation; the structure's marks (`kv.mark("enter")`)
+//! go into the same order, taken when the event has happened. An operation that fails (timeout, lost
 //! connection, error reply) has an unknown outcome: it may have taken effect, even later
 //! (a request still in flight), so as in Jepsen the thread then goes on as a *new*
 //! process: the history's client ids are process ids, `thread + threads * k` after `k`
@@ -15,13 +16,44 @@
 //! registry to name models.
 
 use super::client::{AddrError, TcpKv, TcpKvConfig};
-use super::recorder::Recorder;
+use super::recorder::{Pending, Recorder};
+use crate::command::{Command, Reply};
 use crate::history::{History, Outcome};
-use crate::kv::{block_on_ready, KvError};
+use crate::kv::{block_on_ready, Kv, KvError};
 use crate::model::Model;
 use crate::rng::SimRng;
 use crate::verdict::Verdict;
 use std::time::{Duration, Instant};
+
+/// A client's handle during one operation: [`TcpKv`], plus its marks going to the
+/// recorder under the operation they belong to.
+struct Recording<'a, Op, Ret> {
+    kv: &'a TcpKv,
+    recorder: &'a Recorder<Op, Ret>,
+    pending: &'a Pending,
+}
+
+impl<Op, Ret> Kv for Recording<'_, Op, Ret> {
+    async fn execute(&self, command: Command) -> Result<Reply, KvError> {
+        self.kv.execute(command).await
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.kv.now_ms()
+    }
+
+    async fn sleep_ms(&self, ms: u64) {
+        self.kv.sleep_ms(ms).await
+    }
+
+    fn random_u64(&self) -> u64 {
+        self.kv.random_u64()
+    }
+
+    fn mark(&self, label: &'static str) {
+        self.recorder.mark(self.pending, label);
+    }
+}
 
 /// How a stress run is set up.
 #[derive(Clone, Debug)]
@@ -40,6 +72,12 @@ pub struct StressConfig {
     pub connect_timeout: Duration,
     /// Read/write timeout of every client.
     pub io_timeout: Duration,
+    /// Each thread waits this long between two operations (Jepsen's stagger): spreads a
+    /// run over time, so that other load and expiry can act between operations.
+    pub stagger: Option<Duration>,
+    /// Send `flush_all` to every server before the model's setup (a model's keys may be
+    /// left over from an earlier run).
+    pub flush_first: bool,
 }
 
 impl StressConfig {
@@ -54,6 +92,8 @@ impl StressConfig {
             seed: 0,
             connect_timeout: Duration::from_secs(1),
             io_timeout: Duration::from_secs(2),
+            stagger: None,
+            flush_first: false,
         }
     }
 }
@@ -114,6 +154,9 @@ where
         return Err(StressError::NoThreads);
     }
     let setup = config.client(u64::MAX)?;
+    if config.flush_first {
+        block_on_ready(setup.flush_all(None)).map_err(StressError::Setup)?;
+    }
     block_on_ready(model.setup(&setup)).map_err(StressError::Setup)?;
     drop(setup);
     let clients: Vec<TcpKv> = (0..config.threads)
@@ -138,9 +181,17 @@ where
                         {
                             break;
                         }
+                        if let (Some(pause), true) = (config.stagger, index > 0) {
+                            std::thread::sleep(pause);
+                        }
                         let op = model.op(thread, index, &mut rng);
                         let pending = recorder.invoke(process, op.clone());
-                        let result = block_on_ready(model.run(&kv, thread, &op));
+                        let handle = Recording {
+                            kv: &kv,
+                            recorder,
+                            pending: &pending,
+                        };
+                        let result = block_on_ready(model.run(&handle, thread, &op));
                         match result {
                             Ok(ret) => recorder.complete(pending, Outcome::Ok(ret)),
                             Err(_) => {

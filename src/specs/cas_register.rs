@@ -122,7 +122,7 @@ impl<V: Clone + Eq + Hash + Debug> SequentialSpec for CasRegisterSpec<V> {
 }
 
 impl FromRaw for CasRegisterSpec<Value> {
-    fn from_raw(&self, raw: &RawOp) -> Result<(CasOp<Value>, Outcome<CasRet<Value>>), String> {
+    fn op_from_raw(&self, raw: &RawOp) -> Result<(CasOp<Value>, Outcome<CasRet<Value>>), String> {
         let unknown = matches!(raw.end, End::Info | End::Pending);
         match raw.f.as_str() {
             "read" => Ok((

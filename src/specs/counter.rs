@@ -89,7 +89,7 @@ fn int(v: &Value, what: &str) -> Result<i64, String> {
 }
 
 impl FromRaw for CounterSpec {
-    fn from_raw(&self, raw: &RawOp) -> Result<(CounterOp, Outcome<CounterRet>), String> {
+    fn op_from_raw(&self, raw: &RawOp) -> Result<(CounterOp, Outcome<CounterRet>), String> {
         match raw.f.as_str() {
             "read" => Ok((
                 CounterOp::Read,

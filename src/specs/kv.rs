@@ -75,7 +75,24 @@ impl Text {
         if self.is_empty() {
             return more.clone();
         }
-        // Re-chain `more`'s pieces (usually one) on top of this text.
+        let node = match &more.node {
+            // One piece (an operation's own value): chain it on directly.
+            Some(one) if one.prev.is_none() => Some(Arc::new(Node {
+                prev: self.node.clone(),
+                piece: one.piece.clone(),
+            })),
+            _ => self.rechain(more),
+        };
+        Text {
+            len: self.len + more.len,
+            hash: self.hash.wrapping_mul(more.pow).wrapping_add(more.hash),
+            pow: self.pow.wrapping_mul(more.pow),
+            node,
+        }
+    }
+
+    /// This text's chain with `more`'s pieces chained on top.
+    fn rechain(&self, more: &Text) -> Option<Arc<Node>> {
         let mut pieces = Vec::new();
         let mut n = more.node.as_ref();
         while let Some(node) = n {
@@ -86,12 +103,7 @@ impl Text {
         for piece in pieces.into_iter().rev() {
             node = Some(Arc::new(Node { prev: node, piece }));
         }
-        Text {
-            len: self.len + more.len,
-            hash: self.hash.wrapping_mul(more.pow).wrapping_add(more.hash),
-            pow: self.pow.wrapping_mul(more.pow),
-            node,
-        }
+        node
     }
 
     /// The bytes, last first.
@@ -237,7 +249,7 @@ impl KvState {
     /// The value of `key`.
     pub fn get(&self, key: &str) -> &Text {
         match self {
-            KvState::One(k, v) if k.len() == key.len() && **k == *key => v,
+            KvState::One(k, v) if same_key(k, key) => v,
             KvState::Many(entries) => match entries.binary_search_by(|(k, _)| (**k).cmp(key)) {
                 Ok(i) => &entries[i].1,
                 Err(_) => &EMPTY,
@@ -266,6 +278,17 @@ impl KvState {
             }
         }
     }
+}
+
+/// Key equality, quick for the short keys histories use (no `memcmp` call).
+#[inline]
+fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && if a.len() <= 16 {
+            a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+        } else {
+            a == b
+        }
 }
 
 /// The kv spec.
@@ -332,7 +355,7 @@ fn text(v: &Value) -> Option<String> {
 }
 
 impl FromRaw for KvSpec {
-    fn from_raw(&self, raw: &RawOp) -> Result<(KvOp, Outcome<KvRet>), String> {
+    fn op_from_raw(&self, raw: &RawOp) -> Result<(KvOp, Outcome<KvRet>), String> {
         let key: Arc<str> = match &raw.key {
             Some(k) => text(k).ok_or_else(|| expected("a string key", k))?.into(),
             None => return Err(expected("a key for the kv spec", &Value::Nil)),

@@ -137,7 +137,7 @@ fn micro(v: &Value) -> Result<(Micro<Value>, Option<Vec<Value>>), String> {
 }
 
 impl FromRaw for ListAppendSpec<Value> {
-    fn from_raw(&self, raw: &RawOp) -> Result<(Txn<Value>, Outcome<TxnRet<Value>>), String> {
+    fn op_from_raw(&self, raw: &RawOp) -> Result<(Txn<Value>, Outcome<TxnRet<Value>>), String> {
         let key = || {
             raw.key
                 .clone()

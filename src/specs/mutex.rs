@@ -72,7 +72,7 @@ impl SequentialSpec for MutexSpec {
 }
 
 impl FromRaw for MutexSpec {
-    fn from_raw(&self, raw: &RawOp) -> Result<(MutexOp, Outcome<MutexRet>), String> {
+    fn op_from_raw(&self, raw: &RawOp) -> Result<(MutexOp, Outcome<MutexRet>), String> {
         let owner = raw.process;
         let op = match raw.f.as_str() {
             "acquire" => MutexOp::Acquire(owner),

@@ -92,7 +92,10 @@ impl<V: Clone + Eq + Hash + Debug> SequentialSpec for QueueSpec<V> {
 }
 
 impl FromRaw for QueueSpec<Value> {
-    fn from_raw(&self, raw: &RawOp) -> Result<(QueueOp<Value>, Outcome<QueueRet<Value>>), String> {
+    fn op_from_raw(
+        &self,
+        raw: &RawOp,
+    ) -> Result<(QueueOp<Value>, Outcome<QueueRet<Value>>), String> {
         match raw.f.as_str() {
             "enqueue" => Ok((
                 QueueOp::Enqueue(raw.args.clone()),

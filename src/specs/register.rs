@@ -111,7 +111,7 @@ pub(crate) fn value_or_nil(v: &Value) -> Option<Value> {
 }
 
 impl FromRaw for RegisterSpec<Value> {
-    fn from_raw(
+    fn op_from_raw(
         &self,
         raw: &RawOp,
     ) -> Result<(RegisterOp<Value>, Outcome<RegisterRet<Value>>), String> {

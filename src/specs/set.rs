@@ -117,7 +117,7 @@ impl<V: Clone + Ord + Hash + Debug> SequentialSpec for SetSpec<V> {
 }
 
 impl FromRaw for SetSpec<Value> {
-    fn from_raw(&self, raw: &RawOp) -> Result<(SetOp<Value>, Outcome<SetRet<Value>>), String> {
+    fn op_from_raw(&self, raw: &RawOp) -> Result<(SetOp<Value>, Outcome<SetRet<Value>>), String> {
         let v = raw.args.clone();
         match raw.f.as_str() {
             "add" => Ok((SetOp::Add(v), outcome(raw, |_| Ok(SetRet::Done))?)),

@@ -88,8 +88,6 @@ pub struct Flush {
     /// `oldest_cas`: items with a smaller unique are flushed once `oldest_live` is reached
     /// (`0` = none).
     pub oldest_cas: u64,
-    /// Whether the items flushed by the current `oldest_live` have already been removed.
-    pub swept: bool,
 }
 
 impl Flush {
@@ -141,7 +139,6 @@ mod tests {
         let f = Flush {
             oldest_live: Some(100),
             oldest_cas: 5,
-            swept: false,
         };
         assert!(!f.is_flushed(50, 1, 99));
         assert!(f.is_flushed(100, 9, 100));

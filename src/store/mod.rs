@@ -19,9 +19,11 @@
 //!   consumes one (§8);
 //! - incr/decr: strtoull parsing, wrap, clamp, in-place rewrite with space padding,
 //!   growth to an exact-length item, the non-numeric error ([`arith`], §9);
-//! - delete, touch (§10, §11); flush_all with and without delay, the cas cliff that keeps
-//!   items stored later in the same second, a delayed flush hiding items stored before
-//!   its deadline (§12);
+//! - delete, touch (§10, §11); flush_all with and without delay (§12): an immediate flush
+//!   hides every existing item but, through the cas cliff, not those stored later in the
+//!   same second; `flush_all <delay>` sets `oldest_live` to the second before its
+//!   deadline and from that second on hides every item last updated up to it, including
+//!   items stored after the command (so `flush_all 1` acts at once, on its own second too);
 //! - a memory limit with LRU eviction ([`lru`] documents how it differs from memcached's
 //!   per-slab-class segmented LRU), or with eviction off `SERVER_ERROR out of memory
 //!   storing object` (and `SERVER_ERROR out of memory` for a growing incr) (§15);
@@ -33,31 +35,33 @@
 //! truncation of flags/exptime/bytes are the wire codec's (`src/wire/`). A noreply command
 //! still returns its reply here; the codec drops it.
 //!
-//! Deliberate simplifications (each invisible to a client of a healthy server, or
-//! timing-dependent in memcached itself):
-//! - flushed items are removed eagerly (an immediate flush removes every item at once; a
-//!   delayed one removes its victims at the first command at or after the deadline).
-//!   memcached reaps them lazily or from a background crawler, so there a later
-//!   `flush_all <future>` could briefly resurrect not-yet-reaped items;
-//! - memcached's segmented LRU refreshes `it->time` on an item's second hit, letting a
-//!   re-read item survive a delayed flush; kvsim's `it->time` is the last link (store)
-//!   or in-place incr (which refreshes it at most once per 60 s, as `do_item_update`);
-//! - `touch`/`gat` with a negative exptime are treated like a storage command's negative
-//!   exptime (expired at once), which is what memcached's tests observe.
+//! Flushed and expired items are reaped lazily, as memcached does: when a command meets
+//! them, or when memory is needed. So, as on a real 1.6.18, a `flush_all <future>` sent
+//! after an immediate `flush_all` brings back the items no command has touched since
+//! (memcached's background LRU crawler may reap some first; kvsim's never runs).
+//!
+//! `touch` and `gat` with any negative exptime expire the item at once (observed on a live
+//! 1.6.18 even for `-1000000`, which plain `realtime()` arithmetic would wrap into the far
+//! future).
+//!
+//! Deliberate simplification (timing-dependent in memcached itself): memcached's
+//! segmented LRU refreshes `it->time` on an item's second hit, letting a
+//! re-read item survive a delayed flush; kvsim's `it->time` is the last link (store) or
+//! in-place incr (which refreshes it at most once per 60 s, as `do_item_update`).
 //!
 //! Determinism: items live in a `BTreeMap`; the LRU and expiry indexes are ordered maps;
 //! nothing iterates a hash map. `Store` is `Clone + Hash + Eq` for stateright.
 
 pub mod arith;
+mod commands;
 pub mod expiry;
 pub mod item;
 pub mod lru;
 
-use crate::command::{
-    ArithVerb, ClientError, Command, Reply, ServerError, StoreVerb, Value, KEY_MAX_LEN,
-};
+use crate::command::{ClientError, Command, Reply, KEY_MAX_LEN};
+use commands::Op;
 use expiry::{is_expired, now_secs, Clock, Flush};
-use item::{item_size, Item, SLAB_CHUNK_MAX};
+use item::Item;
 use lru::Lru;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
@@ -158,7 +162,6 @@ impl Store {
     pub fn apply(&mut self, now_ms: u64, command: &Command) -> Reply {
         self.seen.0 = self.seen.0.max(now_ms);
         let now_s = now_secs(now_ms);
-        self.sweep_flushed(now_s);
         match command {
             Command::Store {
                 verb,
@@ -237,7 +240,6 @@ impl Store {
     pub fn evict_at(&mut self, now_ms: u64, key: &[u8]) -> bool {
         self.seen.0 = self.seen.0.max(now_ms);
         let now_s = now_secs(now_ms);
-        self.sweep_flushed(now_s);
         match self.items.get(key) {
             Some(item) => {
                 let live = !self.is_dead(item, now_s);
@@ -255,7 +257,6 @@ impl Store {
     pub fn restart(&mut self, now_ms: u64) {
         self.seen.0 = self.seen.0.max(now_ms);
         let now_s = now_secs(now_ms);
-        self.sweep_flushed(now_s);
         if self.config.persistent {
             let dead: Vec<Arc<[u8]>> = self
                 .items
@@ -566,257 +567,6 @@ impl Store {
         }
         self.used + need <= limit
     }
-
-    /// Removes the items a flush that has come due made invisible (once per flush).
-    fn sweep_flushed(&mut self, now_s: i64) {
-        if self.flush.swept {
-            return;
-        }
-        match self.flush.oldest_live {
-            Some(ol) if ol <= now_s => {}
-            _ => return,
-        }
-        let flushed: Vec<Arc<[u8]>> = self
-            .items
-            .values()
-            .filter(|it| self.flush.is_flushed(it.time, it.cas, now_s))
-            .map(|it| Arc::clone(&it.key))
-            .collect();
-        for key in flushed {
-            self.unlink(&key);
-        }
-        self.flush.swept = true;
-    }
-
-    /// set/add/replace/append/prepend/cas: `process_update_command` + `do_store_item`.
-    fn store(
-        &mut self,
-        now_ms: u64,
-        op: Op,
-        key: &[u8],
-        flags: u32,
-        exptime: i64,
-        data: &[u8],
-    ) -> Reply {
-        if key.len() > KEY_MAX_LEN {
-            return Reply::ClientError(ClientError::BadCommandLineFormat);
-        }
-        let now_s = now_secs(now_ms);
-        let exp = self.clock.realtime(now_ms, exptime);
-        let size = item_size(key.len(), flags, data.len());
-        // item_alloc for the command's item comes first, for every storage command.
-        let failure = if size > self.config.item_size_max {
-            Some(ServerError::ObjectTooLarge)
-        } else if !self.make_room(size, now_s, None) {
-            Some(ServerError::OutOfMemoryStoring)
-        } else {
-            None
-        };
-        if let Some(error) = failure {
-            // "Avoid stale data persisting in cache because we failed alloc": set only.
-            if op == Op::Plain(StoreVerb::Set) {
-                self.unlink(key);
-            }
-            return Reply::ServerError(error);
-        }
-        self.used += size; // the command's item, until it is linked or dropped
-        let reply = self.store_item(now_s, op, key, flags, exp, data);
-        self.used -= size;
-        reply
-    }
-
-    /// `do_store_item`, after the command's item was allocated.
-    fn store_item(
-        &mut self,
-        now_s: i64,
-        op: Op,
-        key: &[u8],
-        flags: u32,
-        exp: i64,
-        data: &[u8],
-    ) -> Reply {
-        if op == Op::Plain(StoreVerb::Set) {
-            // Dead or alive, the old item is replaced: no need to look first.
-            self.link(key, data, flags, exp, now_s);
-            return Reply::Stored;
-        }
-        let present = self.find(key, now_s);
-        match (op, present) {
-            (Op::Plain(StoreVerb::Set), _)
-            | (Op::Plain(StoreVerb::Add), false)
-            | (Op::Plain(StoreVerb::Replace), true) => {
-                self.link(key, data, flags, exp, now_s);
-                Reply::Stored
-            }
-            (Op::Plain(StoreVerb::Add), true) => {
-                // "add only adds a nonexistent item, but promote to head of LRU".
-                self.bump(key);
-                Reply::NotStored
-            }
-            (Op::Plain(_), false) => Reply::NotStored,
-            (Op::Plain(verb), true) => self.append(now_s, verb == StoreVerb::Append, key, data),
-            (Op::Cas(_), false) => Reply::NotFound,
-            (Op::Cas(unique), true) => {
-                let current = self.items.get(key).map_or(0, |it| it.cas);
-                if unique != 0 && unique == current {
-                    self.link(key, data, flags, exp, now_s);
-                    Reply::Stored
-                } else {
-                    Reply::Exists
-                }
-            }
-        }
-    }
-
-    /// append/prepend on a live item: a new item of combined size with the old flags and
-    /// exptime; `NOT_STORED` if it is too large or memory cannot be had.
-    fn append(&mut self, now_s: i64, at_end: bool, key: &[u8], data: &[u8]) -> Reply {
-        let Some(old) = self.items.get(key) else {
-            return Reply::NotStored;
-        };
-        let old_size = old.size();
-        let new_size = item_size(key.len(), old.flags, old.data.len() + data.len());
-        if new_size > self.config.item_size_max || !self.make_room(new_size, now_s, Some(key)) {
-            return Reply::NotStored;
-        }
-        let cas = self.next_cas();
-        let tracks = self.tracks_lru();
-        let Some(item) = self.items.get_mut(key) else {
-            return Reply::NotStored;
-        };
-        if at_end {
-            item.data.extend_from_slice(data);
-        } else {
-            item.data.splice(0..0, data.iter().copied());
-        }
-        item.cas = cas;
-        item.time = now_s;
-        if tracks {
-            item.tick = self.lru.bump(item.tick);
-        }
-        self.used = self.used - old_size + new_size;
-        Reply::Stored
-    }
-
-    /// get/gets (`exp: None`) and gat/gats (`exp: Some(new expiration)`).
-    fn retrieve(
-        &mut self,
-        now_s: i64,
-        with_cas: bool,
-        exp: Option<i64>,
-        keys: &[Vec<u8>],
-    ) -> Reply {
-        let mut values = Vec::with_capacity(keys.len());
-        let tracks = self.tracks_lru();
-        for key in keys {
-            if key.len() > KEY_MAX_LEN {
-                // The whole reply is the error; hits found so far are dropped.
-                return Reply::ClientError(ClientError::BadCommandLineFormat);
-            }
-            let dead = match self.items.get_mut(&key[..]) {
-                None => continue,
-                Some(item)
-                    if is_expired(item.exptime, now_s)
-                        || self.flush.is_flushed(item.time, item.cas, now_s) =>
-                {
-                    true
-                }
-                Some(item) => {
-                    if let Some(exp) = exp {
-                        set_exptime(&mut self.expiry, item, exp);
-                    }
-                    if tracks {
-                        item.tick = self.lru.bump(item.tick);
-                    }
-                    values.push(Value {
-                        key: key.clone(),
-                        flags: item.flags,
-                        data: item.data.clone(),
-                        cas: with_cas.then_some(item.cas),
-                    });
-                    false
-                }
-            };
-            if dead {
-                self.unlink(key);
-            }
-        }
-        Reply::Values(values)
-    }
-
-    /// incr/decr: `do_add_delta`.
-    fn arith(&mut self, now_s: i64, verb: ArithVerb, key: &[u8], delta: u64) -> Reply {
-        if key.len() > KEY_MAX_LEN {
-            return Reply::ClientError(ClientError::BadCommandLineFormat);
-        }
-        if !self.find(key, now_s) {
-            return Reply::NotFound;
-        }
-        let Some(item) = self.items.get(key) else {
-            return Reply::NotFound;
-        };
-        if item.data.is_empty() || item.size() > SLAB_CHUNK_MAX {
-            return Reply::ClientError(ClientError::NonNumeric);
-        }
-        let Some(value) = arith::safe_strtoull(&item.data) else {
-            return Reply::ClientError(ClientError::NonNumeric);
-        };
-        let value = match verb {
-            ArithVerb::Incr => arith::incr(value, delta),
-            ArithVerb::Decr => arith::decr(value, delta),
-        };
-        let digits = arith::Decimal::new(value);
-        let digits = digits.as_bytes();
-        let old_size = item.size();
-        let in_place = digits.len() <= item.data.len();
-        let new_size = item_size(key.len(), item.flags, digits.len());
-        if !in_place && !self.make_room(new_size, now_s, Some(key)) {
-            return Reply::ServerError(ServerError::OutOfMemory);
-        }
-        let cas = self.next_cas();
-        let tracks = self.tracks_lru();
-        let Some(item) = self.items.get_mut(key) else {
-            return Reply::NotFound;
-        };
-        item.cas = cas;
-        if in_place {
-            arith::rewrite_in_place(&mut item.data, digits);
-            // do_item_update: refreshes it->time at most once per ITEM_UPDATE_INTERVAL.
-            if item.time < now_s - ITEM_UPDATE_INTERVAL {
-                item.time = now_s;
-            }
-        } else {
-            item.data.clear();
-            item.data.extend_from_slice(digits);
-            item.time = now_s;
-            self.used = self.used - old_size + new_size;
-        }
-        if tracks {
-            item.tick = self.lru.bump(item.tick);
-        }
-        Reply::Number(value)
-    }
-
-    /// flush_all (`process_flush_all_command`, 1.6.18).
-    fn flush_all(&mut self, now_ms: u64, delay: Option<i64>) -> Reply {
-        let now_s = now_secs(now_ms);
-        let delay = delay.unwrap_or(0);
-        // new_oldest in unix seconds; realtime() never returns 0 for delay > 0.
-        let new_oldest = if delay > 0 {
-            self.clock.realtime(now_ms, delay)
-        } else {
-            now_s
-        };
-        // oldest_live = new_oldest - 1, in rel time; rel 0 means "no flush".
-        let oldest_live = new_oldest - 1;
-        self.flush.oldest_live = (oldest_live > self.clock.started).then_some(oldest_live);
-        if oldest_live <= now_s {
-            self.flush.oldest_cas = self.next_cas();
-        }
-        self.flush.swept = false;
-        self.sweep_flushed(now_s);
-        Reply::Ok
-    }
 }
 
 /// Sets an item's expiration and keeps the expiry index in step.
@@ -831,13 +581,6 @@ fn set_exptime(expiry: &mut BTreeSet<(i64, Arc<[u8]>)>, item: &mut Item, exp: i6
         expiry.insert((exp, Arc::clone(&item.key)));
     }
     item.exptime = exp;
-}
-
-/// Which storage command, with the unique for `cas`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
-    Plain(StoreVerb),
-    Cas(u64),
 }
 
 #[cfg(test)]

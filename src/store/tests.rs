@@ -2,6 +2,7 @@
 //! are pinned by `tests/store_conformance.rs`.
 
 use super::*;
+use crate::command::{ArithVerb, StoreVerb};
 
 const T0: u64 = 1_700_000_000_000;
 
@@ -87,6 +88,12 @@ fn indexes_follow_items() {
             noreply: false,
         },
     );
+    // Flushed items are reaped lazily: they still hold memory until something meets them.
+    assert!(s.live_keys(T0).is_empty());
+    assert_eq!(s.items.len(), 20);
+    for i in 0..20 {
+        s.evict_at(T0, format!("k{i}").as_bytes());
+    }
     assert!(s.items.is_empty() && s.lru.is_empty() && s.expiry.is_empty());
     assert_eq!(s.used_bytes(), 0);
 }

@@ -3,6 +3,12 @@
 //! checked 21 times; figures are medians in milliseconds, parsing excluded, as Porcupine's
 //! own figures in VERDICTS.md. Every verdict is compared with VERDICTS.md; a mismatch
 //! fails the suite.
+//!
+//! `NAME_millis` is the wall-clock time of `check_linearizability_parallel` (what
+//! `kvsim check-history` runs). `NAME_cpu_millis` is the CPU time of the one-thread
+//! `check_linearizability` on the measuring thread (Linux `/proc/thread-self/schedstat`),
+//! which other load on the machine barely changes; the kernel updates that counter at
+//! scheduler ticks (4 ms here), so it means something only for the slow files.
 
 use kvsim::check::{check_linearizability_parallel, Limits, Linearization};
 use kvsim::formats::{read_history, Format, Value};
@@ -50,6 +56,26 @@ pub fn expected(dir: &Path) -> Result<Vec<(String, bool)>, String> {
         .collect())
 }
 
+/// CPU time of this thread so far, in milliseconds (Linux only).
+fn thread_cpu_millis() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1e6)
+}
+
+/// Median CPU milliseconds of the one-thread check of `h`, if the OS tells.
+fn cpu_time<S: SequentialSpec>(spec: &S, h: &History<S::Op, S::Ret>) -> Option<f64> {
+    let mut times = Vec::with_capacity(REPEATS);
+    for _ in 0..REPEATS {
+        let start = thread_cpu_millis()?;
+        let r = kvsim::check::check_linearizability(spec, h, Limits::none());
+        times.push(thread_cpu_millis()? - start);
+        drop(r);
+    }
+    times.sort_by(f64::total_cmp);
+    Some(times[REPEATS / 2])
+}
+
 /// Median and minimum milliseconds of checking `h`, and whether it was linearizable.
 fn time<S>(spec: &S, h: &History<S::Op, S::Ret>) -> Result<(f64, f64, bool), String>
 where
@@ -92,18 +118,21 @@ pub fn run() -> Result<Map<String, Json>, String> {
     let dir = bench_dir()?;
     let mut out = Map::new();
     let (mut etcd_total, mut etcd_min_total, mut kv_total) = (0.0, 0.0, 0.0);
+    let (mut etcd_cpu, mut kv_cpu) = (0.0, 0.0);
     let mut rows = Vec::new();
     for (file, want) in expected(&dir)? {
         let path = dir.join(&file);
-        let (median, min, ok) = if file.starts_with("kv/") {
+        let (median, min, ok, cpu) = if file.starts_with("kv/") {
             let h =
                 read_history(&KvSpec, &path, Some(Format::JepsenEdn)).map_err(|e| e.to_string())?;
-            time(&KvSpec, &h)?
+            let (median, min, ok) = time(&KvSpec, &h)?;
+            (median, min, ok, cpu_time(&KvSpec, &h))
         } else {
             let spec = CasRegisterSpec::<Value>::new();
             let h =
                 read_history(&spec, &path, Some(Format::JepsenLog)).map_err(|e| e.to_string())?;
-            time(&spec, &h)?
+            let (median, min, ok) = time(&spec, &h)?;
+            (median, min, ok, cpu_time(&spec, &h))
         };
         if ok != want {
             return Err(format!(
@@ -112,18 +141,27 @@ pub fn run() -> Result<Map<String, Json>, String> {
         }
         if file.starts_with("kv/") {
             kv_total += median;
+            kv_cpu += cpu.unwrap_or(0.0);
         } else {
             etcd_total += median;
             etcd_min_total += min;
+            etcd_cpu += cpu.unwrap_or(0.0);
         }
-        rows.push((figure(&file), median, min));
+        rows.push((figure(&file), median, min, cpu));
     }
     out.insert("etcd_all_millis".into(), round(etcd_total));
     out.insert("etcd_all_min_millis".into(), round(etcd_min_total));
     out.insert("kv_all_millis".into(), round(kv_total));
-    for (name, median, min) in rows {
+    if thread_cpu_millis().is_some() {
+        out.insert("etcd_all_cpu_millis".into(), round(etcd_cpu));
+        out.insert("kv_all_cpu_millis".into(), round(kv_cpu));
+    }
+    for (name, median, min, cpu) in rows {
         out.insert(format!("{name}_millis"), round(median));
         out.insert(format!("{name}_min_millis"), round(min));
+        if let Some(cpu) = cpu {
+            out.insert(format!("{name}_cpu_millis"), round(cpu));
+        }
     }
     if let Some(kib) = peak_rss_kib() {
         out.insert("peak_rss_mib".into(), round(kib as f64 / 1024.0));

@@ -2,6 +2,7 @@
 //! (names carry their unit: `kv_ops_per_s`, `seconds_median`, `millis_total`, …).
 
 pub mod checker;
+pub mod mq;
 
 use serde_json::{Map, Value};
 
@@ -34,6 +35,11 @@ pub const SUITES: &[Suite] = &[
         name: "serve",
         about: "kvsim serve vs memcached 1.6.18 ops/s under the same TCP client load",
         run: serve::run,
+    },
+    Suite {
+        name: "mq",
+        about: "message queue: 1M 16-byte messages, one writer thread, one blocking reader thread, MemStore, 5 runs",
+        run: mq::run,
     },
 ];
 

@@ -17,6 +17,7 @@ use kvsim::specs::{
     mutex::MutexSpec, queue::QueueSpec, register::RegisterSpec, set::SetSpec, NAMES,
 };
 use serde_json::{json, Value as Json};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -51,8 +52,14 @@ struct FileResult {
     partial_lines: Vec<usize>,
 }
 
-/// Runs the command; returns the exit code.
+/// Runs the command, printing to stdout; returns the exit code.
 pub fn main(args: Args) -> i32 {
+    run(&args, &mut std::io::stdout().lock())
+}
+
+/// Runs the command, writing results to `out` (errors go to stderr); returns the exit
+/// code.
+fn run(args: &Args, out: &mut impl Write) -> i32 {
     let format = args.format.as_deref().and_then(Format::from_name);
     let limits = match args.time_limit {
         Some(s) if !(s.is_finite() && s > 0.0) => {
@@ -63,7 +70,7 @@ pub fn main(args: Args) -> i32 {
         None => Limits::none(),
     };
     let (mut errors, mut violations, mut unknowns) = (0, 0, 0);
-    let mut out = Vec::new();
+    let mut objects = Vec::new();
     for path in &args.files {
         let file = path.display().to_string();
         let result = match args.spec.as_str() {
@@ -99,18 +106,18 @@ pub fn main(args: Args) -> i32 {
                 o["op_line"] = Json::from(l);
                 o["partial_lines"] = Json::from(r.partial_lines.clone());
             }
-            out.push(o);
+            objects.push(o);
         } else {
             let mut line = format!("{file}: {} {:.3} ms", r.verdict, r.millis);
             if let Some(d) = &r.detail {
                 line.push_str(": ");
                 line.push_str(d);
             }
-            println!("{line}");
+            let _ = writeln!(out, "{line}");
         }
     }
     if args.json {
-        println!("{}", Json::Array(out));
+        let _ = writeln!(out, "{}", Json::Array(objects));
     }
     if errors > 0 {
         2
@@ -178,4 +185,94 @@ where
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(spec: &str, extra: &[&str], files: &[PathBuf]) -> Args {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let mut argv = vec!["kvsim".to_string(), "--spec".into(), spec.into()];
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        argv.extend(files.iter().map(|f| f.display().to_string()));
+        Cli::try_parse_from(argv).expect("valid arguments").args
+    }
+
+    fn run_to_string(a: &Args) -> (i32, String) {
+        let mut out = Vec::new();
+        let code = run(a, &mut out);
+        (code, String::from_utf8(out).expect("utf-8"))
+    }
+
+    fn temp(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kvsim-check-history-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    const OK: &str = "{:process 0, :type :invoke, :f :write, :value 1}\n{:process 0, :type :ok, :f :write, :value 1}\n{:process 1, :type :invoke, :f :read, :value nil}\n{:process 1, :type :ok, :f :read, :value 1}\n";
+    const STALE: &str = "{\"process\": 0, \"type\": \"invoke\", \"f\": \"write\", \"value\": 1}\n{\"process\": 0, \"type\": \"ok\", \"f\": \"write\", \"value\": 1}\n{\"process\": 1, \"type\": \"invoke\", \"f\": \"read\"}\n{\"process\": 1, \"type\": \"ok\", \"f\": \"read\", \"value\": null}\n";
+
+    #[test]
+    fn exit_codes_follow_the_verdicts() {
+        let ok = temp("ok.edn", OK);
+        let stale = temp("stale.jsonl", STALE);
+        let broken = temp("broken.jsonl", "{\"process\": 0}\n");
+        let (code, text) = run_to_string(&args("register", &[], std::slice::from_ref(&ok)));
+        assert_eq!(code, 0);
+        assert!(
+            text.starts_with(&format!("{}: ok ", ok.display())),
+            "{text}"
+        );
+        let (code, text) = run_to_string(&args("register", &[], &[ok.clone(), stale.clone()]));
+        assert_eq!(code, 1);
+        let line = text.lines().nth(1).expect("two lines");
+        assert!(line.contains(": violation ") && line.ends_with(
+            "ms: read returned nothing, but the register holds 1 (process 1, read at line 3; 1 operations linearized before it)"
+        ), "{line}");
+        let (code, _) = run_to_string(&args(
+            "register",
+            &[],
+            &[ok.clone(), broken.clone(), stale.clone()],
+        ));
+        assert_eq!(code, 2, "errors win");
+    }
+
+    #[test]
+    fn json_lists_file_verdict_and_millis() {
+        let ok = temp("ok2.edn", OK);
+        let stale = temp("stale2.jsonl", STALE);
+        let (code, text) = run_to_string(&args(
+            "cas-register",
+            &["--json", "--format", "jepsen-edn"],
+            std::slice::from_ref(&ok),
+        ));
+        assert_eq!(code, 0);
+        let v: Json = serde_json::from_str(&text).expect("json");
+        assert_eq!(v[0]["file"], Json::from(ok.display().to_string()));
+        assert_eq!(v[0]["verdict"], Json::from("ok"));
+        assert!(v[0]["millis"].as_f64().is_some());
+        let (code, text) =
+            run_to_string(&args("register", &["--json"], std::slice::from_ref(&stale)));
+        assert_eq!(code, 1);
+        let v: Json = serde_json::from_str(&text).expect("json");
+        assert_eq!(v[0]["verdict"], Json::from("violation"));
+        assert_eq!(v[0]["op_line"], Json::from(3));
+        assert_eq!(v[0]["partial_lines"], Json::from(vec![1]));
+    }
+
+    #[test]
+    fn a_time_limit_must_be_positive() {
+        let ok = temp("ok3.edn", OK);
+        let (code, out) = run_to_string(&args("register", &["--time-limit", "0"], &[ok]));
+        assert_eq!((code, out.as_str()), (2, ""));
+    }
 }

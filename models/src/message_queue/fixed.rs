@@ -139,7 +139,7 @@ impl<'a, K: Kv> FixedQueue<'a, K> {
     /// Writes one message; the stored timestamp is `max(timestamp, newest in the log)` (a
     /// negative timestamp means now). Returns the stored timestamp.
     pub async fn write(&mut self, timestamp: i64, message: &[u8]) -> Result<i64, QueueError> {
-        let timestamp = check_write(timestamp, self.kv.now_ms() as i64, message)?;
+        let timestamp = check_write(timestamp, || self.kv.now_ms() as i64, message)?;
         let stored = timestamp.max(self.timestamp);
         let mut record = std::mem::take(&mut self.record);
         record.clear();
@@ -350,7 +350,14 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                 }
                 continue;
             }
-            match self.kv.get(&segment_key(&self.prefix, seg)).await? {
+            // Just after a fetch that brought records (`hot`), the segment is not fetched
+            // again before the next wait: a `get` copies the whole segment.
+            let fetched = if self.hot {
+                Some(Vec::new())
+            } else {
+                self.kv.get(&segment_key(&self.prefix, seg)).await?
+            };
+            match fetched {
                 Some(d) if d.len() > self.offset => {
                     self.data = d;
                     self.hot = true;

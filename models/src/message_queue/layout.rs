@@ -100,9 +100,14 @@ pub fn parse_number(key: &[u8], data: &[u8]) -> Result<i64, QueueError> {
         })
 }
 
-/// Checks a timestamp and a body before they are framed; a negative timestamp means `now`.
-pub fn check_write(timestamp: i64, now: i64, body: &[u8]) -> Result<i64, QueueError> {
-    let timestamp = if timestamp < 0 { now } else { timestamp };
+/// Checks a timestamp and a body before they are framed; a negative timestamp means
+/// `now()` (the clock is read only then).
+pub fn check_write(
+    timestamp: i64,
+    now: impl FnOnce() -> i64,
+    body: &[u8],
+) -> Result<i64, QueueError> {
+    let timestamp = if timestamp < 0 { now() } else { timestamp };
     if timestamp >= TIMESTAMP_LIMIT {
         return Err(QueueError::TimestampOutOfRange { found: timestamp });
     }
@@ -238,9 +243,9 @@ mod tests {
 
     #[test]
     fn timestamps_are_checked() {
-        assert_eq!(check_write(-1, 42, b"x").unwrap(), 42);
+        assert_eq!(check_write(-1, || 42, b"x").unwrap(), 42);
         assert_eq!(
-            check_write(TIMESTAMP_LIMIT, 0, b"x")
+            check_write(TIMESTAMP_LIMIT, || 0, b"x")
                 .unwrap_err()
                 .to_string(),
             "timestamp out of range: expected below 2^48-1, found 281474976710655"

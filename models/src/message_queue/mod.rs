@@ -13,8 +13,8 @@
 //! ([`kvsim::kv::Kv::wait_for_change_ms`]): virtual time in the simulator, a condition
 //! variable on [`kvsim::memstore`]'s store, never a busy loop.
 //!
-//! Two variants: [`published`] transcribes the article and Tkrzw 1.0.25 faithfully, defects
-//! included; [`fixed`] is the project's design. [`spec`] states the log's specification and
+//! Two variants: [`published`](mod@published) transcribes the article and Tkrzw 1.0.25 faithfully, defects
+//! included; [`fixed`](mod@fixed) is the project's design. [`spec`] states the log's specification and
 //! checks histories against it; [`model`] is the workload and the scenarios.
 //!
 //! # What a user of the fixed variant may expect
@@ -46,21 +46,30 @@
 //!
 //! # What the harness found in the published variant
 //!
-//! (Pinned by `models/tests/message_queue_published.rs`.)
-//! 1. **Stale header after a crash.** The newest file's header is written at roll-over and
-//!    at close only. A writer that crashes mid-turn leaves it stale; the next writer's open
-//!    trusts it as the newest timestamp and stores lower timestamps after higher ones
-//!    (scenario `crash`: "timestamps decrease in storage").
-//! 2. **Roll-over races the reader's end-of-file test.** The reader tests "end of file"
-//!    (reads the file) and "is this the newest file" (reads `{prefix}.last`) separately;
-//!    if the writer appends and rolls over in between, the reader moves to the next file
-//!    and the appended records are never read (scenario `turns`, no fault needed).
-//! 3. **Skipping by the stale header.** `remove_old_files` judges the newest file by its
-//!    stale header and removes records at or above the threshold (scenario `removal`),
-//!    and without `exclude_latest` it removes the file being written: the writer's later
-//!    writes report success and go nowhere.
-//! 4. **A file removed under a reader** makes every later read return "not found": the
-//!    reader never sees the messages written after it (scenario `removal`).
+//! Each is pinned by a scripted schedule in `models/tests/message_queue_published.rs`
+//! (with the checker's message), and found at random by `kvsim check message-queue`.
+//! 1. **The next writer trusts a stale header.** The newest file's header is written when
+//!    the file is created (with the newest timestamp so far), at roll-over and at `close`,
+//!    never per write. A writer that crashes, or whose turn ends on a lost reply, before
+//!    `close` leaves it stale; the next writer's `open` takes it as the newest timestamp
+//!    and stores lower timestamps after higher ones ("timestamps decrease in storage";
+//!    scenarios `crash`, `lose`, `restart-persistent`).
+//! 2. **A roll-over between the reader's two tests loses records.** At the end of a file
+//!    the reader asks "is this the newest file?" in a second read (`{prefix}.last`); if
+//!    the writer appended to the file and rolled over in between, the reader moves to the
+//!    next file and never reads what was appended. No fault is needed (scenario `turns`).
+//!    In Tkrzw both tests happen under one mutex in one process; on a shared store they
+//!    cannot.
+//! 3. **Removal by a stale header takes records above the threshold.**
+//!    `remove_old_files` judges the file being written by its stale header and removes
+//!    it with records at or above the threshold; the writer's later writes into the
+//!    removed file report success and are lost (scenarios `removal`, `crash-removal`).
+//! 4. **A file removed under a reader stops it for good.** Its next read of the file
+//!    finds nothing and every later read returns "not found", so the reader never sees the
+//!    messages after it (scenarios `removal`, `crash-removal`).
+//!
+//! Under eviction or the restart of a volatile store both variants lose messages
+//! (scenarios `evict`, `restart-volatile`), as said above.
 
 pub mod fixed;
 pub mod layout;

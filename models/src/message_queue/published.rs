@@ -117,7 +117,7 @@ impl<'a, K: Kv> PublishedQueue<'a, K> {
     /// `Write(timestamp, message)`: the stored timestamp is `max(timestamp, newest so
     /// far)`; a negative timestamp means now. Returns the stored timestamp.
     pub async fn write(&mut self, timestamp: i64, message: &[u8]) -> Result<i64, QueueError> {
-        let timestamp = check_write(timestamp, self.kv.now_ms() as i64, message)?;
+        let timestamp = check_write(timestamp, || self.kv.now_ms() as i64, message)?;
         let mut record = Vec::with_capacity(message.len() + 12);
         if self.file_size >= self.max_file_size || !fits_value(self.file_size, message.len() + 12) {
             self.sync().await?;

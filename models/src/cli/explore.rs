@@ -1,0 +1,228 @@
+//! `kvsim explore TARGET`: every interleaving and fault of a bounded scope, with
+//! stateright; or its Explorer in a browser (`--serve`).
+
+use crate::registry::{self, registry};
+use kvsim::explore::{Limits, Scope, DEFAULT_HORIZON_MS};
+use kvsim::target::{ExploreReport, Target};
+use kvsim::verdict::Verdict;
+use serde_json::json;
+
+/// Models whose checks read the history's virtual times (time-window specs): explored
+/// with the times kept in the state.
+const TIMED_MODELS: &[&str] = &["event-log", "visitor-counter"];
+
+/// Options of `kvsim explore`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// The target, `MODEL/VARIANT` (e.g. `fifo/fixed`).
+    pub target: String,
+    /// Number of clients.
+    #[arg(long, default_value_t = 2)]
+    pub clients: usize,
+    /// Operations per client.
+    #[arg(long, default_value_t = 2)]
+    pub ops: usize,
+    /// Faults: `none` or a comma-separated list of KIND or KIND:BUDGET (budget per kind,
+    /// 1 when not given), kinds evict, lru, expire, skew, restart, crash, lose, pause,
+    /// shard-fail.
+    #[arg(long, default_value = "none")]
+    pub faults: String,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Checker threads (1: breadth-first on one thread, which gives the shortest
+    /// counterexample).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Serve stateright's Explorer on this address instead (`PORT` or `:PORT` listen on
+    /// loopback, `HOST:PORT` where told).
+    #[arg(long)]
+    pub serve: Option<String>,
+    /// The seed: fixes the workload and the random numbers the structure draws.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Virtual seconds after which a path is not expanded further.
+    #[arg(long, default_value_t = DEFAULT_HORIZON_MS as f64 / 1000.0)]
+    pub horizon: f64,
+    /// Stop with `unknown` after generating this many states.
+    #[arg(long)]
+    pub max_states: Option<usize>,
+    /// Stop with `unknown` when the process holds this many MiB.
+    #[arg(long)]
+    pub max_memory: Option<u64>,
+    /// Keep the history's virtual times in the state (default: only for models whose
+    /// checks read them, event-log and visitor-counter).
+    #[arg(long)]
+    pub timed: bool,
+}
+
+/// Where `--serve ADDR` listens: loopback unless a host is given.
+pub fn serve_address(addr: &str) -> String {
+    let addr = addr.trim();
+    if let Some(port) = addr.strip_prefix(':') {
+        format!("127.0.0.1:{port}")
+    } else if addr.parse::<u16>().is_ok() {
+        format!("127.0.0.1:{addr}")
+    } else {
+        addr.to_string()
+    }
+}
+
+/// The scope the options describe.
+pub fn scope(args: &Args) -> Result<Scope, String> {
+    let mut scope = Scope::new(args.clients, args.ops);
+    scope.faults = Scope::parse_faults(&args.faults)?;
+    scope.seed = args.seed;
+    if !(args.horizon > 0.0 && args.horizon.is_finite()) {
+        return Err(format!(
+            "bad --horizon {}: expected a positive number of seconds",
+            args.horizon
+        ));
+    }
+    scope.horizon_ms = (args.horizon * 1000.0).round() as u64;
+    let model = args.target.split('/').next().unwrap_or_default();
+    scope.times = args.timed || TIMED_MODELS.contains(&model);
+    if args.clients == 0 || args.ops == 0 {
+        return Err("expected at least 1 client and 1 operation".to_string());
+    }
+    Ok(scope)
+}
+
+/// Runs `kvsim explore`; returns the exit code (0 ok, 1 violation, 2 usage, 3 unknown).
+pub fn main(args: &Args) -> i32 {
+    let scope = match scope(args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("kvsim: {e}");
+            return 2;
+        }
+    };
+    let entries = registry();
+    let (index, variants) = match registry::resolve(&entries, &args.target) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("kvsim: {e}");
+            return 2;
+        }
+    };
+    let [variant] = variants[..] else {
+        eprintln!(
+            "kvsim: expected one target MODEL/VARIANT (e.g. {0}/fixed), found {0:?}",
+            args.target
+        );
+        return 2;
+    };
+    let target = entries[index].target(variant);
+    if let Some(addr) = &args.serve {
+        let addr = serve_address(addr);
+        eprintln!(
+            "kvsim: stateright Explorer for {} ({}) on http://{addr}/ (Ctrl-C to stop)",
+            target.name(),
+            scope.describe()
+        );
+        return match target.serve_explorer(&scope, &addr) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("kvsim: {e}");
+                2
+            }
+        };
+    }
+    let mut limits = Limits {
+        threads: args.threads.max(1),
+        ..Limits::default()
+    };
+    if let Some(n) = args.max_states {
+        limits.max_states = n;
+    }
+    if let Some(mib) = args.max_memory {
+        limits.max_memory_bytes = mib << 20;
+    }
+    let report = explore(target, &scope, &limits);
+    if args.json {
+        println!("{}", to_json(&report));
+    } else {
+        print!("{}", text(&report));
+    }
+    report.verdict.exit_code()
+}
+
+fn explore(target: &dyn Target, scope: &Scope, limits: &Limits) -> ExploreReport {
+    target.explore(scope, limits)
+}
+
+/// The JSON form: `verdict` (`ok`, `violation`, `unknown`), `reason`, the state counts,
+/// `millis`, the scope, and for a violation the counterexample's report and token.
+pub fn to_json(r: &ExploreReport) -> serde_json::Value {
+    let reason = match &r.verdict {
+        Verdict::Ok => None,
+        Verdict::Violation(v) => Some(format!("{}: {}", v.property, v.reason)),
+        Verdict::Unknown(why) => Some(why.clone()),
+    };
+    json!({
+        "target": r.target,
+        "scope": r.scope,
+        "verdict": r.verdict.name(),
+        "reason": reason,
+        "unique_states": r.unique_states,
+        "total_states": r.total_states,
+        "max_depth": r.max_depth,
+        "millis": r.millis,
+        "states_per_s": r.states_per_s,
+        "horizon_cut": r.horizon_cut,
+        "bound": r.bound,
+        "warning": r.warning,
+        "token": r.token,
+        "counterexample": r.counterexample,
+    })
+}
+
+/// The text form: the scope, the verdict, the figures, and for a violation the
+/// counterexample's report (the same as `kvsim check` prints) with its replay token.
+pub fn text(r: &ExploreReport) -> String {
+    let mut out = String::new();
+    if let Some(w) = &r.warning {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out.push_str(&format!(
+        "kvsim explore {} · {}\n",
+        r.target,
+        r.scope.describe()
+    ));
+    let verdict = match &r.verdict {
+        Verdict::Ok => {
+            let mut s = "ok: every path of the scope passes".to_string();
+            if r.horizon_cut > 0 {
+                s.push_str(&format!(
+                    " ({} states at the horizon were not expanded)",
+                    r.horizon_cut
+                ));
+            }
+            s
+        }
+        Verdict::Violation(v) => format!("violation: {}: {}", v.property, v.reason),
+        Verdict::Unknown(why) => format!("unknown: {why}"),
+    };
+    out.push_str(&format!("  verdict  {verdict}\n"));
+    out.push_str(&format!(
+        "  states   {} unique, {} total · depth {} · {} ms · {} states/s\n",
+        r.unique_states, r.total_states, r.max_depth, r.millis, r.states_per_s
+    ));
+    if let Some(cx) = &r.counterexample {
+        out.push_str("\nshortest counterexample:\n\n");
+        out.push_str(&kvsim::report::text_styled(cx, false));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serve_addresses_default_to_loopback() {
+        assert_eq!(serve_address("3000"), "127.0.0.1:3000");
+        assert_eq!(serve_address(":3000"), "127.0.0.1:3000");
+        assert_eq!(serve_address("0.0.0.0:80"), "0.0.0.0:80");
+    }
+}

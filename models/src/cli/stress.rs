@@ -1,0 +1,288 @@
+//! `kvsim stress TARGET --server ADDR…`: run a model's operations from OS threads against
+//! real servers (memcached, or `kvsim serve`), record the history with real-time order,
+//! and check it with the model's property (see `kvsim::net::stress`).
+
+use crate::expect::Variant;
+use crate::registry::{registry, resolve};
+use crate::{
+    array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
+    visitor_counter,
+};
+use clap::Args;
+use kvsim::model::Model;
+use kvsim::net::{stress, StressConfig};
+use std::time::Duration;
+
+/// The flags of `kvsim stress`.
+#[derive(Args, Debug)]
+pub struct StressArgs {
+    /// `MODEL/VARIANT`, e.g. `fifo/fixed`.
+    pub target: String,
+    /// A server, `host:port` (repeat for several: keys are spread with ketama).
+    #[arg(long = "server", required = true)]
+    pub servers: Vec<String>,
+    /// Client threads.
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
+    /// Stop starting operations after this many seconds.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Operations per thread (default 100 when no --duration is given).
+    #[arg(long)]
+    pub ops: Option<usize>,
+    /// Seed of the workload and the clients' random numbers.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Seconds to wait for each reply before the operation's outcome is unknown.
+    #[arg(long, default_value_t = 2.0)]
+    pub timeout: f64,
+    /// Milliseconds each thread waits between two operations.
+    #[arg(long)]
+    pub stagger_ms: Option<u64>,
+    /// Send flush_all to every server first (the model's keys may be left from a run before).
+    #[arg(long)]
+    pub flush: bool,
+}
+
+fn seconds(s: f64, what: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| format!("bad --{what} {s}: expected a non-negative number of seconds"))
+}
+
+fn run<M>(target: &str, model: M, args: &StressArgs) -> Result<i32, String>
+where
+    M: Model + Sync,
+    M::Op: Send,
+    M::Ret: Send,
+{
+    let mut config = StressConfig::new(args.servers.clone(), args.threads, 0);
+    config.duration = args.duration.map(|d| seconds(d, "duration")).transpose()?;
+    config.ops_per_thread = match (args.ops, config.duration) {
+        (Some(n), _) => Some(n),
+        (None, Some(_)) => None,
+        (None, None) => Some(100),
+    };
+    config.seed = args.seed;
+    config.flush_first = args.flush;
+    config.stagger = args.stagger_ms.map(Duration::from_millis);
+    config.io_timeout = seconds(args.timeout, "timeout")?;
+    let bound = match (config.ops_per_thread, args.duration) {
+        (Some(n), Some(d)) => format!("{n} ops (at most {d} s)"),
+        (Some(n), None) => format!("{n} ops"),
+        (None, Some(d)) => format!("{d} s"),
+        (None, None) => unreachable!("a bound is always set above"),
+    };
+    println!(
+        "kvsim stress: {target} against {} · {} threads × {bound} · seed {}",
+        args.servers.join(", "),
+        args.threads,
+        args.seed
+    );
+    let run = stress(&model, &config).map_err(|e| e.to_string())?;
+    let secs = run.elapsed.as_secs_f64();
+    println!(
+        "  {} operations in {secs:.2} s ({:.0} ops/s), {} with unknown outcome",
+        run.history.len(),
+        run.history.len() as f64 / secs.max(1e-9),
+        run.unknown
+    );
+    println!("  verdict: {}", run.verdict);
+    if let kvsim::verdict::Verdict::Violation(v) = &run.verdict {
+        for &i in v.ops.iter().take(5) {
+            if let Some(op) = run.history.ops.get(i) {
+                println!(
+                    "    op {i}: client {} {:?} → {:?} ({} ms … {} ms)",
+                    op.client,
+                    op.op,
+                    op.outcome,
+                    op.call_ms,
+                    op.ret_ms.map_or("-".to_string(), |t| t.to_string())
+                );
+            }
+        }
+    }
+    Ok(run.verdict.exit_code())
+}
+
+/// Runs `kvsim stress`; returns the exit code (0 ok, 1 violation, 2 usage or I/O error,
+/// 3 unknown).
+pub fn main(args: &StressArgs) -> i32 {
+    match dispatch(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("kvsim stress: {e}");
+            2
+        }
+    }
+}
+
+fn dispatch(args: &StressArgs) -> Result<i32, String> {
+    let entries = registry();
+    let (index, variants) = resolve(&entries, &args.target)?;
+    let [variant] = variants[..] else {
+        return Err(format!(
+            "target {:?} names both variants: expected MODEL/published or MODEL/fixed",
+            args.target
+        ));
+    };
+    let name = entries[index].name;
+    let target = format!("{name}/{}", variant.name());
+    let fixed = variant == Variant::Fixed;
+    macro_rules! pick {
+        ($published:expr, $fixed:expr) => {
+            if fixed {
+                run(&target, $fixed, args)
+            } else {
+                run(&target, $published, args)
+            }
+        };
+    }
+    match name {
+        "fifo" => pick!(fifo::published(), fifo::fixed()),
+        "lock" => pick!(lock::published(), lock::fixed()),
+        "counter" => pick!(counter::published(), counter::fixed()),
+        "visitor-counter" => pick!(visitor_counter::published(), visitor_counter::fixed()),
+        "event-log" => pick!(event_log::published(), event_log::fixed()),
+        "array-locked" => pick!(array_locked::published(), array_locked::fixed()),
+        "array-append" => pick!(array_append::published(), array_append::fixed()),
+        "table" => pick!(table::published(), table::fixed()),
+        "spinlock" => pick!(spinlock::published(), spinlock::fixed()),
+        "message-queue" => pick!(
+            message_queue::published(),
+            message_queue::fixed()
+        ),
+        other => Err(format!("model {other:?} cannot be stressed yet")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvsim::history::Outcome;
+    use kvsim::net::MemcachedProcess;
+    use kvsim::verdict::Verdict;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Other traffic: small items (the FIFO nodes' slab class), pipelined, until `stop`.
+    fn filler(addr: String, stop: &AtomicBool) -> u64 {
+        let mut stream = TcpStream::connect(&addr).expect("filler connects");
+        let mut written = 0u64;
+        let mut reply = [0u8; 256];
+        while !stop.load(Ordering::Relaxed) {
+            let mut batch = Vec::new();
+            for _ in 0..200 {
+                batch.extend_from_slice(
+                    format!("set fill:{written} 0 0 12 noreply\r\nfiller-bytes\r\n").as_bytes(),
+                );
+                written += 1;
+            }
+            batch.extend_from_slice(b"version\r\n");
+            stream.write_all(&batch).expect("filler sends");
+            let _ = stream.read(&mut reply).expect("filler reads");
+        }
+        written
+    }
+
+    fn fifo_run(
+        model: fifo::Fifo,
+        mc: &MemcachedProcess,
+        load: bool,
+    ) -> kvsim::net::StressRun<fifo::Op, fifo::Ret> {
+        let mut config = StressConfig::new(vec![mc.addr()], 4, 0);
+        config.ops_per_thread = Some(50);
+        if load {
+            // Spread the run over about a second, so the other traffic can push queue
+            // nodes out between operations.
+            config.stagger = Some(Duration::from_millis(20));
+        }
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let fill = load.then(|| s.spawn(|| filler(mc.addr(), &stop)));
+            if load {
+                // Let the other traffic fill the memory first.
+                while mc_items(&mc.addr()) < 30_000 {
+                    std::thread::yield_now();
+                }
+            }
+            let run = stress(&model, &config).expect("the run starts");
+            stop.store(true, Ordering::Relaxed);
+            if let Some(f) = fill {
+                f.join().expect("filler");
+            }
+            run
+        })
+    }
+
+    /// `total_items` from `stats` (items ever stored).
+    fn mc_items(addr: &str) -> u64 {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(b"stats\r\n").unwrap();
+        let mut out = Vec::new();
+        let mut buf = [0u8; 8192];
+        while !out.ends_with(b"END\r\n") {
+            let n = s.read(&mut buf).unwrap();
+            out.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&out);
+        text.lines()
+            .find_map(|l| l.strip_prefix("STAT total_items "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The FIFO's property, judged by kvsim's checker (Lowe's memoization; the models'
+    /// interim checker can take minutes on a history this concurrent): linearizable
+    /// against the queue spec, a detected loss (`Lost`) counting as no effect.
+    fn queue_verdict(run: &kvsim::net::StressRun<fifo::Op, fifo::Ret>) -> Verdict {
+        let mut history = run.history.clone();
+        for op in &mut history.ops {
+            if op.outcome == Outcome::Ok(fifo::Ret::Lost) {
+                op.outcome = Outcome::Failed;
+            }
+        }
+        let verdict = kvsim::check::linearizability::linearizable(
+            &fifo::QueueSpec,
+            &history,
+            kvsim::check::linearizability::Limits::time(std::time::Duration::from_secs(60)),
+        );
+        verdict
+    }
+
+    fn lost(run: &kvsim::net::StressRun<fifo::Op, fifo::Ret>) -> usize {
+        run.history
+            .ops
+            .iter()
+            .filter(|o| o.outcome == Outcome::Ok(fifo::Ret::Lost))
+            .count()
+    }
+
+    #[test]
+    fn fifo_fixed_is_linearizable_against_memcached_with_plenty_of_memory() {
+        let Some(mc) = MemcachedProcess::for_test("stress fifo/fixed", &["-m", "64"]) else {
+            return;
+        };
+        let run = fifo_run(fifo::fixed(), &mc, false);
+        assert_eq!(run.history.len(), 200);
+        assert_eq!(queue_verdict(&run), Verdict::Ok);
+        assert_eq!(lost(&run), 0);
+    }
+
+    #[test]
+    fn fifo_under_a_tiny_memory_limit_and_load_loses_nodes() {
+        // -m 2 and other traffic in the nodes' slab class: the LRU evicts queue nodes.
+        let Some(mc) = MemcachedProcess::for_test("stress fifo", &["-m", "2"]) else {
+            return;
+        };
+        let run = fifo_run(fifo::fixed(), &mc, true);
+        // The seed article's prediction: evicted nodes. The fixed FIFO notices (operations
+        // answer Lost) and what it answers stays linearizable.
+        assert!(
+            lost(&run) > 0,
+            "no node was lost: {} ops",
+            run.history.len()
+        );
+        assert_eq!(queue_verdict(&run), Verdict::Ok);
+    }
+}
