@@ -128,6 +128,23 @@ fn every_committed_counterexample_is_minimal() {
 }
 
 #[test]
+fn every_committed_counterexample_fits_in_100_columns() {
+    for (model, stem, text) in counterexamples() {
+        for line in text.lines() {
+            // The replay token is one word: it is never cut.
+            if line.trim_start().starts_with("replay: ") {
+                continue;
+            }
+            assert!(
+                line.chars().count() <= kvsim::report::WIDTH,
+                "{model}/{stem}: {} columns: {line}",
+                line.chars().count()
+            );
+        }
+    }
+}
+
+#[test]
 fn one_counterexample_per_model_reads_like_this() {
     let mut seen = std::collections::BTreeSet::new();
     for (model, stem, text) in counterexamples() {

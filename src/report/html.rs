@@ -107,6 +107,8 @@ fn header(out: &mut String, r: &RunReport) {
     };
     let faults = if c.faults.is_empty() {
         "none".to_string()
+    } else if c.fault_budget == 0 {
+        format!("{} (no fault events)", c.faults)
     } else {
         format!("{} (at most {})", c.faults, c.fault_budget)
     };

@@ -63,13 +63,25 @@ pub fn text_styled(r: &RunReport, colour: bool) -> String {
         Verdict::Violation(v) => p.bad(&format!("violation: {}", v.property)),
         Verdict::Unknown(_) => p.bad("unknown"),
     };
-    let _ = writeln!(
-        out,
-        "kvsim: {head} in {} (scenario {})",
-        p.strong(&r.target),
+    // The scenario goes on the first line when it fits, else it starts the second.
+    let first = format!(
+        "kvsim: {} in {} (scenario {})",
+        head_plain(r),
+        r.target,
         r.scenario
     );
-    for line in header(r) {
+    let scenario_first = first.chars().count() <= WIDTH;
+    let _ = writeln!(
+        out,
+        "kvsim: {head} in {}{}",
+        p.strong(&r.target),
+        if scenario_first {
+            format!(" (scenario {})", r.scenario)
+        } else {
+            String::new()
+        }
+    );
+    for line in header(r, !scenario_first) {
         let _ = writeln!(out, "  {line}");
     }
     out.push('\n');
@@ -107,17 +119,32 @@ pub fn text_styled(r: &RunReport, colour: bool) -> String {
     out
 }
 
+/// The verdict as the first line names it, without colour.
+fn head_plain(r: &RunReport) -> String {
+    match &r.verdict {
+        Verdict::Ok => "ok".to_string(),
+        Verdict::Violation(v) => format!("violation: {}", v.property),
+        Verdict::Unknown(_) => "unknown".to_string(),
+    }
+}
+
 /// `1 client`, `2 clients`.
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The header lines after the first: seed, scenario knobs, run facts, other knobs.
-fn header(r: &RunReport) -> Vec<String> {
+fn header(r: &RunReport, with_scenario: bool) -> Vec<String> {
     let c = &r.config;
-    let mut first = vec![format!("seed {}", r.seed), ops_line(c)];
+    let mut first = Vec::new();
+    if with_scenario {
+        first.push(format!("scenario {}", r.scenario));
+    }
+    first.extend([format!("seed {}", r.seed), ops_line(c)]);
     if c.faults.is_empty() {
         first.push("faults none".to_string());
+    } else if c.fault_budget == 0 {
+        first.push(format!("faults {} (no fault events)", c.faults));
     } else {
         first.push(format!(
             "faults {} (at most {})",
