@@ -49,7 +49,12 @@ impl Model for Hits {
     type Op = CounterOp;
     type Ret = CounterRet;
 
-    async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &CounterOp) -> Result<CounterRet, KvError> {
+    async fn run<K: Kv>(
+        &self,
+        kv: &K,
+        _client: usize,
+        op: &CounterOp,
+    ) -> Result<CounterRet, KvError> {
         match op {
             CounterOp::Read => Ok(CounterRet::Value(read(kv).await?)),
             _ => Ok(CounterRet::Value(increment(kv, self.atomic).await?)),
@@ -75,7 +80,9 @@ fn hits_survive_crashes_and_lost_replies() {
     let scenario = Scenario::new("crash-lose", 3, 4)
         .faults(&[FaultKind::Crash, FaultKind::Lose])
         .runs(1000);
-    Check::new("hits/incr", Hits { atomic: true }, scenario).run().assert_ok();
+    Check::new("hits/incr", Hits { atomic: true }, scenario)
+        .run()
+        .assert_ok();
 }
 
 #[test]
@@ -86,9 +93,14 @@ fn get_then_set_loses_updates_and_the_report_says_so() {
     let failure = outcome.assert_violation();
     let report = outcome.report().expect("a violation has a report");
     assert!(report.contains("linearizability"), "{report}");
-    assert!(report.contains("kvsim replay hits/getset:no-faults:"), "{report}");
+    assert!(
+        report.contains("kvsim replay hits/getset:no-faults:"),
+        "{report}"
+    );
     // The token replays the same run, step for step.
-    let again = check.replay(&failure.token).expect("a token we printed decodes");
+    let again = check
+        .replay(&failure.token)
+        .expect("a token we printed decodes");
     assert_eq!(again.trace, failure.trace);
     assert_eq!(again.verdict, failure.verdict);
 }

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use world::{Chooser, World};
 
 /// Runs `model` once under `config` from `seed`; with `choices`, replays them instead of
-/// the strategy's own walk (choices past the end: the first runnable client, no faults).
+/// the strategy's own walk (choices past the end: runnable clients in turn, no faults).
 pub fn run<M: Model>(
     model: &M,
     config: &SimConfig,
@@ -48,6 +48,7 @@ pub fn run<M: Model>(
         Some(c) => Chooser::Replay {
             choices: c.to_vec(),
             pos: 0,
+            next: 0,
         },
         None => own,
     };

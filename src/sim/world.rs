@@ -220,8 +220,12 @@ pub(crate) enum Chooser {
         change_points: Vec<u32>,
         next_low: u64,
     },
-    /// Replay of recorded choices; when they run out, the first runnable client.
-    Replay { choices: Vec<u32>, pos: usize },
+    /// Replay of recorded choices; when they run out, runnable clients in turn.
+    Replay {
+        choices: Vec<u32>,
+        pos: usize,
+        next: usize,
+    },
 }
 
 /// Why a run stopped early.
@@ -588,18 +592,32 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
     fn choose(&mut self, chooser: &mut Chooser, faults: &mut Vec<FaultAction>) -> u32 {
         let n = self.clients.len() as u32;
         match chooser {
-            Chooser::Replay { choices, pos } => {
-                let c = choices.get(*pos).copied().unwrap_or(0);
+            Chooser::Replay { choices, pos, next } => {
+                // Past the recorded choices, or where a recorded choice no longer fits,
+                // clients take turns (round robin): a fair scheduler, so that a shrunk run
+                // never starves a client (which would look like a pause to the others).
+                let fair = |runnable: &[usize], next: &mut usize| {
+                    let pick = runnable
+                        .iter()
+                        .copied()
+                        .find(|&c| c >= *next)
+                        .unwrap_or(runnable[0]);
+                    *next = pick + 1;
+                    pick as u32
+                };
+                let Some(&c) = choices.get(*pos) else {
+                    return fair(&self.runnable, next);
+                };
                 *pos += 1;
                 if c < n {
                     if self.runnable.contains(&(c as usize)) {
                         return c;
                     }
-                    return self.runnable[0] as u32;
+                    return fair(&self.runnable, next);
                 }
                 self.fault_actions(faults);
                 if faults.is_empty() {
-                    return self.runnable[0] as u32;
+                    return fair(&self.runnable, next);
                 }
                 n + (c - n) % faults.len() as u32
             }

@@ -6,8 +6,8 @@ pub mod mq;
 
 use serde_json::{Map, Value};
 
-pub mod serve;
 pub mod first_violation;
+pub mod serve;
 pub mod sim;
 
 /// One benchmark suite.

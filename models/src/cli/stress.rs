@@ -147,10 +147,7 @@ fn dispatch(args: &StressArgs) -> Result<i32, String> {
         "array-append" => pick!(array_append::published(), array_append::fixed()),
         "table" => pick!(table::published(), table::fixed()),
         "spinlock" => pick!(spinlock::published(), spinlock::fixed()),
-        "message-queue" => pick!(
-            message_queue::published(),
-            message_queue::fixed()
-        ),
+        "message-queue" => pick!(message_queue::published(), message_queue::fixed()),
         other => Err(format!("model {other:?} cannot be stressed yet")),
     }
 }
