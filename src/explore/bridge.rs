@@ -55,6 +55,8 @@ pub(crate) struct Bridge<M: Explorable> {
     horizon: u64,
     /// Whether the history's virtual times are part of the state.
     times: bool,
+    /// Most polls of one operation on a path.
+    max_op_steps: u32,
     /// Each client's operations (the workload the seed gives).
     ops: Vec<Vec<M::Op>>,
     /// Each client's clock drift.
@@ -126,6 +128,7 @@ impl<M: Explorable> Bridge<M> {
             budgets: scope.faults.iter().map(|(_, b)| *b).collect(),
             horizon: EPOCH_MS + scope.horizon_ms,
             times: scope.times,
+            max_op_steps: scope.max_op_steps,
             ops,
             drift,
             init,
@@ -563,9 +566,13 @@ impl<M: Explorable> Bridge<M> {
             .collect()
     }
 
-    /// Whether the scope's horizon cuts this state.
+    /// Whether the scope's bounds cut this state: past the time horizon, or an operation
+    /// past its step bound.
     pub(crate) fn past_horizon(&self, s: &State<M::Op, M::Ret>) -> bool {
         s.now > self.horizon
+            || s.clients
+                .iter()
+                .any(|c| c.polls.len() as u32 > self.max_op_steps)
     }
 }
 

@@ -2,6 +2,7 @@
 //! (names carry their unit: `kv_ops_per_s`, `seconds_median`, `millis_total`, …).
 
 pub mod checker;
+pub mod explore;
 
 use serde_json::{Map, Value};
 
@@ -29,6 +30,11 @@ pub const SUITES: &[Suite] = &[
         name: "checker",
         about: "linearizability checker on Porcupine's histories, median ms, parsing excluded",
         run: checker::run,
+    },
+    Suite {
+        name: "explore",
+        about: "exhaustive search (stateright): fifo/fixed 2 clients x 2 ops, no faults",
+        run: explore::run,
     },
     Suite {
         name: "serve",
