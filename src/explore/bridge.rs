@@ -529,6 +529,16 @@ impl<M: Explorable> Bridge<M> {
             FaultAction::ClockJump(c, by_ms) => s.clients[c].offset_ms += by_ms,
             FaultAction::Restart(shard) => s.servers[shard].store.restart(s.now),
             FaultAction::Crash(c) => {
+                // As the simulator: the crashed operation gets a `crash` mark.
+                s.seq += 1;
+                s.tail = Tail::Marks;
+                let hi = s.clients[c].hist_index as usize;
+                let time_ms = self.time(s.now);
+                s.history.ops[hi].marks.push(Mark {
+                    label: "crash".to_string(),
+                    seq: s.seq,
+                    time_ms,
+                });
                 let cl = &mut s.clients[c];
                 cl.phase = Phase::Crashed;
                 cl.polls.clear();

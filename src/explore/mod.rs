@@ -49,6 +49,8 @@ mod bridge;
 mod guard;
 mod scope;
 mod state;
+#[cfg(test)]
+mod tests;
 
 pub use scope::{Scope, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS};
 pub use state::State;
