@@ -4,7 +4,6 @@
 
 use kvsim::explore::{Limits, Scope};
 use kvsim::sim::Token;
-use kvsim::target::Target;
 use kvsim::verdict::Verdict;
 use kvsim_models::expect::Variant;
 use kvsim_models::registry::registry;

@@ -3,7 +3,6 @@
 //! failing run the search met (fewest steps among the first failures of a small
 //! scenario that names only the fault kinds, never the steps).
 
-use kvsim::model::Model;
 use kvsim::report::text;
 use kvsim::scenario::{FaultKind, Scenario, Strategy};
 use kvsim::sim::{self, run_seed, SimConfig};
@@ -19,7 +18,7 @@ const FAILURES: usize = 8;
 /// Runs `scenario` on `model` seed after seed (up to `max_runs`), keeps the failing run
 /// with the fewest steps among the first [`FAILURES`] failures, and returns its verdict
 /// and text report.
-fn smallest_failure<M: Model + 'static>(
+fn smallest_failure<M: kvsim::explore::Explorable>(
     target: &str,
     model: M,
     scenario: &Scenario,
@@ -30,7 +29,7 @@ fn smallest_failure<M: Model + 'static>(
 
 /// [`smallest_failure`], counting only the violations `want` accepts (to tell apart two
 /// defects of one structure).
-fn smallest_failure_where<M: Model + 'static>(
+fn smallest_failure_where<M: kvsim::explore::Explorable>(
     target: &str,
     model: M,
     scenario: &Scenario,

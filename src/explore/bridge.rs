@@ -42,6 +42,12 @@ pub(crate) enum Action {
     Fault(FaultAction),
 }
 
+/// One step of a path: a state and the action taken from it (`None` at the end).
+pub(crate) type PathStep<M> = (
+    State<<M as crate::model::Model>::Op, <M as crate::model::Model>::Ret>,
+    Option<Action>,
+);
+
 /// A model in a scope, as a stateright model.
 pub(crate) struct Bridge<M: Explorable> {
     pub(crate) model: Arc<M>,
@@ -556,7 +562,7 @@ impl<M: Explorable> Bridge<M> {
 
     /// The replay choices of a path: client steps by index, faults by their position in
     /// the simulator's enumeration (after the clients).
-    pub(crate) fn choices(&self, path: &[(State<M::Op, M::Ret>, Option<Action>)]) -> Vec<u32> {
+    pub(crate) fn choices(&self, path: &[PathStep<M>]) -> Vec<u32> {
         let n = self.cfg.clients as u32;
         let mut faults = Vec::new();
         path.iter()
