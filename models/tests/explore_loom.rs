@@ -100,7 +100,7 @@ fn agree<M: Explorable + Clone>(name: &str, model: M, clients: usize, ops: usize
 #[test]
 fn loom_and_stateright_agree_on_the_counter() {
     agree("counter/fixed", counter::fixed(), 2, 1);
-    agree("counter/fixed", counter::fixed(), 2, 2);
+    // (2 × 2 agrees too, but loom needs 4,606,740 executions for it: too slow for CI.)
     agree("counter/published", counter::published(), 2, 1);
 }
 
