@@ -42,6 +42,12 @@ pub(crate) enum Action {
     Fault(FaultAction),
 }
 
+/// One step of a path: a state and the action taken from it (`None` at the end).
+pub(crate) type PathStep<M> = (
+    State<<M as crate::model::Model>::Op, <M as crate::model::Model>::Ret>,
+    Option<Action>,
+);
+
 /// A model in a scope, as a stateright model.
 pub(crate) struct Bridge<M: Explorable> {
     pub(crate) model: Arc<M>,
@@ -55,6 +61,8 @@ pub(crate) struct Bridge<M: Explorable> {
     horizon: u64,
     /// Whether the history's virtual times are part of the state.
     times: bool,
+    /// Most polls of one operation on a path.
+    max_op_steps: u32,
     /// Each client's operations (the workload the seed gives).
     ops: Vec<Vec<M::Op>>,
     /// Each client's clock drift.
@@ -126,6 +134,7 @@ impl<M: Explorable> Bridge<M> {
             budgets: scope.faults.iter().map(|(_, b)| *b).collect(),
             horizon: EPOCH_MS + scope.horizon_ms,
             times: scope.times,
+            max_op_steps: scope.max_op_steps,
             ops,
             drift,
             init,
@@ -526,6 +535,16 @@ impl<M: Explorable> Bridge<M> {
             FaultAction::ClockJump(c, by_ms) => s.clients[c].offset_ms += by_ms,
             FaultAction::Restart(shard) => s.servers[shard].store.restart(s.now),
             FaultAction::Crash(c) => {
+                // As the simulator: the crashed operation gets a `crash` mark.
+                s.seq += 1;
+                s.tail = Tail::Marks;
+                let hi = s.clients[c].hist_index as usize;
+                let time_ms = self.time(s.now);
+                s.history.ops[hi].marks.push(Mark {
+                    label: "crash".to_string(),
+                    seq: s.seq,
+                    time_ms,
+                });
                 let cl = &mut s.clients[c];
                 cl.phase = Phase::Crashed;
                 cl.polls.clear();
@@ -543,7 +562,7 @@ impl<M: Explorable> Bridge<M> {
 
     /// The replay choices of a path: client steps by index, faults by their position in
     /// the simulator's enumeration (after the clients).
-    pub(crate) fn choices(&self, path: &[(State<M::Op, M::Ret>, Option<Action>)]) -> Vec<u32> {
+    pub(crate) fn choices(&self, path: &[PathStep<M>]) -> Vec<u32> {
         let n = self.cfg.clients as u32;
         let mut faults = Vec::new();
         path.iter()
@@ -563,9 +582,13 @@ impl<M: Explorable> Bridge<M> {
             .collect()
     }
 
-    /// Whether the scope's horizon cuts this state.
+    /// Whether the scope's bounds cut this state: past the time horizon, or an operation
+    /// past its step bound.
     pub(crate) fn past_horizon(&self, s: &State<M::Op, M::Ret>) -> bool {
         s.now > self.horizon
+            || s.clients
+                .iter()
+                .any(|c| c.polls.len() as u32 > self.max_op_steps)
     }
 }
 

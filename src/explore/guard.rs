@@ -49,7 +49,7 @@ impl Guard {
             ));
             return false;
         }
-        if n % MEMORY_CHECK_EVERY == 0 {
+        if n.is_multiple_of(MEMORY_CHECK_EVERY) {
             if let Some(rss) = resident_bytes() {
                 if rss > self.max_memory_bytes {
                     self.halt(format!(

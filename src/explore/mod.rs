@@ -23,7 +23,8 @@
 //! # Soundness
 //! - **Bounded.** "Ok" means: no violation in any interleaving of this scope (these
 //!   clients, operations, fault budgets, this workload and seed) whose paths stay within
-//!   the time horizon. Paths past the horizon are cut, not judged
+//!   the time horizon and in which no operation takes more than
+//!   [`Scope::max_op_steps`] steps. Paths past these bounds are cut, not judged
 //!   ([`Exploration::horizon_cut`] counts them); spin loops under an unfair schedule are
 //!   such paths.
 //! - **Hash compaction.** stateright identifies a state by its 64-bit hash alone and
@@ -48,8 +49,10 @@ mod bridge;
 mod guard;
 mod scope;
 mod state;
+#[cfg(test)]
+mod tests;
 
-pub use scope::{Scope, DEFAULT_HORIZON_MS};
+pub use scope::{Scope, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS};
 pub use state::State;
 
 use crate::model::Model;
@@ -116,7 +119,8 @@ pub struct Exploration {
     pub max_depth: usize,
     /// Wall-clock time of the search.
     pub elapsed: Duration,
-    /// Generated states the time horizon cut (not expanded, not judged).
+    /// Generated states the time horizon or the step bound per operation cut (not
+    /// expanded, not judged).
     pub horizon_cut: usize,
     /// The guard rail that stopped the search, if one did.
     pub bound: Option<String>,

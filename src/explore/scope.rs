@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 /// The default time horizon: paths are not expanded past 10 s of virtual time.
 pub const DEFAULT_HORIZON_MS: u64 = 10_000;
 
+/// The default bound on steps per operation: a path on which one operation takes more
+/// than 24 steps (KV calls and wake-ups) is not expanded further.
+pub const DEFAULT_MAX_OP_STEPS: u32 = 24;
+
 /// What an exhaustive search covers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scope {
@@ -20,6 +24,10 @@ pub struct Scope {
     /// Virtual milliseconds after which a path is not expanded further (spin loops under
     /// an unfair schedule never end; the horizon cuts them).
     pub horizon_ms: u64,
+    /// Steps (KV calls and wake-ups) one operation may take on a path before the path is
+    /// cut: a spin loop under an unfair schedule never ends, and a busy one never even
+    /// advances time far.
+    pub max_op_steps: u32,
     /// The seed: it fixes the workload (which operations each client runs), the clocks
     /// drawn with `skew`, and the random numbers the structure draws.
     pub seed: u64,
@@ -44,6 +52,7 @@ impl Scope {
             ops,
             faults: Vec::new(),
             horizon_ms: DEFAULT_HORIZON_MS,
+            max_op_steps: DEFAULT_MAX_OP_STEPS,
             seed: 1,
             memory_limit: None,
             persistent: false,
@@ -65,6 +74,7 @@ impl Scope {
                 .map(|k| (*k, s.fault_budget))
                 .collect(),
             horizon_ms: DEFAULT_HORIZON_MS,
+            max_op_steps: DEFAULT_MAX_OP_STEPS,
             seed: 1,
             memory_limit: s.memory_limit,
             persistent: s.persistent,
@@ -130,10 +140,11 @@ impl Scope {
                 .join(",")
         };
         let mut s = format!(
-            "{} clients × {} ops · faults {faults} · horizon {} · seed {}",
+            "{} clients × {} ops · faults {faults} · horizon {} · {} steps per op · seed {}",
             self.clients,
             self.ops,
             crate::sim::ms(self.horizon_ms),
+            self.max_op_steps,
             self.seed
         );
         if let Some(m) = self.memory_limit {
@@ -182,7 +193,7 @@ mod tests {
         assert_eq!(c.faults.kinds(), &[FaultKind::Evict, FaultKind::Crash]);
         assert_eq!(
             s.describe(),
-            "2 clients × 3 ops · faults evict:2,crash:1 · horizon 10 s · seed 1"
+            "2 clients × 3 ops · faults evict:2,crash:1 · horizon 10 s · 24 steps per op · seed 1"
         );
     }
 }

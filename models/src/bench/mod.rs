@@ -3,6 +3,7 @@
 
 pub mod checker;
 pub mod mq;
+pub mod explore;
 
 use serde_json::{Map, Value};
 
@@ -31,6 +32,11 @@ pub const SUITES: &[Suite] = &[
         name: "checker",
         about: "linearizability checker on Porcupine's histories, median ms, parsing excluded",
         run: checker::run,
+    },
+    Suite {
+        name: "explore",
+        about: "exhaustive search (stateright): fifo/fixed 2 clients x 2 ops, no faults",
+        run: explore::run,
     },
     Suite {
         name: "serve",

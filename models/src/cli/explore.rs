@@ -2,7 +2,7 @@
 //! stateright; or its Explorer in a browser (`--serve`).
 
 use crate::registry::{self, registry};
-use kvsim::explore::{Limits, Scope, DEFAULT_HORIZON_MS};
+use kvsim::explore::{Limits, Scope, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS};
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
 use serde_json::json;
@@ -44,6 +44,9 @@ pub struct Args {
     /// Virtual seconds after which a path is not expanded further.
     #[arg(long, default_value_t = DEFAULT_HORIZON_MS as f64 / 1000.0)]
     pub horizon: f64,
+    /// Steps (KV calls and wake-ups) one operation may take before its path is cut.
+    #[arg(long, default_value_t = DEFAULT_MAX_OP_STEPS)]
+    pub max_op_steps: u32,
     /// Stop with `unknown` after generating this many states.
     #[arg(long)]
     pub max_states: Option<usize>,
@@ -80,6 +83,7 @@ pub fn scope(args: &Args) -> Result<Scope, String> {
         ));
     }
     scope.horizon_ms = (args.horizon * 1000.0).round() as u64;
+    scope.max_op_steps = args.max_op_steps.max(1);
     let model = args.target.split('/').next().unwrap_or_default();
     scope.times = args.timed || TIMED_MODELS.contains(&model);
     if args.clients == 0 || args.ops == 0 {
@@ -194,7 +198,7 @@ pub fn text(r: &ExploreReport) -> String {
             let mut s = "ok: every path of the scope passes".to_string();
             if r.horizon_cut > 0 {
                 s.push_str(&format!(
-                    " ({} states at the horizon were not expanded)",
+                    " ({} states past the horizon or step bound were not expanded)",
                     r.horizon_cut
                 ));
             }

@@ -1,0 +1,79 @@
+//! The exhaustive suite: stateright over the bridge, on the FIFO of PEERS.md.
+//!
+//! fifo/fixed with 2 clients × 2 operations, no faults, and the peers' workload (client 0
+//! enqueues `a` then `b`, client 1 dequeues twice): the time to exhaust it (loom needs
+//! 1,448,850 executions and 48.5 s for the same scope) and states per second.
+
+use crate::fifo::{self, Fifo, Op, Ret};
+use kvsim::explore::{self, Limits, Scope};
+use kvsim::history::History;
+use kvsim::kv::{Kv, KvError};
+use kvsim::model::Model;
+use kvsim::rng::SimRng;
+use kvsim::verdict::Verdict;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// fifo/fixed with the peers' workload.
+pub struct PeersFifo(pub Fifo);
+
+impl Model for PeersFifo {
+    type Op = Op;
+    type Ret = Ret;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        self.0.setup(kv).await
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, client: usize, op: &Op) -> Result<Ret, KvError> {
+        self.0.run(kv, client, op).await
+    }
+
+    fn op(&self, client: usize, index: usize, _rng: &mut SimRng) -> Op {
+        match client {
+            0 => Op::Enqueue(["a", "b"][index % 2].to_string()),
+            _ => Op::Dequeue,
+        }
+    }
+
+    fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        self.0.check(history)
+    }
+}
+
+/// Exhausts fifo/fixed 2 × 2 five times; the median time and states per second.
+pub fn run() -> Result<Map<String, Value>, String> {
+    let model = Arc::new(PeersFifo(fifo::fixed()));
+    let mut scope = Scope::new(2, 2);
+    scope.times = false;
+    let mut millis = Vec::new();
+    let mut last = None;
+    for _ in 0..5 {
+        let found = explore::explore(Arc::clone(&model), &scope, &Limits::default());
+        if found.verdict != Verdict::Ok {
+            return Err(format!("fifo/fixed 2x2 did not verify: {}", found.verdict));
+        }
+        millis.push(found.elapsed.as_secs_f64() * 1000.0);
+        last = Some(found);
+    }
+    millis.sort_by(f64::total_cmp);
+    let found = last.expect("five runs");
+    let median = millis[millis.len() / 2];
+    let mut m = Map::new();
+    m.insert(
+        "workload".into(),
+        json!("fifo/fixed, C0 enqueue a,b; C1 dequeue x2; no faults; BFS on 1 thread"),
+    );
+    m.insert(
+        "fifo_fixed_2x2_millis".into(),
+        json!((median * 10.0).round() / 10.0),
+    );
+    m.insert(
+        "states_per_s".into(),
+        json!((found.total_states as f64 / (median / 1000.0)).round()),
+    );
+    m.insert("unique_states".into(), json!(found.unique_states));
+    m.insert("total_states".into(), json!(found.total_states));
+    m.insert("max_depth".into(), json!(found.max_depth));
+    Ok(m)
+}
