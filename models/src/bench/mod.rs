@@ -2,8 +2,8 @@
 //! (names carry their unit: `kv_ops_per_s`, `seconds_median`, `millis_total`, …).
 
 pub mod checker;
-pub mod mq;
 pub mod explore;
+pub mod mq;
 
 use serde_json::{Map, Value};
 

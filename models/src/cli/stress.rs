@@ -239,12 +239,11 @@ mod tests {
                 op.outcome = Outcome::Failed;
             }
         }
-        let verdict = kvsim::check::linearizability::linearizable(
+        kvsim::check::linearizability::linearizable(
             &fifo::QueueSpec,
             &history,
             kvsim::check::linearizability::Limits::time(std::time::Duration::from_secs(60)),
-        );
-        verdict
+        )
     }
 
     fn lost(run: &kvsim::net::StressRun<fifo::Op, fifo::Ret>) -> usize {
