@@ -3,7 +3,7 @@
 //! `safe_strtoull` runs C's `strtoull(str, &end, 10)` and then accepts the result only if
 //! at least one digit was read, there was no overflow (`ERANGE`), the character after the
 //! digits is whitespace or the end of the string, and — only when the result is `>= 2^63`
-//! — the digits were not preceded by a `-`. So leading whitespace and `+` are accepted,
+//! — the string holds no `-` anywhere (C's `strchr`, so even after the number). So leading whitespace and `+` are accepted,
 //! `-0` is 0, `-1` is rejected, anything after a space is ignored (`"5 x"` is 5), and
 //! `"12abc"`, `"0x10"`, `"1.5"`, `""` and numbers above `2^64-1` are rejected. One quirk
 //! is kept as the C does it: `-9223372036854775809` negates (mod 2^64) to `2^63-1`, which
@@ -55,7 +55,11 @@ pub fn safe_strtoull(bytes: &[u8]) -> Option<u64> {
     } else {
         value
     };
-    if (value as i64) < 0 && negative {
+    // `if ((long long) ull < 0) { if (strchr(str, '-') != NULL) return false; }`: the
+    // search runs over the whole C string, so a `-` anywhere in the item (even after the
+    // number and a space) rejects a value of 2^63 or more.
+    let c_string = bytes.split(|&b| b == 0).next().unwrap_or_default();
+    if (value as i64) < 0 && (negative || c_string.contains(&b'-')) {
         return None;
     }
     Some(value)
@@ -127,6 +131,14 @@ mod tests {
         assert_eq!(safe_strtoull(b"+2"), Some(2));
         assert_eq!(safe_strtoull(b"-0"), Some(0));
         assert_eq!(safe_strtoull(b"-1"), None);
+        // A `-` anywhere rejects a value of 2^63 or more (strchr over the whole string),
+        // as memcached 1.6.18 answers; smaller values do not care.
+        assert_eq!(safe_strtoull(b"18446744073709551615\ty3c3-0"), None);
+        assert_eq!(safe_strtoull(b"9223372036854775808 -"), None);
+        assert_eq!(
+            safe_strtoull(b"9223372036854775807 -"),
+            Some(9223372036854775807)
+        );
         assert_eq!(safe_strtoull(b"12abc"), None);
         assert_eq!(safe_strtoull(b"0x10"), None);
         assert_eq!(safe_strtoull(b"1.5"), None);
