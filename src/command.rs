@@ -268,7 +268,10 @@ pub fn validate_key(key: &[u8]) -> Result<(), CommandError> {
             len: key.len(),
         });
     }
-    if let Some(pos) = key.iter().position(|&b| b <= b' ' || b == 0x7f) {
+    // One pass without early exit (it vectorizes); the position only when a byte is bad.
+    let bad = |b: u8| b <= b' ' || b == 0x7f;
+    if key.iter().fold(false, |found, &b| found | bad(b)) {
+        let pos = key.iter().position(|&b| bad(b)).unwrap_or(0);
         return Err(CommandError::BadKeyByte {
             key: show_bytes(key),
             byte: key[pos],

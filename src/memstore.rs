@@ -7,7 +7,10 @@
 //! [`crate::kv::block_on_ready`] runs a structure's operation on the calling thread.
 //!
 //! Time: `MemStore` is for real threads, so its clock is the host's, read once at creation
-//! (`SystemTime`) and advanced by a monotonic `Instant`: it never goes back. Under
+//! (`SystemTime`) and advanced by the host's coarse monotonic clock (`coarsetime`: Linux's
+//! `CLOCK_MONOTONIC_COARSE`, a few ms resolution): it never goes back. Every command reads
+//! the clock, and the precise clock costs more than a whole command's work on the store;
+//! memcached itself only knows the time to the second. Under
 //! `cfg(loom)` there is no clock: virtual time advances one millisecond per command
 //! (a logical clock), and sleeping yields. The loom tests check that concurrent
 //! `cas`/`add`/`incr`/`append` from up to three threads always give the replies and final
@@ -55,7 +58,7 @@ struct State {
 #[cfg(not(loom))]
 struct HostClock {
     anchor_unix_ms: u64,
-    anchor: std::time::Instant,
+    anchor: coarsetime::Instant,
 }
 
 #[cfg(not(loom))]
@@ -66,12 +69,13 @@ impl HostClock {
             .map_or(0, |d| d.as_millis() as u64);
         HostClock {
             anchor_unix_ms,
-            anchor: std::time::Instant::now(),
+            anchor: coarsetime::Instant::now(),
         }
     }
 
     fn now_ms(&self) -> u64 {
-        self.anchor_unix_ms + self.anchor.elapsed().as_millis() as u64
+        let elapsed = coarsetime::Instant::now().duration_since(self.anchor);
+        self.anchor_unix_ms + elapsed.as_millis()
     }
 }
 

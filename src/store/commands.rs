@@ -69,6 +69,9 @@ impl Store {
             self.link(key, data, flags, exp, now_s);
             return Reply::Stored;
         }
+        if let Op::Plain(verb @ (StoreVerb::Append | StoreVerb::Prepend)) = op {
+            return self.append(now_s, verb == StoreVerb::Append, key, data);
+        }
         let present = self.find(key, now_s);
         match (op, present) {
             (Op::Plain(StoreVerb::Set), _)
@@ -82,8 +85,7 @@ impl Store {
                 self.bump(key);
                 Reply::NotStored
             }
-            (Op::Plain(_), false) => Reply::NotStored,
-            (Op::Plain(verb), true) => self.append(now_s, verb == StoreVerb::Append, key, data),
+            (Op::Plain(_), _) => Reply::NotStored, // append/prepend went above
             (Op::Cas(_), false) => Reply::NotFound,
             (Op::Cas(unique), true) => {
                 let current = self.items.get(key).map_or(0, |it| it.cas);
@@ -97,22 +99,40 @@ impl Store {
         }
     }
 
-    /// append/prepend on a live item: a new item of combined size with the old flags and
-    /// exptime; `NOT_STORED` if it is too large or memory cannot be had.
+    /// append/prepend: on a live item, a new item of combined size with the old flags and
+    /// exptime; `NOT_STORED` if there is none, or the result is too large, or memory
+    /// cannot be had. Without a memory limit the item is looked up once (queues and logs
+    /// append to the same key again and again).
     fn append(&mut self, now_s: i64, at_end: bool, key: &[u8], data: &[u8]) -> Reply {
-        let Some(old) = self.items.get(key) else {
-            return Reply::NotStored;
-        };
-        let old_size = old.size();
-        let new_size = item_size(key.len(), old.flags, old.data.len() + data.len());
-        if new_size > self.config.item_size_max || !self.make_room(new_size, now_s, Some(key)) {
-            return Reply::NotStored;
+        if self.limit().is_some() {
+            if !self.find(key, now_s) {
+                return Reply::NotStored;
+            }
+            let Some(old) = self.items.get(key) else {
+                return Reply::NotStored;
+            };
+            let new_size = item_size(key.len(), old.flags, old.data.len() + data.len());
+            if new_size > self.config.item_size_max || !self.make_room(new_size, now_s, Some(key)) {
+                return Reply::NotStored;
+            }
         }
-        let cas = self.next_cas();
+        let cas_id = self.cas_id + 1;
         let tracks = self.tracks_lru();
         let Some(item) = self.items.get_mut(key) else {
             return Reply::NotStored;
         };
+        if is_expired(item.exptime, now_s) || self.flush.is_flushed(item.time, item.cas, now_s) {
+            // Dead (only reached without a memory limit): reaped as `find` does.
+            self.unlink(key);
+            return Reply::NotStored;
+        }
+        let old_size = item.size();
+        let new_size = item_size(key.len(), item.flags, item.data.len() + data.len());
+        if new_size > self.config.item_size_max {
+            return Reply::NotStored;
+        }
+        self.cas_id = cas_id;
+        let cas = cas_id;
         if at_end {
             item.data.extend_from_slice(data);
         } else {

@@ -49,14 +49,15 @@
 //! re-read item survive a delayed flush; kvsim's `it->time` is the last link (store) or
 //! in-place incr (which refreshes it at most once per 60 s, as `do_item_update`).
 //!
-//! Determinism: items live in a `BTreeMap`; the LRU and expiry indexes are ordered maps;
-//! nothing iterates a hash map. `Store` is `Clone + Hash + Eq` for stateright.
+//! Determinism: items live in a hash table ([`table`]) whose order never shows (whatever
+//! lists items goes by key order); the LRU and expiry indexes are ordered maps. `Store` is `Clone + Hash + Eq` for stateright.
 
 pub mod arith;
 mod commands;
 pub mod expiry;
 pub mod item;
 pub mod lru;
+mod table;
 
 use crate::command::{ClientError, Command, Reply, KEY_MAX_LEN};
 use commands::Op;
@@ -66,6 +67,7 @@ use lru::Lru;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::Arc;
+use table::Table;
 
 /// memcached's `ITEM_UPDATE_INTERVAL`: `do_item_update` refreshes an item at most this often.
 const ITEM_UPDATE_INTERVAL: i64 = 60;
@@ -103,7 +105,7 @@ impl Default for StoreConfig {
 pub struct Store {
     config: StoreConfig,
     clock: Clock,
-    items: BTreeMap<Arc<[u8]>, Item>,
+    items: Table,
     /// `(exptime, key)` of every item with an expiration.
     expiry: BTreeSet<(i64, Arc<[u8]>)>,
     lru: Lru,
@@ -141,7 +143,7 @@ impl Store {
         Store {
             config,
             clock: Clock::start(now_ms),
-            items: BTreeMap::new(),
+            items: Table::default(),
             expiry: BTreeSet::new(),
             lru: Lru::default(),
             cas_id: 0,
@@ -260,7 +262,7 @@ impl Store {
         if self.config.persistent {
             let dead: Vec<Arc<[u8]>> = self
                 .items
-                .values()
+                .unordered()
                 .filter(|it| self.is_dead(it, now_s))
                 .map(|it| Arc::clone(&it.key))
                 .collect();
@@ -282,7 +284,8 @@ impl Store {
     pub fn live_keys(&self, now_ms: u64) -> Vec<Vec<u8>> {
         let now_s = now_secs(now_ms);
         self.items
-            .values()
+            .sorted()
+            .into_iter()
             .filter(|it| !self.is_dead(it, now_s))
             .map(|it| it.key.to_vec())
             .collect()
@@ -310,7 +313,7 @@ impl Store {
         let by_flush = match self.flush.oldest_live {
             Some(ol) if ol > now_s => self
                 .items
-                .values()
+                .unordered()
                 .any(|it| !self.is_dead(it, now_s) && it.time <= ol)
                 .then_some(ol),
             _ => None,
@@ -349,7 +352,7 @@ impl Store {
     /// kept, and no unique exceeds the counter. For tests and the simulator's invariant
     /// checks; `Err` says what is inconsistent.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let sum: usize = self.items.values().map(Item::size).sum();
+        let sum: usize = self.items.unordered().map(Item::size).sum();
         if sum != self.used {
             return Err(format!(
                 "used bytes: expected {sum} (the items' sizes), found {}",
@@ -366,7 +369,7 @@ impl Store {
         }
         let with_exp: BTreeSet<(i64, Arc<[u8]>)> = self
             .items
-            .values()
+            .unordered()
             .filter(|it| it.exptime != 0)
             .map(|it| (it.exptime, Arc::clone(&it.key)))
             .collect();
@@ -380,7 +383,7 @@ impl Store {
         if self.tracks_lru() {
             let ticks: BTreeMap<u64, Arc<[u8]>> = self
                 .items
-                .values()
+                .unordered()
                 .map(|it| (it.tick, Arc::clone(&it.key)))
                 .collect();
             let lru: BTreeMap<u64, Arc<[u8]>> =
@@ -392,12 +395,13 @@ impl Store {
                     lru.len()
                 ));
             }
-        } else if !self.lru.is_empty() || self.items.values().any(|it| it.tick != 0) {
+        } else if !self.lru.is_empty() || self.items.unordered().any(|it| it.tick != 0) {
             return Err("lru: expected no order when none is kept, found one".to_string());
         }
         if let Some(it) = self
             .items
-            .values()
+            .sorted()
+            .into_iter()
             .find(|it| it.cas == 0 || it.cas > self.cas_id)
         {
             return Err(format!(
@@ -552,9 +556,11 @@ impl Store {
                 }
             }
         } else if self.used + need > limit && self.flush.oldest_live.is_some() {
+            // In key order (deterministic).
             let flushed: Vec<Arc<[u8]>> = self
                 .items
-                .values()
+                .sorted()
+                .into_iter()
                 .filter(|it| Some(&it.key[..]) != pinned && self.is_dead(it, now_s))
                 .map(|it| Arc::clone(&it.key))
                 .collect();

@@ -1,0 +1,149 @@
+//! The item table: items by key, found by hashing, compared and listed in key order.
+//!
+//! Lookups are what a store does most (a storage command looks its key up two or three
+//! times), and the keys structures use share long prefixes (`queue.0000000001`,
+//! `queue.0000000002`, …): an ordered map compares the whole prefix at every node it
+//! passes, a hash map hashes the key once and compares it once. So the table is a hash map
+//! (`hashbrown` with the fixed `FxHasher`: no per-process random seed) and never lets its
+//! iteration order show: everything that lists items ([`Table::sorted`], `Debug`, `Hash`)
+//! goes by key order, as the ordered map it replaces did, and equality is the maps'.
+
+use super::item::Item;
+use rustc_hash::FxBuildHasher;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// Items by key.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Table {
+    map: hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher>,
+}
+
+impl Table {
+    /// The item under `key`, dead or alive.
+    #[inline]
+    pub fn get(&self, key: &[u8]) -> Option<&Item> {
+        self.map.get(key)
+    }
+
+    /// The item under `key`, to change it in place.
+    #[inline]
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Item> {
+        self.map.get_mut(key)
+    }
+
+    /// Puts `item` under `key`, replacing any item there.
+    pub fn insert(&mut self, key: Arc<[u8]>, item: Item) {
+        self.map.insert(key, item);
+    }
+
+    /// Takes the item under `key` out.
+    pub fn remove(&mut self, key: &[u8]) -> Option<Item> {
+        self.map.remove(key)
+    }
+
+    /// The number of items.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Removes every item.
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+
+    /// Every item in no particular order: only for questions whose answer does not depend
+    /// on the order (sums, "is there any").
+    pub fn unordered(&self) -> impl Iterator<Item = &Item> {
+        self.map.values()
+    }
+
+    /// Every item, in key order.
+    pub fn sorted(&self) -> Vec<&Item> {
+        let mut items: Vec<&Item> = self.map.values().collect();
+        items.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        items
+    }
+}
+
+impl Hash for Table {
+    /// As an ordered map hashes: the length, then the entries in key order.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_usize(self.map.len());
+        for item in self.sorted() {
+            item.hash(state); // the key included
+        }
+    }
+}
+
+impl fmt::Debug for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.sorted().into_iter().map(|it| (&it.key, it)))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::DefaultHasher;
+
+    fn item(key: &str) -> Item {
+        Item {
+            key: Arc::from(key.as_bytes()),
+            data: key.as_bytes().to_vec(),
+            flags: 0,
+            exptime: 0,
+            time: 0,
+            cas: 1,
+            tick: 0,
+        }
+    }
+
+    fn table(keys: &[&str]) -> Table {
+        let mut t = Table::default();
+        for k in keys {
+            let it = item(k);
+            t.insert(Arc::clone(&it.key), it);
+        }
+        t
+    }
+
+    fn hash(t: &Table) -> u64 {
+        let mut h = DefaultHasher::new();
+        t.hash(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn insertion_order_does_not_show() {
+        let keys = ["q.0000000003", "q.0000000001", "a", "q.0000000002", "zz"];
+        let mut reversed = keys;
+        reversed.reverse();
+        let (a, b) = (table(&keys), table(&reversed));
+        assert_eq!(a, b);
+        assert_eq!(hash(&a), hash(&b));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        let listed: Vec<&[u8]> = a.sorted().iter().map(|it| &it.key[..]).collect();
+        assert_eq!(
+            listed,
+            [
+                &b"a"[..],
+                b"q.0000000001",
+                b"q.0000000002",
+                b"q.0000000003",
+                b"zz"
+            ]
+        );
+    }
+
+    #[test]
+    fn different_contents_differ() {
+        let (a, b) = (table(&["a", "b"]), table(&["a", "c"]));
+        assert_ne!(a, b);
+        assert_ne!(hash(&a), hash(&b));
+        assert_ne!(hash(&table(&["a"])), hash(&table(&["a", "a2"])));
+    }
+}
