@@ -133,7 +133,8 @@ pub trait Target {
     fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport;
 
     /// Explores every path of `scope` with stateright ([`crate::explore`]); a
-    /// counterexample is replayed by the simulator for its report and token.
+    /// counterexample is replayed by the simulator for its report and token, and a
+    /// violation is reported with the replay's verdict (see [`replayed_verdict`]).
     fn explore(&self, scope: &Scope, limits: &Limits) -> ExploreReport;
 
     /// Serves stateright's Explorer for `scope` on `addr`; blocks while it runs.
@@ -217,6 +218,32 @@ impl<M: Model> ModelTarget<M> {
     }
 }
 
+/// The verdict an exhaustive search reports, given the simulator's replay of its
+/// counterexample: for a violation, the replay's verdict when it violates the same
+/// property (its reason then carries the run's true times, which a search that leaves
+/// times out of its state does not know: it would say "from 0 ms to 0 ms"); `Unknown`
+/// when the replay does not reproduce the violation (a disagreement between the bridge
+/// and the simulator, never to be reported as a finding). Other verdicts are kept.
+pub fn replayed_verdict(explored: &Verdict, replay: Option<&RunReport>) -> Verdict {
+    let Verdict::Violation(found) = explored else {
+        return explored.clone();
+    };
+    match replay.map(|r| &r.verdict) {
+        Some(Verdict::Violation(again)) if again.property == found.property => {
+            Verdict::Violation(again.clone())
+        }
+        Some(other) => Verdict::Unknown(format!(
+            "the search found a violation of {} ({}), but the simulator's replay of its \
+             counterexample gives {other}",
+            found.property, found.reason
+        )),
+        None => Verdict::Unknown(format!(
+            "the search found a violation of {} ({}) without a counterexample to replay",
+            found.property, found.reason
+        )),
+    }
+}
+
 impl<M: Explorable> Target for ModelTarget<M> {
     fn name(&self) -> &str {
         &self.name
@@ -265,10 +292,11 @@ impl<M: Explorable> Target for ModelTarget<M> {
             .counterexample
             .as_ref()
             .map(|choices| self.run("explore", &found.config, found.seed, Some(choices)));
+        let verdict = replayed_verdict(&found.verdict, counterexample.as_ref());
         ExploreReport {
             target: self.name.clone(),
             scope: scope.clone(),
-            verdict: found.verdict.clone(),
+            verdict,
             unique_states: found.unique_states,
             total_states: found.total_states,
             max_depth: found.max_depth,
@@ -284,5 +312,77 @@ impl<M: Explorable> Target for ModelTarget<M> {
 
     fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String> {
         explore::serve(Arc::clone(&self.model), scope, addr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::Violation;
+
+    fn violation(property: &str, reason: &str) -> Verdict {
+        Verdict::Violation(Violation {
+            property: property.to_string(),
+            reason: reason.to_string(),
+            ops: vec![0, 1],
+            partial: Vec::new(),
+        })
+    }
+
+    fn replay(verdict: Verdict) -> RunReport {
+        RunReport {
+            target: "t/published".to_string(),
+            scenario: "explore".to_string(),
+            config: Scope::new(2, 1).config(),
+            seed: 1,
+            token: String::new(),
+            verdict,
+            ops: Vec::new(),
+            trace: Vec::new(),
+            steps: 0,
+            choices: Vec::new(),
+            faults_on: Vec::new(),
+            shrink: None,
+        }
+    }
+
+    #[test]
+    fn a_violation_is_reported_with_the_replays_times() {
+        let explored = violation(
+            "mutual exclusion",
+            "C0 and C1 were both inside from 0 ms to 0 ms",
+        );
+        let again = violation(
+            "mutual exclusion",
+            "C0 and C1 were both inside from 6 ms to 8 ms",
+        );
+        assert_eq!(
+            replayed_verdict(&explored, Some(&replay(again.clone()))),
+            again
+        );
+    }
+
+    #[test]
+    fn a_replay_that_disagrees_makes_the_verdict_unknown() {
+        let explored = violation("linearizability (queue)", "dequeue returned b");
+        let v = replayed_verdict(&explored, Some(&replay(Verdict::Ok)));
+        assert_eq!(
+            v,
+            Verdict::Unknown(
+                "the search found a violation of linearizability (queue) (dequeue returned b), \
+                 but the simulator's replay of its counterexample gives ok"
+                    .to_string()
+            )
+        );
+        let other = replay(violation("progress", "C0 livelocked"));
+        assert!(matches!(
+            replayed_verdict(&explored, Some(&other)),
+            Verdict::Unknown(_)
+        ));
+        assert_eq!(
+            replayed_verdict(&Verdict::Ok, None),
+            Verdict::Ok,
+            "other verdicts are kept"
+        );
     }
 }

@@ -1,29 +1,131 @@
-//! Exhaustive search of the registered models: the fixed variants verify for 2 clients ×
-//! 2 operations without faults; a published variant that fails without faults yields its
-//! shortest counterexample, which `kvsim replay` reproduces. Unique state counts pinned.
+//! Exhaustive search of the registered models, without faults: the fixed variants verify;
+//! each published variant that fails without faults yields its shortest counterexample
+//! (breadth-first on one thread), which the simulator replays from the report's token.
+//! Unique and total state counts are pinned.
+//!
+//! # The scopes
+//! A scope fixes the workload through its seed, so each published variant is searched in
+//! the smallest scope (clients × operations, then a seed) in which a violation exists,
+//! found with `kvsim check --clients N --ops N` (the simulator draws a workload per seed)
+//! and `kvsim explore --seed`:
+//! - `fifo`, `array-append`, `table`: 2 clients × 2 ops.
+//! - `visitor-counter` (period T = 2 s): 2 × 5. The defect needs a visit that creates the
+//!   shadow key in the second second of a period (its expiry `2T` then ends inside the
+//!   period two later), a visit in that later period before the key dies, and a `value()`
+//!   in the period after: three moments seconds apart, reached only through `Sleep`
+//!   operations (300–2500 ms each). 2 × 4 has none in 100,000 workloads; 2 × 5 has one in
+//!   about 75,000 (seed 3358834810125635691, the first the simulator met).
+//! - `event-log` (window W = 10 s): 2 × 5, with a **horizon of 20 s**: a chunk's key dies
+//!   W after its first event, so a `fetch()` can miss an event only after 10 s of virtual
+//!   time, where the default horizon (10 s) cuts every path. 2 × 4 has no violating
+//!   workload in 100,000; seed 17123256827664079964 is the first 2 × 5 one met.
+//! - `spinlock`: **4 clients × 1 op**, as the simulator's finding. The initialisation race
+//!   needs two clients that find the lock missing and reset it, and two that acquire
+//!   between and after the resets; with 3 clients the resetting clients are asleep
+//!   (500 ms) while the one inside finishes, so no path fails: pinned below (3 × 1,
+//!   8,877 states, ok). 3 × 2 exceeds 5 GiB (5.3 million states, 41 s, not exhausted).
+//! - `message-queue`: a writer (C0) and a reader (C1), **2 × 1**, with **100 steps per
+//!   operation**: a reader's session waits out its 1.5 s timeout in waits of at most
+//!   100 ms (three steps each), about 50 steps, so the default bound of 24 cuts every
+//!   path on which the reader ends (`kvsim explore` then says `ok` with states cut). The
+//!   shortest counterexample is finding 2's mechanism (a roll-over between two of the
+//!   reader's reads of the file listing, which Tkrzw does under one mutex) met at the
+//!   reader's lazy start: it sees no file, then reads `mq.last` after the writer rolled
+//!   over to file 2, and starts there, never reading file 1.
+//!
+//! # Fixed variants not pinned at their published variant's scope
+//! - `spinlock/fixed`, 4 × 1 (seed 3): more than 5.2 million unique states, 6 GiB and
+//!   66 s at depth 22, not exhausted (every waiting client retries up to 10 times, and each
+//!   retry is a new local state). Pinned at 2 × 2 and 3 × 1 instead.
+//! - `message-queue/fixed`, 2 × 1 (seed 4, 100 steps per op): verifies, but with 1,103,729
+//!   unique states in 54 s: too slow for CI.
 
 use kvsim::explore::{Limits, Scope};
 use kvsim::sim::Token;
+use kvsim::target::ExploreReport;
 use kvsim::verdict::Verdict;
 use kvsim_models::expect::Variant;
 use kvsim_models::registry::registry;
 
-fn scope(seed: u64) -> Scope {
-    let mut s = Scope::new(2, 2);
+/// `clients` × `ops`, no faults, history times left out of the state (for models whose
+/// checks do not read them).
+fn scope(clients: usize, ops: usize, seed: u64) -> Scope {
+    let mut s = Scope::new(clients, ops);
     s.seed = seed;
     s.times = false;
     s
 }
 
-fn explore(model: &str, variant: Variant, seed: u64) -> kvsim::target::ExploreReport {
+/// A scope that keeps the history's times (time-window specs read them).
+fn timed(clients: usize, ops: usize, seed: u64) -> Scope {
+    let mut s = scope(clients, ops, seed);
+    s.times = true;
+    s
+}
+
+fn explore_in(model: &str, variant: Variant, scope: &Scope) -> ExploreReport {
     let entries = registry();
     let entry = entries
         .iter()
         .find(|e| e.name == model)
         .expect("registered");
-    entry
-        .target(variant)
-        .explore(&scope(seed), &Limits::default())
+    entry.target(variant).explore(scope, &Limits::default())
+}
+
+fn explore(model: &str, variant: Variant, seed: u64) -> ExploreReport {
+    explore_in(model, variant, &scope(2, 2, seed))
+}
+
+/// Asserts that `model/variant` verifies `scope` exhaustively, nothing cut, with these
+/// state counts.
+fn verifies(model: &str, variant: Variant, scope: &Scope, states: (usize, usize)) {
+    let r = explore_in(model, variant, scope);
+    let name = format!("{model}/{} in {}", variant.name(), scope.describe());
+    assert_eq!(r.verdict, Verdict::Ok, "{name}");
+    assert_eq!(r.bound, None, "{name}");
+    assert_eq!(r.horizon_cut, 0, "{name}: nothing cut");
+    assert_eq!((r.unique_states, r.total_states), states, "{name}");
+    assert!(r.counterexample.is_none(), "{name}");
+}
+
+/// Asserts that `model/published` fails `scope` with a violation of `property` after
+/// these state counts, that the simulator's replay of the counterexample gives the same
+/// verdict, and that its token replays the same trace; returns the counterexample's report.
+fn shortest_counterexample(
+    model: &str,
+    scope: &Scope,
+    property: &str,
+    states: (usize, usize),
+) -> String {
+    let r = explore_in(model, Variant::Published, scope);
+    let Verdict::Violation(v) = &r.verdict else {
+        panic!(
+            "{model}/published: expected a violation, found {}",
+            r.verdict
+        )
+    };
+    assert_eq!(v.property, property, "{model}/published");
+    assert_eq!(r.bound, None, "{model}/published");
+    assert_eq!(
+        (r.unique_states, r.total_states),
+        states,
+        "{model}/published"
+    );
+    let cx = r.counterexample.as_ref().expect("a counterexample");
+    assert_eq!(cx.verdict, r.verdict, "the simulator's replay agrees");
+    let token = Token::decode(r.token.as_deref().expect("a token")).expect("decodes");
+    assert_eq!(token.target, format!("{model}/published"));
+    let entries = registry();
+    let entry = entries.iter().find(|e| e.name == model).expect(model);
+    let again = entry.target(Variant::Published).run(
+        &token.scenario,
+        &token.config,
+        token.seed,
+        token.choices.as_deref(),
+    );
+    assert_eq!(again.trace, cx.trace, "the token replays the same run");
+    assert_eq!(again.verdict, r.verdict);
+    kvsim::report::text(cx)
 }
 
 #[test]
@@ -76,4 +178,109 @@ fn the_published_counter_passes_without_faults() {
     let r = explore("counter", Variant::Published, 1);
     assert_eq!(r.verdict, Verdict::Ok);
     assert_eq!(r.unique_states, 166);
+}
+
+/// `add` returns when `append` fails, so on the missing array nothing is ever stored:
+/// a `fetch()` after an `add` answers `[]`. (Seed 1's workload has no `fetch` after an
+/// `add`: it passes, 101 states.)
+#[test]
+fn the_published_array_append_never_stores_anything() {
+    let s = scope(2, 2, 2);
+    let report = shortest_counterexample(
+        "array-append",
+        &s,
+        "linearizability (append-only array)",
+        (101, 119),
+    );
+    insta::assert_snapshot!(report);
+    verifies("array-append", Variant::Fixed, &s, (134, 141));
+}
+
+/// Between `add("b")`'s two `set`s (member key, then member list) another client's
+/// `has("b")` answers true and its `fetch()` misses `b`.
+#[test]
+fn the_published_table_has_and_fetch_disagree_between_the_two_sets() {
+    let s = scope(2, 2, 5);
+    let report = shortest_counterexample("table", &s, "linearizability (set)", (1_422, 1_681));
+    insta::assert_snapshot!(report);
+    verifies("table", Variant::Fixed, &s, (159, 187));
+}
+
+/// The shadow key created at 1.094 s with expiry `2T` lives until 5 s, into period 2,
+/// when it is the shadow key again: a visit of period 2 increments it and vanishes with
+/// it, and `value()` in period 3 answers 0.
+#[test]
+fn the_published_visitor_counter_loses_visits_to_the_shifted_expiry() {
+    let s = timed(2, 5, 3_358_834_810_125_635_691);
+    let report = shortest_counterexample(
+        "visitor-counter",
+        &s,
+        "time window (visitor counter)",
+        (23, 24),
+    );
+    insta::assert_snapshot!(report);
+    verifies("visitor-counter", Variant::Fixed, &s, (24, 25));
+}
+
+/// Chunk 0's key, created at 0.001 s with expiry W = 10 s, dies at 10 s with events put
+/// at 2.976 s, which a `fetch()` at 10.010 s must still return.
+#[test]
+fn the_published_event_log_drops_events_before_the_window_ends() {
+    let mut s = timed(2, 5, 17_123_256_827_664_079_964);
+    s.horizon_ms = 20_000;
+    let report = shortest_counterexample("event-log", &s, "time window (event log)", (69, 71));
+    insta::assert_snapshot!(report);
+    verifies("event-log", Variant::Fixed, &s, (69, 71));
+    // Within the default horizon of 10 s no path ends: the defect is out of reach.
+    s.horizon_ms = kvsim::explore::DEFAULT_HORIZON_MS;
+    let r = explore_in("event-log", Variant::Published, &s);
+    assert!(
+        matches!(&r.verdict, Verdict::Unknown(why) if why.starts_with("vacuous scope")),
+        "{}",
+        r.verdict
+    );
+}
+
+/// The initialisation race: C0 and C1 find the lock missing; C0 resets it to 0, C2
+/// acquires, C1 resets it to 0 under C2, and C3 acquires too. The verdict's times come
+/// from the simulator's replay (the search leaves times out of its state).
+#[test]
+fn the_published_spinlock_initialisation_race_needs_four_clients() {
+    let report = shortest_counterexample(
+        "spinlock",
+        &scope(4, 1, 3),
+        "mutual exclusion",
+        (342_541, 398_245),
+    );
+    insta::assert_snapshot!(report);
+    // Three clients (all incrementing) cannot break it without faults.
+    verifies(
+        "spinlock",
+        Variant::Published,
+        &scope(3, 1, 3),
+        (8_877, 10_978),
+    );
+    verifies(
+        "spinlock",
+        Variant::Fixed,
+        &scope(3, 1, 3),
+        (116_955, 138_394),
+    );
+    verifies(
+        "spinlock",
+        Variant::Fixed,
+        &scope(2, 2, 1),
+        (52_539, 56_521),
+    );
+}
+
+/// The writer rolls over to file 2 between the reader's two reads of the listing at its
+/// lazy start (no file yet; then `mq.last` = 2): the reader starts at file 2 and never
+/// returns file 1's message.
+#[test]
+fn the_published_message_queue_reader_skips_a_file_rolled_over_between_two_reads() {
+    let mut s = scope(2, 1, 4);
+    s.max_op_steps = 100;
+    let report = shortest_counterexample("message-queue", &s, "message log", (110_228, 112_477));
+    insta::assert_snapshot!(report);
 }
