@@ -514,13 +514,17 @@ impl Store {
     /// expired items, then (eviction on) walks the LRU from its old end, or (eviction
     /// off) reclaims flushed items. `pinned` is never reclaimed (memcached holds a
     /// reference to it). Returns whether the allocation fits.
+    #[inline]
     fn make_room(&mut self, need: usize, now_s: i64, pinned: Option<&[u8]>) -> bool {
-        let Some(limit) = self.limit() else {
-            return true;
-        };
-        if self.used + need <= limit {
-            return true;
+        match self.limit() {
+            None => true,
+            Some(limit) if self.used + need <= limit => true,
+            Some(limit) => self.reclaim(need, limit, now_s, pinned),
         }
+    }
+
+    /// [`Store::make_room`] when the allocation does not fit as things are.
+    fn reclaim(&mut self, need: usize, limit: usize, now_s: i64, pinned: Option<&[u8]>) -> bool {
         if need > limit {
             return false;
         }

@@ -1,6 +1,6 @@
 //! `kvsim bench mq`: the message queue's throughput, as the article measured Tkrzw's: one
 //! writer thread and one blocking reader thread, 1,000,000 messages of 16 bytes, every
-//! message checked by the reader, over [`MemStore`] (the fixed variant, 256 KiB segments).
+//! message checked by the reader, over [`MemStore`] (the fixed variant, 32 KiB segments).
 //! The figure is the wall time from the threads' start until the reader has read the last
 //! message and the writer has closed the queue, over 5 runs.
 
@@ -15,11 +15,12 @@ use std::time::Instant;
 const MESSAGES: u64 = 1_000_000;
 /// Bytes per message.
 const MESSAGE_BYTES: usize = 16;
-/// `max_file_size`. Every store call looks its key up in the store's ordered map, so fewer,
-/// larger segments make every append cheaper; but a reader's `get` copies the whole
-/// current segment (as memcached does) under the store's lock once per poll. Measured
-/// here (CPU time of 5 runs): 16 KiB 3.66 s, 64 KiB 3.33 s, 256 KiB 2.88 s, 900 KB 3.03 s.
-const SEGMENT_BYTES: usize = 256 * 1024;
+/// `max_file_size`. A reader's `get` copies the whole current segment (as memcached
+/// does) under the store's lock once per poll, stalling the writer meanwhile, while every
+/// roll-over costs the writer three more commands. Measured here (median of 5 runs, quiet
+/// machine, after the store moved to a hash table): 16 KiB 0.36-0.40 s, 32 KiB 0.23-0.37 s,
+/// 64 KiB 0.30-0.40 s, 128 KiB 0.35-0.41 s, 256 KiB 0.39-0.42 s, 512 KiB 0.41 s.
+const SEGMENT_BYTES: usize = 32 * 1024;
 /// Runs.
 const RUNS: usize = 5;
 
