@@ -166,10 +166,13 @@ where
     S::Ret: Sync,
     S::State: Send,
 {
-    let mut parts = partitions(spec, history);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Threads cost more than they save on small histories.
-    if parts.len() < 2 || threads < 2 || history.ops.len() < PARALLEL_MIN_OPS {
+    if history.ops.len() < PARALLEL_MIN_OPS {
+        return check_linearizability(spec, history, limits);
+    }
+    let threads = cores();
+    let mut parts = partitions(spec, history);
+    if parts.len() < 2 || threads < 2 {
         return check_linearizability(spec, history, limits);
     }
     // Largest first, so the long ones start early.
@@ -204,6 +207,13 @@ where
 
 /// Histories shorter than this are checked on one thread.
 const PARALLEL_MIN_OPS: usize = 1000;
+
+/// The cores this process may use, asked once: the answer takes reading the cgroup's CPU
+/// quota from /sys, which costs more than checking a small history.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 /// The live operations by partition (keys in increasing order), or all in one.
 fn partitions<S: SequentialSpec>(
@@ -390,37 +400,151 @@ struct Slot {
     unknowns: u32,
 }
 
+/// Where an operation leads: a state already in [`Memo::states`] (interned mode), or a
+/// new value.
+enum Next<St> {
+    Id(u32),
+    Value(St),
+}
+
 /// Lowe's memo of visited configurations. Sets and states live in arenas: a slot is
 /// plain data, and the search refers to states by index, so a state is never cloned.
 /// A configuration (known set K, unknown set U, state s) is dominated by a visited
 /// (K, U', s) with U' ⊆ U: with fewer unknown operations used up, the visited one could do
 /// everything this one can, and it failed (or is being explored above us).
+///
+/// Interned mode (the search starts in it): every distinct state is stored once and known
+/// by its index, and what each operation does in each state is remembered, so a history
+/// that keeps meeting the same few states (a register) asks the spec once per (state,
+/// operation) and compares states as integers. When states rarely repeat (a growing kv
+/// value), the remembering costs more than it saves: when fewer than half of the first
+/// [`PROBE`] lookups hit, the search of that partition starts again in plain mode, where
+/// each configuration keeps its own copy of its state.
 struct Memo<St> {
     table: HashTable<Slot>,
     keys: Vec<u64>,
     links: Vec<(u32, u32)>,
     unknown_sets: Vec<u64>,
     states: Vec<St>,
+    interned: Option<Interned>,
+    /// Interned mode does not pay here: the search starts again in plain mode.
+    unprofitable: bool,
     wk: usize,
     wu: usize,
 }
 
-impl<St: Eq> Memo<St> {
-    fn new(wk: usize, wu: usize, init: St) -> Self {
+/// The interned mode's tables.
+#[derive(Default)]
+struct Interned {
+    /// Distinct states by hash: (hash, index in [`Memo::states`]).
+    ids: HashTable<(u64, u32)>,
+    /// `state id << 32 | local op` → the next state's id, or [`NIL`] if the spec refuses.
+    steps: rustc_hash::FxHashMap<u64, u32>,
+    /// Lookups and hits of the step cache.
+    lookups: u64,
+    hits: u64,
+}
+
+/// Step-cache lookups after which interned mode judges whether it pays.
+const PROBE: u64 = 1024;
+
+/// The memo hash of an interned state id (independent of the operations' bit hashes).
+#[inline]
+fn id_hash(id: u32) -> u64 {
+    op_hash((id as usize) ^ (1 << 40))
+}
+
+impl<St: Clone + Eq + Hash> Memo<St> {
+    fn new(wk: usize, wu: usize, init: St, interned: bool) -> Self {
+        let interned = interned.then(|| {
+            let mut interned = Interned::default();
+            let h = state_hash(&init);
+            interned.ids.insert_unique(h, (h, 0), |e| e.0);
+            interned
+        });
         Memo {
             table: HashTable::new(),
             keys: Vec::new(),
             links: Vec::new(),
             unknown_sets: Vec::new(),
             states: vec![init],
+            interned,
+            unprofitable: false,
             wk,
             wu,
         }
     }
 
+    /// Where `op` (local index `j`) leads from state `from`, given its known return
+    /// (`None`: unknown outcome, any return); `None` if the spec refuses that return.
+    #[inline]
+    fn advance<S: SequentialSpec<State = St>>(
+        &mut self,
+        spec: &S,
+        from: u32,
+        j: usize,
+        op: &S::Op,
+        ret: Option<&S::Ret>,
+    ) -> Option<Next<St>> {
+        let apply = |state: &St| match ret {
+            Some(r) => spec.accepts(state, op, r),
+            None => Some(spec.step(state, op).0),
+        };
+        if let Some(interned) = self.interned.as_mut() {
+            if interned.lookups == PROBE {
+                self.unprofitable = interned.hits * 2 < PROBE;
+            }
+        }
+        let Some(interned) = self.interned.as_mut() else {
+            return apply(&self.states[from as usize]).map(Next::Value);
+        };
+        let key = (u64::from(from) << 32) | j as u64;
+        interned.lookups += 1;
+        if let Some(&to) = interned.steps.get(&key) {
+            interned.hits += 1;
+            return (to != NIL).then_some(Next::Id(to));
+        }
+        let to = apply(&self.states[from as usize]).map(|next| {
+            let h = state_hash(&next);
+            let states = &mut self.states;
+            match interned
+                .ids
+                .find(h, |&(eh, i)| eh == h && states[i as usize] == next)
+            {
+                Some(&(_, i)) => i,
+                None => {
+                    let i = states.len() as u32;
+                    states.push(next);
+                    interned.ids.insert_unique(h, (h, i), |e| e.0);
+                    i
+                }
+            }
+        });
+        interned.steps.insert(key, to.unwrap_or(NIL));
+        to.map(Next::Id)
+    }
+
+    /// Whether `next` is the state `id`.
+    #[inline]
+    fn same(&self, next: &Next<St>, id: u32) -> bool {
+        match next {
+            Next::Id(n) => *n == id,
+            Next::Value(v) => *v == self.states[id as usize],
+        }
+    }
+
+    /// The memo hash of a state.
+    #[inline]
+    fn hash_of(next: &Next<St>) -> u64 {
+        match next {
+            Next::Id(id) => id_hash(*id),
+            Next::Value(v) => state_hash(v),
+        }
+    }
+
     /// Records (known, unknown, state); the state's index if the configuration is new
-    /// (not dominated), `None` if it was seen.
-    fn visit(&mut self, hash: u64, known: &[u64], unknown: &[u64], state: St) -> Option<u32> {
+    /// (not dominated), `None` if it was seen. `hash` covers the known set and the state.
+    fn visit(&mut self, hash: u64, known: &[u64], unknown: &[u64], next: Next<St>) -> Option<u32> {
         let Memo {
             table,
             keys,
@@ -429,12 +553,16 @@ impl<St: Eq> Memo<St> {
             states,
             wk,
             wu,
+            ..
         } = self;
         let (wk, wu) = (*wk, *wu);
         let found = table.find_mut(hash, |s| {
             s.hash == hash
                 && keys[s.key as usize..s.key as usize + wk] == *known
-                && states[s.state as usize] == state
+                && match &next {
+                    Next::Id(id) => s.state == *id,
+                    Next::Value(v) => states[s.state as usize] == *v,
+                }
         });
         match found {
             Some(slot) => {
@@ -482,8 +610,13 @@ impl<St: Eq> Memo<St> {
                     unknown_sets.extend_from_slice(unknown);
                     links.len() as u32 - 1
                 };
-                let index = states.len() as u32;
-                states.push(state);
+                let index = match next {
+                    Next::Id(id) => id,
+                    Next::Value(v) => {
+                        states.push(v);
+                        states.len() as u32 - 1
+                    }
+                };
                 table.insert_unique(
                     hash,
                     Slot {
@@ -527,6 +660,22 @@ fn search<S: SequentialSpec>(
     ops: &[usize],
     budget: &mut Budget<'_>,
 ) -> Found {
+    match search_in(spec, history, ops, budget, true) {
+        Some(found) => found,
+        None => search_in(spec, history, ops, budget, false).expect("plain mode always ends"),
+    }
+}
+
+/// [`search`] in interned or plain mode (see [`Memo`]); `None` when interned mode stops
+/// paying, so that the partition is searched again in plain mode (the steps taken so far
+/// still count against the limits).
+fn search_in<S: SequentialSpec>(
+    spec: &S,
+    history: &History<S::Op, S::Ret>,
+    ops: &[usize],
+    budget: &mut Budget<'_>,
+    interned: bool,
+) -> Option<Found> {
     let n = ops.len();
     // Entries: (position, is_return, local op). Unknown outcomes have no return entry.
     let mut entries: Vec<(u64, bool, usize)> = Vec::with_capacity(2 * n);
@@ -602,7 +751,7 @@ fn search<S: SequentialSpec>(
     let mut unknown_bits = vec![0u64; wu];
     let mut known_hash = 0u64;
     let mut known_left = known_count;
-    let mut memo: Memo<S::State> = Memo::new(wk, wu, spec.init());
+    let mut memo: Memo<S::State> = Memo::new(wk, wu, spec.init(), interned);
     let mut stack: Vec<Frame> = Vec::new();
     // The current state, as an index into `memo.states`.
     let mut state = 0u32;
@@ -636,21 +785,23 @@ fn search<S: SequentialSpec>(
 
     while known_left > 0 {
         if let Some(why) = budget.tick() {
-            return Found::Unknown(why);
+            return Some(Found::Unknown(why));
+        }
+        if memo.unprofitable {
+            return None;
         }
         debug_assert!(cur != tail, "a known return entry is always left");
         // The candidate to place now: a fitting read first, else the entry at `cur`.
-        let mut candidate: Option<(usize, S::State)> = None;
+        let mut candidate: Option<(usize, Next<S::State>)> = None;
         let mut backtrack = false;
         if fresh {
             fresh = false;
-            let current = &memo.states[state as usize];
             let mut e = links[HEAD].next as usize;
             while !links[e].is_ret {
                 let j = links[e].op as usize;
                 if read_only[j] {
-                    if let Some(ns) = spec.accepts(current, local_ops[j], rets[j].expect("known")) {
-                        candidate = Some((j, ns));
+                    if let Some(next) = memo.advance(spec, state, j, local_ops[j], rets[j]) {
+                        candidate = Some((j, next));
                         break;
                     }
                 }
@@ -674,14 +825,11 @@ fn search<S: SequentialSpec>(
                 cur = links[cur].next as usize;
                 continue;
             } else {
-                let current = &memo.states[state as usize];
-                let next_state = match rets[j] {
-                    Some(r) => spec.accepts(current, local_ops[j], r),
-                    None => Some(spec.step(current, local_ops[j]).0),
-                };
-                match next_state {
+                match memo.advance(spec, state, j, local_ops[j], rets[j]) {
                     // An unknown operation that changes nothing here need not happen here.
-                    Some(ns) if rets[j].is_some() || ns != *current => candidate = Some((j, ns)),
+                    Some(next) if rets[j].is_some() || !memo.same(&next, state) => {
+                        candidate = Some((j, next))
+                    }
                     _ => {
                         cur = links[cur].next as usize;
                         continue;
@@ -689,7 +837,7 @@ fn search<S: SequentialSpec>(
                 }
             }
         }
-        if let Some((j, ns)) = candidate {
+        if let Some((j, next)) = candidate {
             let known = rets[j].is_some();
             let forced = read_only[j];
             if known {
@@ -699,8 +847,8 @@ fn search<S: SequentialSpec>(
                 flip(&mut unknown_bits, bit[j]);
                 class_used[class_of[j]] += 1;
             }
-            let h = known_hash ^ state_hash(&ns);
-            if let Some(index) = memo.visit(h, &known_bits, &unknown_bits, ns) {
+            let h = known_hash ^ Memo::hash_of(&next);
+            if let Some(index) = memo.visit(h, &known_bits, &unknown_bits, next) {
                 let before = std::mem::replace(&mut state, index);
                 stack.push(Frame {
                     op: j,
@@ -734,7 +882,9 @@ fn search<S: SequentialSpec>(
         debug_assert!(backtrack);
         loop {
             let Some(frame) = stack.pop() else {
-                return Found::Violation(counterexample(spec, history, ops, &rets, best));
+                return Some(Found::Violation(counterexample(
+                    spec, history, ops, &rets, best,
+                )));
             };
             let k = frame.op;
             state = frame.before;
@@ -754,7 +904,7 @@ fn search<S: SequentialSpec>(
             }
         }
     }
-    Found::Ok(stack.into_iter().map(|f| ops[f.op]).collect())
+    Some(Found::Ok(stack.into_iter().map(|f| ops[f.op]).collect()))
 }
 
 /// The counterexample from the longest partial linearization and the operation that
@@ -879,5 +1029,101 @@ mod tests {
             v.to_string(),
             "violation: linearizability: read returned 1, but the register holds 2"
         );
+    }
+
+    fn found_kind(f: &Found) -> &'static str {
+        match f {
+            Found::Ok(_) => "ok",
+            Found::Violation(_) => "violation",
+            Found::Unknown(_) => "unknown",
+        }
+    }
+
+    #[test]
+    fn interned_mode_gives_way_when_states_do_not_repeat() {
+        use crate::specs::kv::{KvOp, KvRet, KvSpec, Text};
+        // Eight overlapping appends of distinct pieces to one key, then a get of a value
+        // no order gives: every order is a different state, so the step cache never hits.
+        let key: std::sync::Arc<str> = "k".into();
+        let mut ops: Vec<_> = (0..8u64)
+            .map(|i| Operation {
+                client: i as usize,
+                op: KvOp::Append(key.clone(), Text::from(format!("<{i}>").as_str())),
+                call: i,
+                ret: Some(20 + i),
+                call_ms: 0,
+                ret_ms: None,
+                outcome: Outcome::Ok(KvRet::Done),
+                marks: vec![],
+            })
+            .collect();
+        ops.push(Operation {
+            client: 9,
+            op: KvOp::Get(key.clone()),
+            call: 30,
+            ret: Some(31),
+            call_ms: 0,
+            ret_ms: None,
+            outcome: Outcome::Ok(KvRet::Value(Text::from("nope"))),
+            marks: vec![],
+        });
+        let h = History { ops };
+        let all: Vec<usize> = (0..h.ops.len()).collect();
+        let shared = Shared::new(Limits::none());
+        assert!(search_in(&KvSpec, &h, &all, &mut Budget::new(&shared), true).is_none());
+        let plain = search_in(&KvSpec, &h, &all, &mut Budget::new(&shared), false).unwrap();
+        assert_eq!(found_kind(&plain), "violation");
+        assert!(matches!(
+            check_linearizability(&KvSpec, &h, Limits::none()),
+            Linearization::Violation(_)
+        ));
+    }
+
+    #[test]
+    fn both_modes_agree_on_random_histories() {
+        let spec = RegisterSpec::<u64>::new();
+        let mut rng = crate::rng::SimRng::new(7);
+        let mut kinds = BTreeMap::new();
+        for _ in 0..400 {
+            let n = 2 + rng.index(7);
+            let ops = (0..n)
+                .map(|c| {
+                    let call = rng.below(10);
+                    let ret = call + 1 + rng.below(6);
+                    let (op, ret_value) = if rng.chance(0.5) {
+                        let v = rng.below(3);
+                        (RegisterOp::Write(v), RegisterRet::Written)
+                    } else {
+                        let v = rng.below(4);
+                        (RegisterOp::Read, RegisterRet::Value((v < 3).then_some(v)))
+                    };
+                    let unknown = rng.chance(0.25);
+                    Operation {
+                        client: c,
+                        op,
+                        call: 2 * call,
+                        ret: (!unknown).then_some(2 * ret + 1),
+                        call_ms: 0,
+                        ret_ms: None,
+                        outcome: if unknown {
+                            Outcome::Unknown
+                        } else {
+                            Outcome::Ok(ret_value)
+                        },
+                        marks: vec![],
+                    }
+                })
+                .collect();
+            let h = History { ops };
+            let all: Vec<usize> = (0..h.ops.len()).collect();
+            let shared = Shared::new(Limits::none());
+            let interned = search_in(&spec, &h, &all, &mut Budget::new(&shared), true)
+                .expect("small histories stay interned");
+            let plain = search_in(&spec, &h, &all, &mut Budget::new(&shared), false).unwrap();
+            assert_eq!(found_kind(&interned), found_kind(&plain), "{h:?}");
+            *kinds.entry(found_kind(&plain)).or_insert(0) += 1;
+        }
+        // Both verdicts occur, so the comparison means something.
+        assert!(kinds["ok"] > 50 && kinds["violation"] > 50, "{kinds:?}");
     }
 }
