@@ -67,6 +67,13 @@
 //! 4. **A file removed under a reader stops it for good.** Its next read of the file
 //!    finds nothing and every later read returns "not found", so the reader never sees the
 //!    messages after it (scenarios `removal`, `crash-removal`).
+//! 5. **A reader that found no file starts at the newest one.** Finding 2's race met at
+//!    the reader's start: its first look at `{prefix}.last` finds no file, the writer
+//!    creates file 1, writes, rolls over to file 2, and the reader's next look starts it
+//!    at file 2, so it never returns what file 1 holds. Exhaustive search finds this as the
+//!    shortest counterexample (2 clients × 1 operation, 67 steps): `kvsim explore
+//!    message-queue/published --clients 2 --ops 1 --seed 4 --max-op-steps 100`, pinned in
+//!    `models/tests/explore_models.rs`.
 //!
 //! Under eviction or the restart of a volatile store both variants lose messages
 //! (scenarios `evict`, `restart-volatile`), as said above.
