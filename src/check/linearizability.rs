@@ -782,6 +782,10 @@ fn search_in<S: SequentialSpec>(
         .collect();
     // Whether the current configuration is new, so its reads are still to be tried.
     let mut fresh = true;
+    // At each configuration the known operations are tried first, then (a second pass over
+    // the list) the unknown ones: an unknown operation is only placed when the known ones
+    // cannot go on without it, which finds a linearization with far fewer steps.
+    let mut unknown_pass = false;
 
     while known_left > 0 {
         if let Some(why) = budget.tick() {
@@ -811,6 +815,11 @@ fn search_in<S: SequentialSpec>(
         if candidate.is_none() {
             let j = links[cur].op as usize;
             if links[cur].is_ret {
+                if !unknown_pass && unknown_count > 0 {
+                    unknown_pass = true;
+                    cur = links[HEAD].next as usize;
+                    continue;
+                }
                 backtrack = true;
                 if best.as_ref().is_none_or(|(p, _, _)| stack.len() > p.len()) {
                     // `j` returned without being linearized.
@@ -818,10 +827,11 @@ fn search_in<S: SequentialSpec>(
                     best = Some((partial, j, memo.states[state as usize].clone()));
                 }
             } else if read_only[j]
+                || rets[j].is_none() != unknown_pass
                 || (rets[j].is_none() && class_members[class_of[j]][class_used[class_of[j]]] != j)
             {
-                // Reads were tried above; of interchangeable unknown operations only the
-                // first unused one is tried.
+                // Reads were tried above; each pass tries its own kind; of interchangeable
+                // unknown operations only the first unused one is tried.
                 cur = links[cur].next as usize;
                 continue;
             } else {
@@ -862,6 +872,7 @@ fn search_in<S: SequentialSpec>(
                 }
                 cur = links[HEAD].next as usize;
                 fresh = true;
+                unknown_pass = false;
                 continue;
             }
             if known {
@@ -900,6 +911,7 @@ fn search_in<S: SequentialSpec>(
             relink!(call_node[k]);
             if !frame.forced {
                 cur = links[call_node[k]].next as usize;
+                unknown_pass = rets[k].is_none();
                 break;
             }
         }
