@@ -20,6 +20,7 @@
 use crate::model::Model;
 use crate::report;
 use crate::scenario::Scenario;
+use crate::shrink::{self, ShrinkLimits};
 use crate::sim::{CheckLimits, SimConfig, Token, TokenError};
 use crate::target::{CheckReport, ModelTarget, RunReport, Target};
 use crate::verdict::Verdict;
@@ -32,6 +33,7 @@ pub struct Check<M: Model> {
     config: SimConfig,
     seed: u64,
     time_limit: Option<Duration>,
+    shrink: Option<ShrinkLimits>,
 }
 
 // `Explorable` (a `Send + Sync` model): what `ModelTarget` needs to be a `Target`.
@@ -45,6 +47,7 @@ impl<M: crate::explore::Explorable> Check<M> {
             config,
             seed: 1,
             time_limit: None,
+            shrink: Some(ShrinkLimits::default()),
         }
     }
 
@@ -60,20 +63,33 @@ impl<M: crate::explore::Explorable> Check<M> {
         self
     }
 
+    /// Reports a failure as found, without minimizing it first (as `kvsim check
+    /// --no-shrink`). By default a failing run is shrunk (fewer clients, operations and
+    /// faults, the same property still violated) before it is reported.
+    pub fn no_shrink(mut self) -> Check<M> {
+        self.shrink = None;
+        self
+    }
+
     /// Adjusts the simulator's knobs beyond the scenario (step bounds, fault sizes, …).
     pub fn configure(mut self, f: impl FnOnce(&mut SimConfig)) -> Check<M> {
         f(&mut self.config);
         self
     }
 
-    /// Runs the scenario's runs; stops at the first violation.
+    /// Runs the scenario's runs; stops at the first violation, which it minimizes
+    /// (unless [`Check::no_shrink`]).
     pub fn run(&self) -> Outcome {
         let limits = CheckLimits {
             seed: self.seed,
             runs: self.scenario.runs,
             time_limit: self.time_limit,
         };
-        Outcome(self.target.check(&self.scenario, &self.config, &limits))
+        let mut report = self.target.check(&self.scenario, &self.config, &limits);
+        if let (Some(limits), Some(failure)) = (&self.shrink, &report.failure) {
+            report.failure = Some(shrink::shrink(&self.target, failure, limits));
+        }
+        Outcome(report)
     }
 
     /// Replays a token a failing check printed: the run with its full trace.

@@ -8,7 +8,9 @@ use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
+use kvsim::shrink::{is_minimal, total_ops, ShrinkLimits};
 use kvsim::specs::counter::{CounterOp, CounterRet, CounterSpec};
+use kvsim::target::ModelTarget;
 use kvsim::verdict::Verdict;
 use kvsim::Check;
 
@@ -103,4 +105,22 @@ fn get_then_set_loses_updates_and_the_report_says_so() {
         .expect("a token we printed decodes");
     assert_eq!(again.trace, failure.trace);
     assert_eq!(again.verdict, failure.verdict);
+}
+
+/// A gate's failure comes out minimized, as `kvsim check TARGET` prints it: fewer clients
+/// and operations than the run that failed first, and no smaller run fails the same way.
+#[test]
+fn a_gate_reports_its_failure_minimized() {
+    let scenario = Scenario::new("no-faults", 3, 4).runs(1000);
+    let raw = Check::new("hits/getset", Hits { atomic: false }, scenario.clone())
+        .no_shrink()
+        .run();
+    let small = Check::new("hits/getset", Hits { atomic: false }, scenario).run();
+    let (raw, small) = (raw.assert_violation(), small.assert_violation());
+    assert!(raw.shrink.is_none());
+    assert!(small.shrink.is_some(), "the report says how far it shrank");
+    assert!(total_ops(&small.config) < total_ops(&raw.config));
+    assert_eq!(small.verdict.is_violation(), raw.verdict.is_violation());
+    let target = ModelTarget::new("hits/getset", Hits { atomic: false });
+    is_minimal(&target, small, &ShrinkLimits::default()).expect("nothing smaller fails");
 }
