@@ -2,9 +2,9 @@
 //! `do_store_item`), retrieval with get-and-touch, incr/decr (`do_add_delta`) and
 //! flush_all, as methods of [`Store`].
 
-use super::expiry::{is_expired, now_secs};
+use super::expiry::now_secs;
 use super::item::{item_size, SLAB_CHUNK_MAX};
-use super::{arith, set_exptime, Store, ITEM_UPDATE_INTERVAL};
+use super::{arith, dead, set_exptime, Store, ITEM_UPDATE_INTERVAL};
 use crate::command::{ArithVerb, ClientError, Reply, ServerError, StoreVerb, Value, KEY_MAX_LEN};
 
 /// Which storage command, with the unique for `cas`.
@@ -74,9 +74,7 @@ impl Store {
         }
         let present = self.find(key, now_s);
         match (op, present) {
-            (Op::Plain(StoreVerb::Set), _)
-            | (Op::Plain(StoreVerb::Add), false)
-            | (Op::Plain(StoreVerb::Replace), true) => {
+            (Op::Plain(StoreVerb::Add), false) | (Op::Plain(StoreVerb::Replace), true) => {
                 self.link(key, data, flags, exp, now_s);
                 Reply::Stored
             }
@@ -85,7 +83,7 @@ impl Store {
                 self.bump(key);
                 Reply::NotStored
             }
-            (Op::Plain(_), _) => Reply::NotStored, // append/prepend went above
+            (Op::Plain(_), _) => Reply::NotStored, // replace of a missing key
             (Op::Cas(_), false) => Reply::NotFound,
             (Op::Cas(unique), true) => {
                 let current = self.items.get(key).map_or(0, |it| it.cas);
@@ -99,40 +97,30 @@ impl Store {
         }
     }
 
-    /// append/prepend: on a live item, a new item of combined size with the old flags and
+    /// append/prepend on a live item: a new item of combined size with the old flags and
     /// exptime; `NOT_STORED` if there is none, or the result is too large, or memory
-    /// cannot be had. Without a memory limit the item is looked up once (queues and logs
-    /// append to the same key again and again).
+    /// cannot be had. Looks the item up twice, not three times as `find` first would:
+    /// queues and logs append to the same key again and again.
     fn append(&mut self, now_s: i64, at_end: bool, key: &[u8], data: &[u8]) -> Reply {
-        if self.limit().is_some() {
-            if !self.find(key, now_s) {
+        let (old_size, new_size) = match self.items.get(key) {
+            None => return Reply::NotStored,
+            Some(item) if dead(&self.flush, item, now_s) => {
+                self.unlink(key); // reaped, as `find` does
                 return Reply::NotStored;
             }
-            let Some(old) = self.items.get(key) else {
-                return Reply::NotStored;
-            };
-            let new_size = item_size(key.len(), old.flags, old.data.len() + data.len());
-            if new_size > self.config.item_size_max || !self.make_room(new_size, now_s, Some(key)) {
-                return Reply::NotStored;
-            }
+            Some(item) => (
+                item.size(),
+                item_size(key.len(), item.flags, item.data.len() + data.len()),
+            ),
+        };
+        if new_size > self.config.item_size_max || !self.make_room(new_size, now_s, Some(key)) {
+            return Reply::NotStored;
         }
-        let cas_id = self.cas_id + 1;
+        let cas = self.next_cas();
         let tracks = self.tracks_lru();
         let Some(item) = self.items.get_mut(key) else {
             return Reply::NotStored;
         };
-        if is_expired(item.exptime, now_s) || self.flush.is_flushed(item.time, item.cas, now_s) {
-            // Dead (only reached without a memory limit): reaped as `find` does.
-            self.unlink(key);
-            return Reply::NotStored;
-        }
-        let old_size = item.size();
-        let new_size = item_size(key.len(), item.flags, item.data.len() + data.len());
-        if new_size > self.config.item_size_max {
-            return Reply::NotStored;
-        }
-        self.cas_id = cas_id;
-        let cas = cas_id;
         if at_end {
             item.data.extend_from_slice(data);
         } else {
@@ -164,12 +152,7 @@ impl Store {
             }
             let dead = match self.items.get_mut(&key[..]) {
                 None => continue,
-                Some(item)
-                    if is_expired(item.exptime, now_s)
-                        || self.flush.is_flushed(item.time, item.cas, now_s) =>
-                {
-                    true
-                }
+                Some(item) if dead(&self.flush, item, now_s) => true,
                 Some(item) => {
                     if let Some(exp) = exp {
                         set_exptime(&mut self.expiry, item, exp);

@@ -434,7 +434,7 @@ impl Store {
     }
 
     fn is_dead(&self, item: &Item, now_s: i64) -> bool {
-        is_expired(item.exptime, now_s) || self.flush.is_flushed(item.time, item.cas, now_s)
+        dead(&self.flush, item, now_s)
     }
 
     /// `do_item_get`'s liveness check: whether a live item is under `key`; a dead one is
@@ -577,6 +577,12 @@ impl Store {
         }
         self.used + need <= limit
     }
+}
+
+/// Whether `item` is dead at `now_s`: expired, or hidden by a flush. (A function of the
+/// flush state, not of the whole store, so that it can judge an item borrowed from it.)
+fn dead(flush: &Flush, item: &Item, now_s: i64) -> bool {
+    is_expired(item.exptime, now_s) || flush.is_flushed(item.time, item.cas, now_s)
 }
 
 /// Sets an item's expiration and keeps the expiry index in step.
