@@ -50,6 +50,10 @@ pub struct SimConfig {
     pub max_offset_ms: u64,
     /// Largest clock drift with `skew` (parts per million), either direction.
     pub max_drift_ppm: u64,
+    /// Fairness: the most virtual time (ms) a runnable client may wait for the schedule
+    /// while others step. Without the `pause` fault no strategy starves a client longer;
+    /// a longer wait is a pause, and is injected (and shown) only as the `pause` fault.
+    pub starve_ms: u64,
     /// Most steps one operation may take before the run is stopped as a livelock.
     pub max_steps_per_op: u32,
     /// Most steps per run.
@@ -87,6 +91,7 @@ impl SimConfig {
             clock_jump_ms: 2_000,
             max_offset_ms: 1_500,
             max_drift_ppm: 20_000,
+            starve_ms: 50,
             max_steps_per_op: 20_000,
             max_steps: 400_000,
             record_trace: false,
