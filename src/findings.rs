@@ -154,6 +154,19 @@ pub fn findings(
         let Verdict::Violation(v) = &run.verdict else {
             continue;
         };
+        if !minimized {
+            // Past the minimization budget: a run of a defect already found (same property
+            // and class) counts for it; otherwise it is a finding of its own, with the
+            // faults it happened to inject.
+            let class = v.class();
+            if let Some(f) = out
+                .iter_mut()
+                .find(|f| f.minimized && f.property == v.property && f.class == class)
+            {
+                f.runs += g.runs;
+                continue;
+            }
+        }
         let faults = if minimized {
             faults_of(&run)
         } else {

@@ -95,6 +95,33 @@ pub fn reason_class(reason: &str) -> String {
             c => out.push(c),
         }
     }
+    collapse_lists(&out)
+}
+
+/// `[#, #, #]` and `["…", "…"]` become `[…]`: a list's length is a particular too.
+fn collapse_lists(class: &str) -> String {
+    let mut out = String::with_capacity(class.len());
+    let mut rest = class;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find(']') {
+            Some(close)
+                if close > 0
+                    && after[..close]
+                        .chars()
+                        .all(|c| matches!(c, '#' | '"' | '…' | ',' | ' ')) =>
+            {
+                out.push_str("[…]");
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
     out
 }
 
@@ -123,6 +150,14 @@ mod tests {
             "C# and C# were both inside from # ms to # ms"
         );
         assert_eq!(reason_class("read \"a\\\"b\" at 3"), "read \"…\" at #");
+        assert_eq!(
+            reason_class("fetch returned [], but the adds make the array [1, 22, 3]"),
+            "fetch returned [], but the adds make the array […]"
+        );
+        assert_eq!(
+            reason_class("read [\"a\", \"b\"] then [x]"),
+            "read […] then [x]"
+        );
         assert_ne!(
             reason_class("dequeue returned \"a\", but the queue is empty"),
             reason_class("dequeue returned \"a\", but the queue's head is \"b\"")

@@ -17,9 +17,10 @@
 
 use crate::expect::Variant;
 use crate::registry::{registry, Entry};
+use kvsim::findings::Finding;
 use kvsim::report::escape;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario};
-use kvsim::shrink::{self, ShrinkLimits};
+use kvsim::shrink::ShrinkLimits;
 use kvsim::sim::{CheckLimits, SimConfig};
 use kvsim::target::RunReport;
 use kvsim::verdict::Verdict;
@@ -79,19 +80,19 @@ pub struct Cell {
     pub verdict: Verdict,
     /// Runs made.
     pub runs: u64,
-    /// The minimized counterexample, for a violation.
+    /// The counterexample this cell shows: a finding's minimal run that needs this cell's
+    /// fault (for `none`: one that needs no fault). `None` for a violation whose findings
+    /// all need no fault (the cell is then "as without faults").
     pub counterexample: Option<RunReport>,
+    /// Everything the cell's check found.
+    pub findings: Vec<Finding>,
 }
 
 impl Cell {
-    /// Whether this cell's fault is on but its minimal counterexample injects no fault
-    /// (the failure is there without it; this profile's runs just found it).
+    /// Whether this cell's runs fail, but only in ways that need none of its fault (its
+    /// findings are the fault-free column's).
     pub fn no_fault_needed(&self) -> bool {
-        self.profile != Profile::NoFaults
-            && self
-                .counterexample
-                .as_ref()
-                .is_some_and(|r| shrink::faults_in(r) == 0)
+        self.verdict.is_violation() && self.counterexample.is_none()
     }
 
     /// The counterexample's file name without extension: `VARIANT-PROFILE`.
@@ -162,11 +163,17 @@ fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
         runs: scenario.runs,
         time_limit: None,
     };
-    let report = target.check(&scenario, &config, &limits);
+    let report =
+        kvsim::findings::check(target, &scenario, &config, &limits, Some(&shrink_limits()));
     let counterexample = report
-        .failure
-        .as_ref()
-        .map(|f| shrink::shrink(target, f, &shrink_limits()));
+        .findings
+        .iter()
+        .filter(|f| f.minimized)
+        .find(|f| match profile {
+            Profile::NoFaults => f.faults.is_empty(),
+            Profile::Only(kind) => f.needs(kind),
+        })
+        .map(|f| f.counterexample.clone());
     Cell {
         variant,
         profile,
@@ -174,6 +181,7 @@ fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
         verdict: report.verdict,
         runs: report.runs,
         counterexample,
+        findings: report.findings,
     }
 }
 
@@ -237,16 +245,16 @@ pub fn matrices(threads: usize, quiet: bool) -> Vec<Matrix> {
 fn short(cell: &Cell) -> String {
     match &cell.verdict {
         Verdict::Ok => "pass".to_string(),
-        Verdict::Violation(v) if cell.no_fault_needed() => format!("✗ {} *", v.property),
+        Verdict::Violation(_) if cell.no_fault_needed() => "✗ as without faults".to_string(),
         Verdict::Violation(v) => format!("✗ {}", v.property),
         Verdict::Unknown(_) => "unknown".to_string(),
     }
 }
 
-/// The footnote for cells marked `*`.
-const NO_FAULT: &str = "* the minimal counterexample injects no fault: the failure needs no \
-fault, this column's runs found it (often a client that is not scheduled for a long time, \
-which is how a pause looks to the others).";
+/// The footnote for cells "as without faults".
+const NO_FAULT: &str = "as without faults: this column's runs fail, but every failure they \
+found shrinks to a counterexample that needs no fault (see the `none` column): the fault adds \
+no defect of its own at this budget.";
 
 /// Every file of the reports, as (path relative to the output directory, contents).
 pub fn files(ms: &[Matrix]) -> Vec<(PathBuf, String)> {
@@ -255,18 +263,23 @@ pub fn files(ms: &[Matrix]) -> Vec<(PathBuf, String)> {
     out.push((PathBuf::from("index.html"), index_html(ms)));
     for m in ms {
         out.push((Path::new(m.model).join("README.md"), model_md(m)));
-        for cell in &m.cells {
-            if let Some(r) = &cell.counterexample {
-                let stem = cell.stem();
-                out.push((
-                    Path::new(m.model).join(format!("{stem}.txt")),
-                    kvsim::report::text(r),
-                ));
-                out.push((
-                    Path::new(m.model).join(format!("{stem}.html")),
-                    kvsim::report::html(r),
-                ));
-            }
+        let own = model_findings(m)
+            .into_iter()
+            .filter_map(|(_, f, stem)| Some((stem?, &f.counterexample)))
+            .filter(|(stem, _)| stem.contains("-finding-"));
+        let cells = m
+            .cells
+            .iter()
+            .filter_map(|c| c.counterexample.as_ref().map(|r| (c.stem(), r)));
+        for (stem, r) in cells.chain(own) {
+            out.push((
+                Path::new(m.model).join(format!("{stem}.txt")),
+                kvsim::report::text(r),
+            ));
+            out.push((
+                Path::new(m.model).join(format!("{stem}.html")),
+                kvsim::report::html(r),
+            ));
         }
     }
     out
@@ -295,6 +308,17 @@ fn index_md(ms: &[Matrix]) -> String {
                 .iter()
                 .filter(|c| c.counterexample.is_some())
                 .map(|c| format!("[{}]({}/{}.txt)", c.profile.name(), m.model, c.stem()))
+                .chain(
+                    Some(
+                        cells
+                            .iter()
+                            .filter(|c| c.no_fault_needed())
+                            .map(|c| c.profile.name())
+                            .collect::<Vec<_>>(),
+                    )
+                    .filter(|same| !same.is_empty())
+                    .map(|same| format!("{} (as without faults)", same.join(", "))),
+                )
                 .collect();
             let passes: Vec<&str> = cells
                 .iter()
@@ -347,6 +371,8 @@ fn model_md(m: &Matrix) -> String {
             let text = short(c);
             if c.counterexample.is_some() {
                 let _ = write!(s, " [{text}]({}.txt) |", c.stem());
+            } else if c.no_fault_needed() {
+                let _ = write!(s, " [{text}](#findings) |");
             } else {
                 let _ = write!(s, " {text} |");
             }
@@ -375,6 +401,7 @@ fn model_md(m: &Matrix) -> String {
             );
         }
     }
+    findings_md(&mut s, m);
     let found: Vec<&Cell> = m
         .cells
         .iter()
@@ -424,6 +451,71 @@ fn model_md(m: &Matrix) -> String {
     s
 }
 
+/// A model's findings: every defect its matrix found, per variant (deduplicated by
+/// property, reason class and faults needed), each with the file stem of the
+/// counterexample that shows it: a cell's, or `VARIANT-finding-N` of its own when no cell
+/// shows it (a fault-free defect that only a fault column's runs happened to find);
+/// `None` for a finding that was not minimized and no cell shows.
+pub fn model_findings(m: &Matrix) -> Vec<(Variant, &Finding, Option<String>)> {
+    let mut out: Vec<(Variant, &Finding, Option<String>)> = Vec::new();
+    for c in &m.cells {
+        for f in &c.findings {
+            if out.iter().any(|(v, g, _)| {
+                *v == c.variant
+                    && g.property == f.property
+                    && g.class == f.class
+                    && g.faults == f.faults
+            }) {
+                continue;
+            }
+            let shown = m.cells.iter().find(|d| {
+                d.variant == c.variant
+                    && d.counterexample
+                        .as_ref()
+                        .is_some_and(|r| r.token == f.replay)
+            });
+            let stem = match shown {
+                Some(d) => Some(d.stem()),
+                None if f.minimized => {
+                    let n = 1 + out
+                        .iter()
+                        .filter(|(v, _, s)| {
+                            *v == c.variant && s.as_ref().is_some_and(|s| s.contains("-finding-"))
+                        })
+                        .count();
+                    Some(format!("{}-finding-{n}", c.variant.name()))
+                }
+                None => None,
+            };
+            out.push((c.variant, f, stem));
+        }
+    }
+    out
+}
+
+/// The model's findings, one line each.
+fn findings_md(s: &mut String, m: &Matrix) {
+    let lines = model_findings(m);
+    if lines.is_empty() {
+        return;
+    }
+    s.push_str("\n## Findings\n\n");
+    for (v, f, stem) in lines {
+        let link = match stem {
+            Some(stem) => format!("[counterexample]({stem}.txt)"),
+            None => format!("not minimized: `kvsim replay {}`", f.replay),
+        };
+        let _ = writeln!(
+            s,
+            "- {}: {}: {} — needs {} ({link})",
+            v.name(),
+            f.property,
+            f.reason.trim_end_matches('.'),
+            f.describe_faults()
+        );
+    }
+}
+
 fn index_html(ms: &[Matrix]) -> String {
     let mut s = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>kvsim \
@@ -454,6 +546,9 @@ fn index_html(ms: &[Matrix]) -> String {
             for c in cells {
                 let text = escape(&short(c));
                 match (&c.verdict, &c.counterexample) {
+                    (Verdict::Violation(_), None) => {
+                        let _ = write!(s, "<td class=\"bad\">{text}</td>");
+                    }
                     (_, Some(_)) => {
                         let _ = write!(
                             s,
