@@ -103,10 +103,13 @@ mod tests {
         };
         assert!(check(&Register, &h, |_| false).is_violation());
         assert_eq!(check(&Register, &h, |r| *r == 9), Verdict::Ok);
-        // One search step is not enough for two operations: unknown, then back to normal.
-        let bounded = with_limits(Limits::steps(1), || check(&Register, &h, |r| *r == 9));
+        // One search step is not enough for three reads: unknown, then back to normal.
+        let reads = History {
+            ops: vec![op(0, 1, None, 0), op(2, 3, None, 0), op(4, 5, None, 0)],
+        };
+        let bounded = with_limits(Limits::steps(1), || check(&Register, &reads, |_| false));
         assert!(matches!(bounded, Verdict::Unknown(_)), "{bounded}");
-        assert_eq!(check(&Register, &h, |r| *r == 9), Verdict::Ok);
+        assert_eq!(check(&Register, &reads, |_| false), Verdict::Ok);
         let v = check(&Register, &h, |_| false);
         assert!(
             v.to_string()

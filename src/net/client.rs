@@ -568,6 +568,47 @@ mod tests {
     }
 
     #[test]
+    fn a_stopped_handle_fails_fast_without_sending_and_does_not_sleep() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut config = TcpKvConfig::new([format!("127.0.0.1:{port}")]);
+        let stop = Arc::new(StopSignal::new(None, Duration::from_millis(100)));
+        config.stop = Some(Arc::clone(&stop));
+        let kv = TcpKv::new(config).unwrap();
+        // Refused connections: indeterminate until the server has failed for 100 ms.
+        let start = Instant::now();
+        let err = loop {
+            match block_on_ready(kv.get(b"k")) {
+                Err(e) if e.is_indeterminate() => assert!(start.elapsed() < Duration::from_secs(2)),
+                Err(e) => break e,
+                Ok(_) => panic!("nothing listens"),
+            }
+        };
+        assert!(matches!(err, KvError::Stopped { .. }), "{err}");
+        assert!(
+            err.to_string().contains("failed every command for 0.1 s"),
+            "{err}"
+        );
+        assert!(stop.dead_server().is_some());
+        let slept = Instant::now();
+        block_on_ready(kv.sleep_ms(5_000));
+        assert!(slept.elapsed() < Duration::from_millis(100));
+        // A deadline in the past stops a handle before it sends anything.
+        let past = Instant::now();
+        let stop = Arc::new(StopSignal::new(
+            Some((past, "deadline".to_string())),
+            Duration::from_secs(1),
+        ));
+        let mut config = TcpKvConfig::new([format!("127.0.0.1:{port}")]);
+        config.stop = Some(stop);
+        let err = block_on_ready(TcpKv::new(config).unwrap().get(b"k")).unwrap_err();
+        assert_eq!(err.to_string(), "`get k` not sent: deadline");
+    }
+
+    #[test]
     fn silent_server_is_a_timeout_and_a_hangup_is_server_gone() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
