@@ -92,3 +92,143 @@ impl<Op, Ret> History<Op, Ret> {
         self.ops.is_empty()
     }
 }
+
+/// One operation as the fields of its events in a history file (Jepsen's `f`, the
+/// invocation's `value`, the completion's `value`), for [`History::write_jsonl`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonlOp {
+    /// The function, e.g. `"enqueue"`.
+    pub f: String,
+    /// The invocation's value (`null`: none).
+    pub value: serde_json::Value,
+    /// The completion's value (`null`: none).
+    pub result: serde_json::Value,
+    /// The completion is `fail` (certainly no effect) although the operation returned.
+    pub fail: bool,
+}
+
+impl<Op, Ret> History<Op, Ret> {
+    /// Writes the history as JSON lines in the `jsonl` format `kvsim check-history` reads
+    /// (see `kvsim::formats::jsonl`): an `invoke` and a completion per operation, in the
+    /// history's order of events, with `process`, `f`, `value` and `time` (milliseconds).
+    /// An `Ok` outcome completes as `ok` (or `fail` when `describe` says so), a `Failed`
+    /// one as `fail`, an `Unknown` one as `info`, or not at all if it never completed.
+    /// `describe` gives each operation's fields from the operation and its return value.
+    pub fn write_jsonl<W: std::io::Write>(
+        &self,
+        out: &mut W,
+        describe: impl Fn(&Op, Option<&Ret>) -> JsonlOp,
+    ) -> std::io::Result<()> {
+        use serde_json::json;
+        // (position, line): invocations and completions, then sorted by position.
+        let mut lines: Vec<(u64, String)> = Vec::with_capacity(self.ops.len() * 2);
+        for o in &self.ops {
+            let ret = match &o.outcome {
+                Outcome::Ok(r) => Some(r),
+                _ => None,
+            };
+            let d = describe(&o.op, ret);
+            let invoke = json!({"process": o.client, "type": "invoke", "f": d.f, "value": d.value, "time": o.call_ms});
+            lines.push((o.call, invoke.to_string()));
+            let Some(at) = o.ret else { continue };
+            let (kind, value) = match &o.outcome {
+                Outcome::Ok(_) if d.fail => ("fail", d.result),
+                Outcome::Ok(_) => ("ok", d.result),
+                Outcome::Failed => ("fail", serde_json::Value::Null),
+                Outcome::Unknown => ("info", serde_json::Value::Null),
+            };
+            let mut done = json!({"process": o.client, "type": kind, "f": d.f, "value": value});
+            if let Some(t) = o.ret_ms {
+                done["time"] = json!(t);
+            }
+            lines.push((at, done.to_string()));
+        }
+        lines.sort_by_key(|(at, _)| *at);
+        for (_, line) in lines {
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::{jsonl, pair, to_history};
+    use crate::specs::counter::CounterSpec;
+    use serde_json::json;
+
+    fn op(
+        client: usize,
+        call: u64,
+        ret: Option<u64>,
+        o: &str,
+        out: Outcome<u64>,
+    ) -> Operation<String, u64> {
+        Operation {
+            client,
+            op: o.to_string(),
+            call,
+            ret,
+            call_ms: call,
+            ret_ms: ret,
+            outcome: out,
+            marks: vec![],
+        }
+    }
+
+    #[test]
+    fn jsonl_round_trips_through_the_reader() {
+        // 0 adds 1 (ok) while 1 reads 1; 2 adds 5 and times out; 3's add is lost (fail);
+        // 4 reads, never completed.
+        let h = History {
+            ops: vec![
+                op(0, 0, Some(2), "add", Outcome::Ok(0)),
+                op(1, 1, Some(3), "read", Outcome::Ok(1)),
+                op(2, 4, Some(5), "add", Outcome::Unknown),
+                op(3, 6, Some(7), "add", Outcome::Ok(99)),
+                op(4, 8, None, "read", Outcome::Unknown),
+            ],
+        };
+        let mut out = Vec::new();
+        h.write_jsonl(&mut out, |o, r| JsonlOp {
+            f: o.clone(),
+            value: if o == "add" {
+                json!(if r == Some(&99) { 7 } else { 1 })
+            } else {
+                json!(null)
+            },
+            result: if o == "read" { json!(r) } else { json!(null) },
+            fail: r == Some(&99),
+        })
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), 9, "{text}");
+        assert_eq!(
+            text.lines().nth(1).unwrap(),
+            r#"{"f":"read","process":1,"time":1,"type":"invoke","value":null}"#
+        );
+        let raws = pair(&jsonl::parse(&text).unwrap()).unwrap();
+        let back = to_history(&CounterSpec, &raws).unwrap();
+        let outcomes: Vec<String> = back
+            .ops
+            .iter()
+            .map(|o| format!("{:?}", o.outcome))
+            .collect();
+        assert_eq!(
+            outcomes,
+            ["Ok(Done)", "Ok(Value(1))", "Unknown", "Failed", "Unknown"]
+        );
+        let order: Vec<(u64, Option<u64>)> = back.ops.iter().map(|o| (o.call, o.ret)).collect();
+        assert_eq!(
+            order,
+            [
+                (0, Some(2)),
+                (1, Some(3)),
+                (4, Some(5)),
+                (6, Some(7)),
+                (8, None)
+            ]
+        );
+    }
+}

@@ -53,6 +53,17 @@ pub enum KvError {
         /// What came.
         found: String,
     },
+    /// The command was not sent: the client was told to stop (a run's deadline passed, or
+    /// a server is known to be down). Not indeterminate: the command certainly had no
+    /// effect, so a structure that retries indeterminate errors gives up at once (the
+    /// operation it was part of may still have taken effect through earlier commands).
+    #[error("`{command}` not sent: {reason}")]
+    Stopped {
+        /// The command, rendered.
+        command: String,
+        /// Why the client stopped.
+        reason: String,
+    },
 }
 
 impl KvError {

@@ -183,7 +183,7 @@ fn kvsim_serve_with_forced_evictions_shows_the_same_violation() {
 }
 
 #[test]
-fn a_dead_server_gives_unknown_outcomes_not_a_panic() {
+fn a_closed_port_is_an_error_before_any_operation() {
     // A port nothing listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -193,12 +193,36 @@ fn a_dead_server_gives_unknown_outcomes_not_a_panic() {
     let mut config = StressConfig::new(vec![format!("127.0.0.1:{port}")], 2, 5);
     config.connect_timeout = Duration::from_millis(200);
     let err = stress(&Counter, &config).unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("setup failed: server 127.0.0.1:"),
-        "{err}"
+    assert_eq!(
+        err.to_string(),
+        format!("cannot reach server 127.0.0.1:{port}: connection refused (os error 111)")
     );
-    // Without a setup, every operation is unknown and the history still checks.
+}
+
+/// A server that answers the first request (the probe) with a miss, then goes away.
+fn answers_once() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 256];
+        let _ = conn.read(&mut buf);
+        conn.write_all(b"END\r\n").unwrap();
+        // Dropping both: the connection closes, the port refuses.
+    });
+    addr
+}
+
+#[test]
+fn a_run_in_which_no_outcome_is_known_is_unknown_not_ok() {
+    let mut config = StressConfig::new(vec![answers_once()], 2, 1000);
+    config.io_timeout = Duration::from_millis(300);
+    let start = std::time::Instant::now();
+    let err = stress(&Counter, &config).unwrap_err();
+    // Counter's setup already fails: an error, before any operation.
+    assert!(err.to_string().starts_with("setup failed: "), "{err}");
+    // Without a setup, every operation is unknown: never a pass.
     struct NoSetup;
     impl Model for NoSetup {
         type Op = ();
@@ -211,9 +235,68 @@ fn a_dead_server_gives_unknown_outcomes_not_a_panic() {
             Counter.check(h)
         }
     }
+    let mut config = StressConfig::new(vec![answers_once()], 2, 1000);
+    config.io_timeout = Duration::from_millis(300);
     let run = stress(&NoSetup, &config).unwrap();
-    assert_eq!(run.unknown, 10);
-    assert_eq!(run.verdict, Verdict::Ok);
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(run.ok + run.failed, 0);
+    assert!(run.unknown > 0 && run.unknown < 2000, "{}", run.unknown);
+    let Verdict::Unknown(why) = &run.verdict else {
+        panic!("expected unknown, found {}", run.verdict)
+    };
+    assert!(why.starts_with("no operation has a known outcome"), "{why}");
+    assert!(run
+        .stopped
+        .as_deref()
+        .unwrap_or_default()
+        .contains("failed every command"));
     let clients: BTreeSet<usize> = run.history.ops.iter().map(|o| o.client).collect();
-    assert_eq!(clients.len(), 10, "each failure starts a new process");
+    assert_eq!(
+        clients.len(),
+        run.unknown,
+        "each failure starts a new process"
+    );
+}
+
+#[test]
+fn keys_live_in_a_namespace_of_the_run() {
+    let Some(mc) = MemcachedProcess::for_test("memcached_stress", &[]) else {
+        return;
+    };
+    // Leftovers of the key the model uses, unprefixed: the run never sees them.
+    let raw = kvsim::net::TcpKv::connect_one(&mc.addr(), 0).unwrap();
+    kvsim::kv::block_on_ready(raw.set(b"ctr", b"1000", 0)).unwrap();
+    let mut config = StressConfig::new(vec![mc.addr()], 2, 10);
+    let first = stress(&Counter, &config).unwrap();
+    assert!(
+        first.key_prefix.starts_with("kvsim.0."),
+        "{}",
+        first.key_prefix
+    );
+    assert_eq!(first.verdict, Verdict::Ok);
+    let second = stress(&Counter, &config).unwrap();
+    assert_ne!(first.key_prefix, second.key_prefix);
+    // Both runs counted in their own keys; the leftover is untouched.
+    let value = |key: String| {
+        kvsim::kv::block_on_ready(raw.get(key.as_bytes()))
+            .unwrap()
+            .map(|v| String::from_utf8(v).unwrap())
+    };
+    assert_eq!(value("ctr".to_string()).as_deref(), Some("1000"));
+    assert_eq!(
+        value(format!("{}ctr", first.key_prefix)).as_deref(),
+        Some("20")
+    );
+    assert_eq!(
+        value(format!("{}ctr", second.key_prefix)).as_deref(),
+        Some("20")
+    );
+    // A prefixed key still has to fit memcached's 250 bytes: refused before sending.
+    config.key_prefix = Some("p".repeat(248));
+    let err = stress(&Counter, &config).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("expected at most 250 bytes, found 251"),
+        "{err}"
+    );
 }

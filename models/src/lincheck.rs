@@ -11,6 +11,25 @@ use kvsim::verdict::Verdict;
 /// time limit). The seed structures' histories need far fewer.
 pub const MAX_STEPS: u64 = 5_000_000;
 
+thread_local! {
+    /// The limits [`with_limits`] set for this thread, if any.
+    static LIMITS: std::cell::Cell<Option<Limits>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with the models' checks on this thread bounded by `limits` instead of
+/// [`MAX_STEPS`] (for `kvsim stress`, whose histories come from real servers; simulated
+/// runs keep the deterministic step limit). Hitting a limit makes a check `Unknown`.
+pub fn with_limits<R>(limits: Limits, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Limits>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LIMITS.with(|l| l.set(self.0));
+        }
+    }
+    let _restore = Restore(LIMITS.with(|l| l.replace(Some(limits))));
+    f()
+}
+
 /// Checks `history` against `spec`, treating operations that returned what `no_effect`
 /// accepts as failed (certainly no effect).
 pub fn check<S: SequentialSpec>(
@@ -24,7 +43,10 @@ pub fn check<S: SequentialSpec>(
             o.outcome = Outcome::Failed;
         }
     }
-    let v = linearizable(spec, &h, Limits::steps(MAX_STEPS));
+    let limits = LIMITS
+        .with(std::cell::Cell::get)
+        .unwrap_or(Limits::steps(MAX_STEPS));
+    let v = linearizable(spec, &h, limits);
     match v {
         Verdict::Violation(mut x) => {
             x.property = format!("linearizability ({})", spec.name());
@@ -81,6 +103,13 @@ mod tests {
         };
         assert!(check(&Register, &h, |_| false).is_violation());
         assert_eq!(check(&Register, &h, |r| *r == 9), Verdict::Ok);
+        // One search step is not enough for three reads: unknown, then back to normal.
+        let reads = History {
+            ops: vec![op(0, 1, None, 0), op(2, 3, None, 0), op(4, 5, None, 0)],
+        };
+        let bounded = with_limits(Limits::steps(1), || check(&Register, &reads, |_| false));
+        assert!(matches!(bounded, Verdict::Unknown(_)), "{bounded}");
+        assert_eq!(check(&Register, &reads, |_| false), Verdict::Ok);
         let v = check(&Register, &h, |_| false);
         assert!(
             v.to_string()

@@ -16,16 +16,131 @@
 //! with [`crate::kv::block_on_ready`] from OS threads, one handle per thread. `now_ms` is
 //! the host's real clock (these servers expire items by it), `sleep_ms` sleeps the thread,
 //! and `random_u64` draws from a [`SimRng`] seeded per client.
+//!
+//! Two options serve stress runs. A key prefix ([`TcpKvConfig::key_prefix`]) puts every
+//! key of the handle in a namespace of its own: it is prepended to each key sent (the
+//! prefixed key must still be a valid memcached key, at most 250 bytes) and stripped from
+//! the keys of the values received, so the structure never sees it. A [`StopSignal`]
+//! shared by a run's handles makes them fail fast: once the run's deadline has passed, or
+//! a server has failed every command (connections refused, lost or timed out) for longer
+//! than its `dead_after`, every command returns [`KvError::Stopped`] without being sent.
+//! That error is not indeterminate, so structures that retry timeouts and lost
+//! connections give up at once instead of retrying for ever.
 
 use super::ketama::Ketama;
 use crate::command::{Command, Reply, Value};
 use crate::kv::{Kv, KvError};
 use crate::rng::SimRng;
 use crate::wire::{encode_command, ReplyParser};
+use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Tells a run's handles to stop sending (see the module docs): shared through an
+/// [`Arc`] in each handle's [`TcpKvConfig::stop`].
+#[derive(Debug)]
+pub struct StopSignal {
+    deadline: Option<(Instant, String)>,
+    dead_after: Duration,
+    state: Mutex<StopState>,
+}
+
+#[derive(Debug, Default)]
+struct StopState {
+    reason: Option<String>,
+    /// Set when a server was found dead (its reason).
+    dead: Option<String>,
+    /// Per server: since when every command to it failed, and the last failure.
+    failing: BTreeMap<String, (Instant, String)>,
+}
+
+impl StopSignal {
+    /// A signal that fires at `deadline` (with `why` as its reason), or when a server has
+    /// failed every command for `dead_after`.
+    pub fn new(deadline: Option<(Instant, String)>, dead_after: Duration) -> Self {
+        StopSignal {
+            deadline,
+            dead_after,
+            state: Mutex::new(StopState::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, StopState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Stops the run now, for `reason` (the first reason given is kept).
+    pub fn stop(&self, reason: impl Into<String>) {
+        let mut state = self.lock();
+        if state.reason.is_none() {
+            state.reason = Some(reason.into());
+        }
+    }
+
+    /// Why the run stopped, or `None` while it goes on (a passed deadline stops it).
+    pub fn reason(&self) -> Option<String> {
+        let mut state = self.lock();
+        if state.reason.is_none() {
+            if let Some((at, why)) = &self.deadline {
+                if Instant::now() >= *at {
+                    state.reason = Some(why.clone());
+                }
+            }
+        }
+        state.reason.clone()
+    }
+
+    /// Why a server was found dead, if one was.
+    pub fn dead_server(&self) -> Option<String> {
+        self.lock().dead.clone()
+    }
+
+    /// Whether some server has failed its last commands (it may be down).
+    pub fn any_failing(&self) -> bool {
+        !self.lock().failing.is_empty()
+    }
+
+    /// Notes that a command to `server` failed (timeout, refused or lost connection);
+    /// stops the run if the server has failed everything for `dead_after`.
+    fn failed(&self, server: &str, error: &KvError) {
+        let now = Instant::now();
+        let mut state = self.lock();
+        let detail = match error {
+            KvError::ServerGone { detail, .. } => detail.clone(),
+            other => other.to_string(),
+        };
+        let since = match state.failing.get_mut(server) {
+            Some((since, last)) => {
+                *last = detail.clone();
+                *since
+            }
+            None => {
+                state
+                    .failing
+                    .insert(server.to_string(), (now, detail.clone()));
+                now
+            }
+        };
+        if now.duration_since(since) >= self.dead_after && state.dead.is_none() {
+            let why = format!(
+                "server {server} failed every command for {:.1} s (last: {detail})",
+                now.duration_since(since).as_secs_f64()
+            );
+            state.dead = Some(why.clone());
+            state.reason.get_or_insert(why);
+        }
+    }
+
+    /// Notes that `server` answered.
+    fn answered(&self, server: &str) {
+        let mut state = self.lock();
+        if !state.failing.is_empty() {
+            state.failing.remove(server);
+        }
+    }
+}
 
 /// How a [`TcpKv`] connects.
 #[derive(Clone, Debug)]
@@ -38,6 +153,10 @@ pub struct TcpKvConfig {
     pub io_timeout: Duration,
     /// Seeds this client's random numbers.
     pub seed: u64,
+    /// Prepended to every key sent and stripped from every key received (empty: none).
+    pub key_prefix: Vec<u8>,
+    /// Makes the handle fail fast once the run is over (see [`StopSignal`]).
+    pub stop: Option<Arc<StopSignal>>,
 }
 
 impl TcpKvConfig {
@@ -48,6 +167,8 @@ impl TcpKvConfig {
             connect_timeout: Duration::from_secs(1),
             io_timeout: Duration::from_secs(2),
             seed: 0,
+            key_prefix: Vec::new(),
+            stop: None,
         }
     }
 }
@@ -150,16 +271,46 @@ impl TcpKv {
         self.ring.server_for(key)
     }
 
-    /// Sends `command` to server `index` and reads its reply (blocking).
+    /// Sends `command` to server `index` and reads its reply (blocking). Keys are sent
+    /// as they are (no prefix); a stopped handle sends nothing.
     pub fn execute_on(&self, index: usize, command: &Command) -> Result<Reply, KvError> {
         let server = &self.servers[index];
+        if let Some(stop) = &self.config.stop {
+            if let Some(reason) = stop.reason() {
+                return Err(KvError::Stopped {
+                    command: command.to_string(),
+                    reason,
+                });
+            }
+        }
         let mut guard = server.conn.lock().unwrap_or_else(|p| p.into_inner());
         let result = self.exchange(server, &mut guard, command);
         if result.is_err() {
             // The stream's state is unknown: never reuse it.
             *guard = None;
         }
+        if let Some(stop) = &self.config.stop {
+            match &result {
+                Ok(_) => stop.answered(&server.name),
+                Err(e) if e.is_indeterminate() => stop.failed(&server.name, e),
+                Err(_) => {}
+            }
+        }
         result
+    }
+
+    /// Checks that every server answers (a `get` of a key no structure uses): the first
+    /// server that does not, with the error. Run before a stress run's first operation.
+    pub fn probe(&self) -> Result<(), (String, KvError)> {
+        let command = Command::Get {
+            with_cas: false,
+            keys: vec![b"kvsim:probe".to_vec()],
+        };
+        for (index, server) in self.servers.iter().enumerate() {
+            self.execute_on(index, &command)
+                .map_err(|e| (server.name.clone(), e))?;
+        }
+        Ok(())
     }
 
     fn exchange(
@@ -278,6 +429,27 @@ impl TcpKv {
         // A client that reports every operation's outcome needs every reply: `noreply`
         // would only save a round trip, so it is asked for anyway.
         clear_noreply(&mut command);
+        let prefix = &self.config.key_prefix;
+        if prefix.is_empty() {
+            return self.route(command);
+        }
+        for key in keys_mut(&mut command) {
+            key.splice(0..0, prefix.iter().copied());
+        }
+        // The prefixed keys must still be keys memcached accepts (at most 250 bytes).
+        command.validate()?;
+        let mut reply = self.route(command)?;
+        if let Reply::Values(values) = &mut reply {
+            for v in values {
+                if v.key.starts_with(prefix) {
+                    v.key.drain(..prefix.len());
+                }
+            }
+        }
+        Ok(reply)
+    }
+
+    fn route(&self, command: Command) -> Result<Reply, KvError> {
         match &command {
             Command::FlushAll { .. } => {
                 let mut first_other = None;
@@ -299,6 +471,18 @@ impl TcpKv {
                 self.execute_on(s, &command)
             }
         }
+    }
+}
+
+fn keys_mut(command: &mut Command) -> Vec<&mut Vec<u8>> {
+    match command {
+        Command::Store { key, .. }
+        | Command::Cas { key, .. }
+        | Command::Arith { key, .. }
+        | Command::Delete { key, .. }
+        | Command::Touch { key, .. } => vec![key],
+        Command::Get { keys, .. } | Command::Gat { keys, .. } => keys.iter_mut().collect(),
+        Command::FlushAll { .. } => Vec::new(),
     }
 }
 
@@ -326,7 +510,20 @@ impl Kv for TcpKv {
     }
 
     async fn sleep_ms(&self, ms: u64) {
-        std::thread::sleep(Duration::from_millis(ms));
+        let Some(stop) = &self.config.stop else {
+            std::thread::sleep(Duration::from_millis(ms));
+            return;
+        };
+        // A stopped handle stops waiting (its next command fails at once anyway): sleep in
+        // slices, looking at the signal between them.
+        let end = Instant::now() + Duration::from_millis(ms);
+        while stop.reason().is_none() {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(20)));
+        }
     }
 
     fn random_u64(&self) -> u64 {
@@ -368,6 +565,47 @@ mod tests {
         let err = block_on_ready(kv.get(b"k")).unwrap_err();
         assert!(err.is_indeterminate(), "{err}");
         assert!(matches!(err, KvError::ServerGone { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_stopped_handle_fails_fast_without_sending_and_does_not_sleep() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut config = TcpKvConfig::new([format!("127.0.0.1:{port}")]);
+        let stop = Arc::new(StopSignal::new(None, Duration::from_millis(100)));
+        config.stop = Some(Arc::clone(&stop));
+        let kv = TcpKv::new(config).unwrap();
+        // Refused connections: indeterminate until the server has failed for 100 ms.
+        let start = Instant::now();
+        let err = loop {
+            match block_on_ready(kv.get(b"k")) {
+                Err(e) if e.is_indeterminate() => assert!(start.elapsed() < Duration::from_secs(2)),
+                Err(e) => break e,
+                Ok(_) => panic!("nothing listens"),
+            }
+        };
+        assert!(matches!(err, KvError::Stopped { .. }), "{err}");
+        assert!(
+            err.to_string().contains("failed every command for 0.1 s"),
+            "{err}"
+        );
+        assert!(stop.dead_server().is_some());
+        let slept = Instant::now();
+        block_on_ready(kv.sleep_ms(5_000));
+        assert!(slept.elapsed() < Duration::from_millis(100));
+        // A deadline in the past stops a handle before it sends anything.
+        let past = Instant::now();
+        let stop = Arc::new(StopSignal::new(
+            Some((past, "deadline".to_string())),
+            Duration::from_secs(1),
+        ));
+        let mut config = TcpKvConfig::new([format!("127.0.0.1:{port}")]);
+        config.stop = Some(stop);
+        let err = block_on_ready(TcpKv::new(config).unwrap().get(b"k")).unwrap_err();
+        assert_eq!(err.to_string(), "`get k` not sent: deadline");
     }
 
     #[test]

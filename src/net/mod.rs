@@ -4,7 +4,7 @@
 pub mod client;
 pub mod ketama;
 
-pub use client::{TcpKv, TcpKvConfig};
+pub use client::{StopSignal, TcpKv, TcpKvConfig};
 pub use ketama::Ketama;
 pub mod recorder;
 
@@ -17,4 +17,4 @@ pub mod server;
 pub use server::{ServeConfig, Server};
 pub mod stress;
 
-pub use stress::{stress, StressConfig, StressRun};
+pub use stress::{fresh_prefix, stress, StressConfig, StressError, StressRun};

@@ -12,10 +12,18 @@
 //! process: the history's client ids are process ids, `thread + threads * k` after `k`
 //! such failures, while the model keeps seeing the thread index as its client.
 //!
-//! What is not here yet: the `kvsim stress TARGET` command, which needs the model
-//! registry to name models.
+//! No evidence, no pass. Every server must answer before the first operation (else
+//! [`StressError::Unreachable`]). All handles share a [`StopSignal`]: once the run's hard
+//! deadline (`duration` + `io_timeout`) has passed, or a server has failed every command
+//! for `io_timeout`, commands fail at once without being sent, so even structures that
+//! retry lost connections for ever end their operation. A run in which no operation has a
+//! known outcome, or that was stopped by a dead server, is `Unknown` (a violation found
+//! among the known outcomes stays a violation).
+//!
+//! Each run works in a key namespace of its own: every key gets a per-run prefix
+//! ([`fresh_prefix`]), so items left by an earlier run can never fake a violation.
 
-use super::client::{AddrError, TcpKv, TcpKvConfig};
+use super::client::{AddrError, StopSignal, TcpKv, TcpKvConfig};
 use super::recorder::{Pending, Recorder};
 use crate::command::{Command, Reply};
 use crate::history::{History, Outcome};
@@ -23,7 +31,9 @@ use crate::kv::{block_on_ready, Kv, KvError};
 use crate::model::Model;
 use crate::rng::SimRng;
 use crate::verdict::Verdict;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A client's handle during one operation: [`TcpKv`], plus its marks going to the
 /// recorder under the operation they belong to.
@@ -75,9 +85,27 @@ pub struct StressConfig {
     /// Each thread waits this long between two operations (Jepsen's stagger): spreads a
     /// run over time, so that other load and expiry can act between operations.
     pub stagger: Option<Duration>,
-    /// Send `flush_all` to every server before the model's setup (a model's keys may be
-    /// left over from an earlier run).
+    /// Send `flush_all` to every server before the model's setup.
     pub flush_first: bool,
+    /// The run's key prefix: `None` draws a fresh one ([`fresh_prefix`]); `Some("")`
+    /// uses the keys as they are.
+    pub key_prefix: Option<String>,
+}
+
+/// A key prefix no other run uses: `kvsim.<seed>.<12 hex digits>:`, the digits mixed from
+/// the process id, the wall clock and a counter (a stress run is not simulated, so this
+/// randomness decides nothing but the namespace). At most 40 bytes.
+pub fn fresh_prefix(seed: u64) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut rng = SimRng::derive(
+        nanos ^ (u64::from(std::process::id()) << 32),
+        n ^ seed.rotate_left(17),
+    );
+    format!("kvsim.{seed}.{:012x}:", rng.next_u64() >> 16)
 }
 
 impl StressConfig {
@@ -94,6 +122,7 @@ impl StressConfig {
             io_timeout: Duration::from_secs(2),
             stagger: None,
             flush_first: false,
+            key_prefix: None,
         }
     }
 }
@@ -110,6 +139,14 @@ pub enum StressError {
     /// No client thread.
     #[error("no client: expected at least one thread, found 0")]
     NoThreads,
+    /// A server did not answer before the first operation.
+    #[error("cannot reach server {server}: {detail}")]
+    Unreachable {
+        /// The server, as given.
+        server: String,
+        /// What went wrong (connection refused, timeout, …).
+        detail: String,
+    },
     /// The model's setup failed (before any operation ran).
     #[error("setup failed: {0}")]
     Setup(KvError),
@@ -124,20 +161,42 @@ pub struct StressRun<Op, Ret> {
     pub verdict: Verdict,
     /// Operations whose outcome is unknown (timeouts, lost connections, error replies).
     pub unknown: usize,
+    /// Operations that completed (their outcome is known).
+    pub ok: usize,
+    /// Operations known to have had no effect.
+    pub failed: usize,
     /// How long the operations ran.
     pub elapsed: Duration,
+    /// The key prefix of the run (empty: none).
+    pub key_prefix: String,
+    /// Why the run was stopped before its bound, if it was (a dead server, the hard
+    /// deadline).
+    pub stopped: Option<String>,
+    /// The first error an operation ended with.
+    pub first_error: Option<String>,
 }
 
 impl StressConfig {
-    fn client(&self, stream: u64) -> Result<TcpKv, AddrError> {
+    fn client(
+        &self,
+        stream: u64,
+        prefix: &str,
+        stop: &Arc<StopSignal>,
+    ) -> Result<TcpKv, AddrError> {
         TcpKv::new(TcpKvConfig {
             servers: self.servers.clone(),
             connect_timeout: self.connect_timeout,
             io_timeout: self.io_timeout,
             seed: SimRng::derive(self.seed, stream).next_u64(),
+            key_prefix: prefix.as_bytes().to_vec(),
+            stop: Some(Arc::clone(stop)),
         })
     }
 }
+
+/// How long a thread waits after an operation with an unknown outcome before it starts
+/// the next one (a dead server would otherwise fill the history with failed attempts).
+const BACKOFF: Duration = Duration::from_millis(20);
 
 /// Runs `model` against `config.servers` from `config.threads` OS threads and checks the
 /// history with the model's own property.
@@ -153,24 +212,66 @@ where
     if config.threads == 0 {
         return Err(StressError::NoThreads);
     }
-    let setup = config.client(u64::MAX)?;
+    let prefix = config
+        .key_prefix
+        .clone()
+        .unwrap_or_else(|| fresh_prefix(config.seed));
+    // Setup and the probe: no deadline yet, a dead server stops them after io_timeout.
+    let setup_stop = Arc::new(StopSignal::new(None, config.io_timeout));
+    let setup = config.client(u64::MAX, &prefix, &setup_stop)?;
+    setup
+        .probe()
+        .map_err(|(server, e)| StressError::Unreachable {
+            server,
+            detail: match e {
+                KvError::ServerGone { detail, .. } => {
+                    // "connect: Connection refused (os error 111)" → "connection refused (…)"
+                    let d = detail.strip_prefix("connect: ").unwrap_or(&detail);
+                    let mut chars = d.chars();
+                    chars.next().map_or(String::new(), |c| {
+                        c.to_lowercase().chain(chars).collect::<String>()
+                    })
+                }
+                KvError::Timeout { .. } => format!(
+                    "no reply within {:.1} s (--timeout)",
+                    config.io_timeout.as_secs_f64()
+                ),
+                other => other.to_string(),
+            },
+        })?;
     if config.flush_first {
         block_on_ready(setup.flush_all(None)).map_err(StressError::Setup)?;
     }
     block_on_ready(model.setup(&setup)).map_err(StressError::Setup)?;
     drop(setup);
-    let clients: Vec<TcpKv> = (0..config.threads)
-        .map(|t| config.client(t as u64))
-        .collect::<Result<_, _>>()?;
-    let recorder: Recorder<M::Op, M::Ret> = Recorder::new();
     let start = Instant::now();
     let deadline = config.duration.map(|d| start + d);
+    let stop = Arc::new(StopSignal::new(
+        deadline.map(|d| {
+            (
+                d + config.io_timeout,
+                format!(
+                    "the run's deadline passed (--duration {:.1} s + --timeout {:.1} s)",
+                    config.duration.unwrap_or_default().as_secs_f64(),
+                    config.io_timeout.as_secs_f64()
+                ),
+            )
+        }),
+        config.io_timeout,
+    ));
+    let clients: Vec<TcpKv> = (0..config.threads)
+        .map(|t| config.client(t as u64, &prefix, &stop))
+        .collect::<Result<_, _>>()?;
+    let recorder: Recorder<M::Op, M::Ret> = Recorder::new();
+    let first_error: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
     let unknown: usize = std::thread::scope(|scope| {
         let handles: Vec<_> = clients
             .into_iter()
             .enumerate()
             .map(|(thread, kv)| {
                 let recorder = &recorder;
+                let stop = &stop;
+                let first_error = &first_error;
                 scope.spawn(move || {
                     let mut rng = SimRng::derive(config.seed, thread as u64);
                     let mut process = thread;
@@ -178,6 +279,7 @@ where
                     for index in 0.. {
                         if config.ops_per_thread.is_some_and(|n| index >= n)
                             || deadline.is_some_and(|d| Instant::now() >= d)
+                            || stop.reason().is_some()
                         {
                             break;
                         }
@@ -194,10 +296,19 @@ where
                         let result = block_on_ready(model.run(&handle, thread, &op));
                         match result {
                             Ok(ret) => recorder.complete(pending, Outcome::Ok(ret)),
-                            Err(_) => {
+                            Err(e) => {
                                 recorder.complete(pending, Outcome::Unknown);
                                 unknown += 1;
                                 process += config.threads;
+                                let mut first =
+                                    first_error.lock().unwrap_or_else(|p| p.into_inner());
+                                if first.is_none() {
+                                    *first = Some(e.to_string());
+                                }
+                                drop(first);
+                                if stop.any_failing() {
+                                    std::thread::sleep(BACKOFF);
+                                }
                             }
                         }
                     }
@@ -212,11 +323,44 @@ where
     });
     let elapsed = start.elapsed();
     let history = recorder.finish();
-    let verdict = model.check(&history);
+    let (mut ok, mut failed) = (0, 0);
+    for op in &history.ops {
+        match op.outcome {
+            Outcome::Ok(_) => ok += 1,
+            Outcome::Failed => failed += 1,
+            Outcome::Unknown => {}
+        }
+    }
+    // A dead server stops the run; the hard deadline only cuts operations still running.
+    let stopped = stop.reason();
+    let dead = stop.dead_server();
+    let first_error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
+    let checked = model.check(&history);
+    let verdict = match checked {
+        Verdict::Violation(_) => checked,
+        _ if ok + failed == 0 => Verdict::Unknown(format!(
+            "no operation has a known outcome ({unknown} of {} unknown{})",
+            history.len(),
+            first_error
+                .as_ref()
+                .map_or(String::new(), |e| format!("; first error: {e}"))
+        )),
+        _ if dead.is_some() => Verdict::Unknown(format!(
+            "the run was cut short: {}; {unknown} of {} outcomes unknown",
+            dead.as_deref().unwrap_or_default(),
+            history.len()
+        )),
+        other => other,
+    };
     Ok(StressRun {
         history,
         verdict,
         unknown,
+        ok,
+        failed,
         elapsed,
+        key_prefix: prefix,
+        stopped,
+        first_error,
     })
 }

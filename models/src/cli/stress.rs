@@ -1,6 +1,12 @@
 //! `kvsim stress TARGET --server ADDR…`: run a model's operations from OS threads against
 //! real servers (memcached, or `kvsim serve`), record the history with real-time order,
 //! and check it with the model's property (see `kvsim::net::stress`).
+//!
+//! Exit codes: 0 ok, 1 violation, 2 usage error or a server that cannot be reached at the
+//! start, 3 unknown (no operation with a known outcome, a server that died mid-run, a
+//! checker limit hit). The run uses a fresh key prefix of its own (printed), so keys left
+//! by earlier runs cannot fake a violation. `--history-out FILE` saves the history in the
+//! `jsonl` format of `kvsim check-history`.
 
 use crate::expect::Variant;
 use crate::registry::{registry, resolve};
@@ -9,9 +15,13 @@ use crate::{
     visitor_counter,
 };
 use clap::Args;
+use kvsim::check::Limits;
+use kvsim::history::JsonlOp;
 use kvsim::model::Model;
 use kvsim::net::{stress, StressConfig};
-use std::time::Duration;
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// The flags of `kvsim stress`.
 #[derive(Args, Debug)]
@@ -39,9 +49,113 @@ pub struct StressArgs {
     /// Milliseconds each thread waits between two operations.
     #[arg(long)]
     pub stagger_ms: Option<u64>,
-    /// Send flush_all to every server first (the model's keys may be left from a run before).
+    /// Send flush_all to every server first (not needed for correctness: each run uses a
+    /// fresh key prefix of its own).
     #[arg(long)]
     pub flush: bool,
+    /// Give up checking the history after this many seconds (the verdict is then
+    /// `unknown`).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub check_time_limit: f64,
+    /// Give up checking the history after this many search steps of the linearizability
+    /// checker (the verdict is then `unknown`).
+    #[arg(long, value_name = "N", default_value_t = crate::lincheck::MAX_STEPS)]
+    pub check_max_steps: u64,
+    /// Save the recorded history to FILE as JSON lines (the `jsonl` format of
+    /// `kvsim check-history`).
+    #[arg(long, value_name = "FILE")]
+    pub history_out: Option<PathBuf>,
+}
+
+/// How a model's operations are written for `kvsim check-history`: the spec that reads
+/// them and each operation's fields.
+type Describe<Op, Ret> = (&'static str, fn(&Op, Option<&Ret>) -> JsonlOp);
+
+fn fields(f: &str, value: serde_json::Value, result: serde_json::Value, fail: bool) -> JsonlOp {
+    JsonlOp {
+        f: f.to_string(),
+        value,
+        result,
+        fail,
+    }
+}
+
+fn describe_counter(op: &counter::Op, ret: Option<&counter::Ret>) -> JsonlOp {
+    let fail = ret == Some(&counter::Ret::Lost);
+    match op {
+        counter::Op::Increment(n) => fields("add", json!(n), json!(null), fail),
+        counter::Op::Value => {
+            let n = match ret {
+                Some(counter::Ret::Value(n)) => json!(n),
+                _ => json!(null),
+            };
+            fields("read", json!(null), n, fail)
+        }
+    }
+}
+
+fn describe_fifo(op: &fifo::Op, ret: Option<&fifo::Ret>) -> JsonlOp {
+    let fail = ret == Some(&fifo::Ret::Lost);
+    match op {
+        fifo::Op::Enqueue(x) => fields("enqueue", json!(x), json!(null), fail),
+        fifo::Op::Dequeue => {
+            let x = match ret {
+                Some(fifo::Ret::Dequeued(x)) => json!(x),
+                _ => json!(null),
+            };
+            fields("dequeue", json!(null), x, fail)
+        }
+    }
+}
+
+fn describe_table(op: &table::Op, ret: Option<&table::Ret>) -> JsonlOp {
+    let fail = ret == Some(&table::Ret::Lost);
+    match (op, ret) {
+        (table::Op::Add(k), _) => fields("add", json!(k), json!(null), fail),
+        (table::Op::Delete(k), _) => fields("remove", json!(k), json!(null), fail),
+        (table::Op::Has(k), Some(table::Ret::Has(b))) => {
+            fields("contains", json!(k), json!(b), fail)
+        }
+        (table::Op::Has(k), _) => fields("contains", json!(k), json!(null), fail),
+        (table::Op::Fetch, Some(table::Ret::Members(m))) => {
+            fields("read", json!(null), json!(m), fail)
+        }
+        (table::Op::Fetch, _) => fields("read", json!(null), json!(null), fail),
+    }
+}
+
+fn describe_lock(_op: &lock::Op, ret: Option<&lock::Ret>) -> JsonlOp {
+    match ret {
+        Some(lock::Ret::Value(n)) => fields("incr", json!(1), json!(n), false),
+        Some(lock::Ret::Lost) => fields("incr", json!(1), json!(null), true),
+        None => fields("incr", json!(1), json!(null), false),
+    }
+}
+
+fn describe_spinlock(op: &spinlock::Op, ret: Option<&spinlock::Ret>) -> JsonlOp {
+    let fail = matches!(ret, Some(spinlock::Ret::Lost | spinlock::Ret::GaveUp));
+    let n = match ret {
+        Some(spinlock::Ret::Value(n)) => json!(n),
+        _ => json!(null),
+    };
+    match op {
+        spinlock::Op::Increment => fields("incr", json!(1), n, fail),
+        spinlock::Op::Read => fields("read", json!(null), n, fail),
+    }
+}
+
+/// For models no check-history spec reads: the operation's and the return value's Debug
+/// text.
+fn describe_debug<Op: std::fmt::Debug, Ret: std::fmt::Debug>(
+    op: &Op,
+    ret: Option<&Ret>,
+) -> JsonlOp {
+    fields(
+        &format!("{op:?}"),
+        json!(null),
+        ret.map_or(json!(null), |r| json!(format!("{r:?}"))),
+        false,
+    )
 }
 
 fn seconds(s: f64, what: &str) -> Result<Duration, String> {
@@ -49,14 +163,44 @@ fn seconds(s: f64, what: &str) -> Result<Duration, String> {
         .map_err(|_| format!("bad --{what} {s}: expected a non-negative number of seconds"))
 }
 
-fn run<M>(target: &str, model: M, args: &StressArgs) -> Result<i32, String>
+fn positive_seconds(s: f64, what: &str) -> Result<Duration, String> {
+    match seconds(s, what)? {
+        d if d.is_zero() => Err(format!(
+            "bad --{what} {s}: expected a positive number of seconds"
+        )),
+        d => Ok(d),
+    }
+}
+
+fn run<M>(
+    target: &str,
+    model: M,
+    args: &StressArgs,
+    describe: Option<Describe<M::Op, M::Ret>>,
+) -> Result<i32, String>
 where
     M: Model + Sync,
     M::Op: Send,
     M::Ret: Send,
 {
+    if args.threads == 0 {
+        return Err("bad --threads 0: expected at least 1 client thread".to_string());
+    }
+    if args.ops == Some(0) {
+        return Err("bad --ops 0: expected at least 1 operation per thread".to_string());
+    }
+    if args.check_max_steps == 0 {
+        return Err("bad --check-max-steps 0: expected at least 1 step".to_string());
+    }
+    let limits = Limits {
+        time: Some(positive_seconds(args.check_time_limit, "check-time-limit")?),
+        max_steps: Some(args.check_max_steps),
+    };
     let mut config = StressConfig::new(args.servers.clone(), args.threads, 0);
-    config.duration = args.duration.map(|d| seconds(d, "duration")).transpose()?;
+    config.duration = args
+        .duration
+        .map(|d| positive_seconds(d, "duration"))
+        .transpose()?;
     config.ops_per_thread = match (args.ops, config.duration) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -65,7 +209,8 @@ where
     config.seed = args.seed;
     config.flush_first = args.flush;
     config.stagger = args.stagger_ms.map(Duration::from_millis);
-    config.io_timeout = seconds(args.timeout, "timeout")?;
+    config.io_timeout = positive_seconds(args.timeout, "timeout")?;
+    config.connect_timeout = config.io_timeout.min(Duration::from_secs(1));
     let bound = match (config.ops_per_thread, args.duration) {
         (Some(n), Some(d)) => format!("{n} ops (at most {d} s)"),
         (Some(n), None) => format!("{n} ops"),
@@ -78,14 +223,58 @@ where
         args.threads,
         args.seed
     );
-    let run = stress(&model, &config).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let run = crate::lincheck::with_limits(limits, || stress(&model, &config))
+        .map_err(|e| e.to_string())?;
+    let checked = started.elapsed().saturating_sub(run.elapsed);
     let secs = run.elapsed.as_secs_f64();
     println!(
-        "  {} operations in {secs:.2} s ({:.0} ops/s), {} with unknown outcome",
+        "  key prefix {:?}{}",
+        run.key_prefix,
+        if args.flush {
+            " (servers flushed first)"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "  {} operations in {secs:.2} s ({:.0} ops/s): {} ok, {} failed, {} unknown",
         run.history.len(),
         run.history.len() as f64 / secs.max(1e-9),
+        run.ok,
+        run.failed,
         run.unknown
     );
+    if let Some(why) = &run.stopped {
+        println!("  stopped: {why}");
+    }
+    if let (Some(e), true) = (&run.first_error, run.unknown > 0) {
+        println!("  first error: {e}");
+    }
+    if let Some(path) = &args.history_out {
+        let (spec, describe): Describe<M::Op, M::Ret> =
+            describe.unwrap_or(("", describe_debug::<M::Op, M::Ret>));
+        let write = || -> std::io::Result<()> {
+            let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+            run.history.write_jsonl(&mut out, describe)?;
+            std::io::Write::flush(&mut out)
+        };
+        write().map_err(|e| format!("cannot write --history-out {}: {e}", path.display()))?;
+        if spec.is_empty() {
+            println!(
+                "  history: {} (jsonl; no check-history spec reads {target}'s operations, \
+                 so each f is the operation's Debug text)",
+                path.display()
+            );
+        } else {
+            println!(
+                "  history: {} (check it with: kvsim check-history --spec {spec} {})",
+                path.display(),
+                path.display()
+            );
+        }
+    }
+    println!("  checked in {:.2} s", checked.as_secs_f64());
     println!("  verdict: {}", run.verdict);
     if let kvsim::verdict::Verdict::Violation(v) = &run.verdict {
         for &i in v.ops.iter().take(5) {
@@ -130,23 +319,46 @@ fn dispatch(args: &StressArgs) -> Result<i32, String> {
     let fixed = variant == Variant::Fixed;
     macro_rules! pick {
         ($published:expr, $fixed:expr) => {
+            pick!($published, $fixed, None)
+        };
+        ($published:expr, $fixed:expr, $describe:expr) => {
             if fixed {
-                run(&target, $fixed, args)
+                run(&target, $fixed, args, $describe)
             } else {
-                run(&target, $published, args)
+                run(&target, $published, args, $describe)
             }
         };
     }
     match name {
-        "fifo" => pick!(fifo::published(), fifo::fixed()),
-        "lock" => pick!(lock::published(), lock::fixed()),
-        "counter" => pick!(counter::published(), counter::fixed()),
+        "fifo" => pick!(
+            fifo::published(),
+            fifo::fixed(),
+            Some(("queue", describe_fifo))
+        ),
+        "lock" => pick!(
+            lock::published(),
+            lock::fixed(),
+            Some(("counter", describe_lock))
+        ),
+        "counter" => pick!(
+            counter::published(),
+            counter::fixed(),
+            Some(("counter", describe_counter))
+        ),
         "visitor-counter" => pick!(visitor_counter::published(), visitor_counter::fixed()),
         "event-log" => pick!(event_log::published(), event_log::fixed()),
         "array-locked" => pick!(array_locked::published(), array_locked::fixed()),
         "array-append" => pick!(array_append::published(), array_append::fixed()),
-        "table" => pick!(table::published(), table::fixed()),
-        "spinlock" => pick!(spinlock::published(), spinlock::fixed()),
+        "table" => pick!(
+            table::published(),
+            table::fixed(),
+            Some(("set", describe_table))
+        ),
+        "spinlock" => pick!(
+            spinlock::published(),
+            spinlock::fixed(),
+            Some(("counter", describe_spinlock))
+        ),
         "message-queue" => pick!(message_queue::published(), message_queue::fixed()),
         other => Err(format!("model {other:?} cannot be stressed yet")),
     }

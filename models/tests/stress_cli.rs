@@ -1,0 +1,220 @@
+//! `kvsim stress` through the binary, against real memcached (skipped when memcached is not
+//! installed, unless `KVSIM_REQUIRE_MEMCACHED=1`): no evidence, no pass; a namespace of
+//! its own per run; `--history-out` for `check-history`; the checker's limits as flags.
+
+use kvsim::net::MemcachedProcess;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn kvsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvsim"))
+        .args(args)
+        .output()
+        .expect("kvsim runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A loopback port nothing listens on.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_closed_port_is_an_error_before_any_operation() {
+    let addr = format!("127.0.0.1:{}", closed_port());
+    let out = kvsim(&["stress", "counter/published", "--server", &addr]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot reach server {addr}: connection refused")),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("verdict"), "{stdout}");
+}
+
+#[test]
+fn degenerate_scopes_and_limits_are_usage_errors() {
+    let addr = format!("127.0.0.1:{}", closed_port());
+    for (flag, value) in [
+        ("--ops", "0"),
+        ("--threads", "0"),
+        ("--timeout", "0"),
+        ("--duration", "0"),
+        ("--check-time-limit", "0"),
+        ("--check-max-steps", "0"),
+    ] {
+        let out = kvsim(&["stress", "counter/fixed", "--server", &addr, flag, value]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(&format!("bad {flag} 0")), "{stderr}");
+    }
+}
+
+/// Starts `kvsim stress TARGET` with a long duration against a memcached, kills the
+/// memcached after a second, and returns how long stress took to end after that, and its
+/// output.
+fn kill_mid_run(target: &str) -> Option<(Duration, Output)> {
+    let mc = MemcachedProcess::for_test("stress_cli", &[])?;
+    let child = Command::new(env!("CARGO_BIN_EXE_kvsim"))
+        .args(["stress", target, "--server", &mc.addr()])
+        .args(["--duration", "60", "--timeout", "1", "--stagger-ms", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kvsim starts");
+    std::thread::sleep(Duration::from_secs(1));
+    drop(mc); // kills it
+    let killed = Instant::now();
+    let out = child.wait_with_output().expect("kvsim ends");
+    Some((killed.elapsed(), out))
+}
+
+#[test]
+fn a_server_killed_mid_run_ends_the_run_within_the_timeout_and_never_passes() {
+    // lock/fixed, spinlock/fixed and event-log/fixed retry lost connections for ever;
+    // counter/published does not.
+    for target in [
+        "lock/fixed",
+        "spinlock/fixed",
+        "event-log/fixed",
+        "counter/published",
+    ] {
+        let Some((after, out)) = kill_mid_run(target) else {
+            return;
+        };
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        // --timeout 1: the server is declared dead 1 s after its first failure; then the
+        // check of a few thousand operations.
+        assert!(
+            after < Duration::from_secs(4),
+            "{target}: ended {after:?} after the kill\n{stdout}{stderr}"
+        );
+        assert_eq!(out.status.code(), Some(3), "{target}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("verdict: unknown: the run was cut short: server 127.0.0.1:"),
+            "{target}: {stdout}"
+        );
+        assert!(
+            stdout.contains(" ok, 0 failed, ") && stdout.contains(" unknown\n"),
+            "{target}: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn two_runs_against_the_same_server_do_not_see_each_others_keys() {
+    let Some(mc) = MemcachedProcess::for_test("stress_cli", &[]) else {
+        return;
+    };
+    let mut prefixes = Vec::new();
+    for _ in 0..2 {
+        let out = kvsim(&[
+            "stress",
+            "fifo/fixed",
+            "--server",
+            &mc.addr(),
+            "--ops",
+            "50",
+        ]);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+        let prefix = stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("key prefix "))
+            .expect("the prefix is printed")
+            .to_string();
+        assert!(prefix.starts_with("\"kvsim.0."), "{prefix}");
+        prefixes.push(prefix);
+    }
+    assert_ne!(prefixes[0], prefixes[1]);
+}
+
+#[test]
+fn history_out_round_trips_through_check_history() {
+    let Some(mc) = MemcachedProcess::for_test("stress_cli", &[]) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("kvsim-stress-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // fifo/published breaks without faults (a violation); fifo/fixed and table/fixed pass.
+    for (target, spec) in [
+        ("fifo/published", "queue"),
+        ("fifo/fixed", "queue"),
+        ("table/fixed", "set"),
+        ("counter/fixed", "counter"),
+        ("lock/fixed", "counter"),
+    ] {
+        let file = dir.join(format!("{}.jsonl", target.replace('/', "-")));
+        let file = file.to_str().unwrap();
+        let out = kvsim(&[
+            "stress",
+            target,
+            "--server",
+            &mc.addr(),
+            "--ops",
+            "40",
+            "--history-out",
+            file,
+        ]);
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains(&format!("kvsim check-history --spec {spec} {file}")),
+            "{stdout}"
+        );
+        let checked = kvsim(&["check-history", "--spec", spec, file]);
+        assert_eq!(
+            checked.status.code(),
+            out.status.code(),
+            "{target}: stress said\n{stdout}check-history said\n{}{}",
+            text(&checked.stdout),
+            text(&checked.stderr)
+        );
+        if target == "fifo/published" {
+            assert_eq!(out.status.code(), Some(1), "{stdout}");
+        }
+    }
+    // A model no spec reads: written anyway, with Debug text, and said so.
+    let file = dir.join("array-append.jsonl");
+    let out = kvsim(&[
+        "stress",
+        "array-append/fixed",
+        "--server",
+        &mc.addr(),
+        "--ops",
+        "5",
+        "--history-out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(text(&out.stdout).contains("no check-history spec reads"));
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(written.lines().count(), 4 * 5 * 2, "{written}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_checker_limit_hit_is_unknown() {
+    let Some(mc) = MemcachedProcess::for_test("stress_cli", &[]) else {
+        return;
+    };
+    let args = [
+        "stress",
+        "counter/fixed",
+        "--server",
+        &mc.addr(),
+        "--ops",
+        "50",
+    ];
+    let out = kvsim(&[&args[..], &["--check-max-steps", "1"]].concat());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("verdict: unknown"), "{stdout}");
+    let out = kvsim(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
