@@ -391,3 +391,49 @@ fn a_deeply_nested_value_is_an_error_naming_its_line() {
         );
     }
 }
+
+#[test]
+fn a_cas_that_completed_ok_with_false_failed_its_compare_in_every_reading() {
+    let d = dir("cas-false");
+    let history = |old: i64| {
+        format!(
+            "{{:process 0, :type :invoke, :f :write, :value 1}}
+{{:process 0, :type :ok, :f :write, :value 1}}
+{{:process 1, :type :invoke, :f :cas, :value [{old} 2]}}
+{{:process 1, :type :ok, :f :cas, :value false}}
+"
+        )
+    };
+    write(&d, "matched.edn", &history(1));
+    write(&d, "missed.edn", &history(5));
+    for fail_means in ["no-effect", "compare-failed"] {
+        let r = kvsim(
+            &d,
+            &[
+                "--spec",
+                "cas-register",
+                "--fail-means",
+                fail_means,
+                "matched.edn",
+            ],
+        );
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout
+                .contains("cas 1 → 2 failed, but the register holds 1"),
+            "{}",
+            r.stdout
+        );
+        let r = kvsim(
+            &d,
+            &[
+                "--spec",
+                "cas-register",
+                "--fail-means",
+                fail_means,
+                "missed.edn",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+}
