@@ -437,3 +437,89 @@ fn a_cas_that_completed_ok_with_false_failed_its_compare_in_every_reading() {
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     }
 }
+
+#[test]
+fn multi_register_takes_knossos_initial_values() {
+    let d = dir("multi-register-initial");
+    // As in Knossos's multi-register.edn: "A multi-register with x=0 and y=0", read before
+    // anything was written.
+    write(
+        &d,
+        "initial.edn",
+        "; A multi-register with x=0 and y=0
+[{:type :invoke,
+ :f :txn,
+ :value [[:read :x nil] [:read :y nil]],
+ :process 2,
+ :time 7686334122}
+{:type :invoke, :f :txn, :value [[:write :y 2]], :process 4, :time 7686306180}
+{:type :ok,
+ :f :txn,
+ :value [[:read :x 0] [:read :y 0]],
+ :process 2,
+ :time 7736090694}
+{:type :ok, :f :txn, :value [[:write :y 2]], :process 4, :time 7745089410}]
+",
+    );
+    let r = kvsim(&d, &["--spec", "multi-register", "initial.edn"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "read of register :x (micro-op 1 of 2) returned 0, but the register is unwritten"
+        ),
+        "{}",
+        r.stdout
+    );
+    let r = kvsim(
+        &d,
+        &[
+            "--spec",
+            "multi-register",
+            "--initial",
+            "{:x 0, :y 0}",
+            "initial.edn",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = kvsim(
+        &d,
+        &[
+            "--spec",
+            "multi-register",
+            "--initial",
+            "{:x 0, :y 1}",
+            "initial.edn",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    for (args, expected) in [
+        (
+            &["--spec", "register", "--initial", "{:x 0}", "initial.edn"][..],
+            "--initial: expected --spec multi-register, found --spec register",
+        ),
+        (
+            &[
+                "--spec",
+                "multi-register",
+                "--initial",
+                "[1 2]",
+                "initial.edn",
+            ],
+            "expected an EDN map like {:x 0 :y 0}, found [1 2]",
+        ),
+        (
+            &[
+                "--spec",
+                "multi-register",
+                "--initial",
+                "{:x",
+                "initial.edn",
+            ],
+            "expected an EDN map like {:x 0 :y 0}: expected } to close, found the end of the file",
+        ),
+    ] {
+        let r = kvsim(&d, args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.stderr.contains(expected), "{args:?}: {}", r.stderr);
+    }
+}

@@ -148,10 +148,19 @@ impl Format {
             .map(|&(_, f)| f)
     }
 
-    /// Guesses the format from a file's first non-blank line: `{"` is JSON lines, `{`,
-    /// `[` or `(` is EDN, a line with `jepsen.util - ` is a log; `None` if none fits.
+    /// Guesses the format from a file's first non-blank line that is not an EDN comment:
+    /// `{"` is JSON lines, `{`, `[` or `(` is EDN (as is a file of nothing but `;`
+    /// comments), a line with `jepsen.util - ` is a log; `None` if none fits.
     pub fn guess(text: &str) -> Option<Format> {
-        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        let mut lines = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .peekable();
+        lines.peek()?;
+        let Some(line) = lines.find(|l| !l.starts_with(';')) else {
+            return Some(Format::JepsenEdn);
+        };
         if line.starts_with("{\"") {
             Some(Format::Jsonl)
         } else if line.starts_with('{') || line.starts_with('[') || line.starts_with('(') {

@@ -1,7 +1,9 @@
 //! Knossos's multi-register: a map of registers, each initially unwritten; a transaction
 //! is a list of micro-operations, `read k` (returns `k`'s value) and `write k v`, applied
 //! in order, atomically. A history whose transactions each touch one register is checked
-//! per register.
+//! per register. Knossos's model takes the registers' initial values
+//! (`(multi-register {:x 0 :y 0})`): so does [`MultiRegisterSpec::with_initial`]
+//! (`kvsim check-history --initial '{:x 0 :y 0}'`).
 //!
 //! In history files: `{:f :txn, :value [[:read :x nil] [:write :y 2]]}`, completing with
 //! the reads filled in (`[[:read :x 1] [:write :y 2]]`); `:r` and `:w` are accepted for
@@ -45,8 +47,28 @@ pub struct RegTxn(pub Vec<RegMicro>);
 pub struct RegTxnRet(pub Vec<Option<Value>>);
 
 /// The multi-register spec.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct MultiRegisterSpec;
+#[derive(Clone, Debug, Default)]
+pub struct MultiRegisterSpec {
+    initial: BTreeMap<Value, Value>,
+}
+
+impl MultiRegisterSpec {
+    /// Every register initially unwritten.
+    pub fn new() -> Self {
+        MultiRegisterSpec::default()
+    }
+
+    /// The registers initially hold these values (others are unwritten; a nil value is
+    /// unwritten).
+    pub fn with_initial(initial: impl IntoIterator<Item = (Value, Value)>) -> Self {
+        MultiRegisterSpec {
+            initial: initial
+                .into_iter()
+                .filter(|(_, v)| *v != Value::Nil)
+                .collect(),
+        }
+    }
+}
 
 impl SequentialSpec for MultiRegisterSpec {
     /// The written registers and their values (an unwritten register is absent).
@@ -59,7 +81,7 @@ impl SequentialSpec for MultiRegisterSpec {
     }
 
     fn init(&self) -> Self::State {
-        BTreeMap::new()
+        self.initial.clone()
     }
 
     fn step(&self, state: &Self::State, op: &RegTxn) -> (Self::State, RegTxnRet) {
@@ -207,7 +229,7 @@ mod tests {
 
     #[test]
     fn reads_see_the_writes_before_them_and_nil_when_unwritten() {
-        let s = MultiRegisterSpec;
+        let s = MultiRegisterSpec::new();
         let x = Value::Keyword("x".into());
         let y = Value::Keyword("y".into());
         let t = txn(vec![
@@ -232,8 +254,23 @@ mod tests {
     }
 
     #[test]
+    fn initial_values_are_read_until_overwritten() {
+        let x = Value::Keyword("x".into());
+        let s = MultiRegisterSpec::with_initial([(x.clone(), Value::Int(0))]);
+        let read = txn(vec![RegMicro::Read(x.clone())]);
+        assert_eq!(
+            s.step(&s.init(), &read).1,
+            RegTxnRet(vec![Some(Value::Int(0))])
+        );
+        assert_eq!(
+            MultiRegisterSpec::with_initial([(x, Value::Nil)]).init(),
+            BTreeMap::new()
+        );
+    }
+
+    #[test]
     fn single_register_transactions_partition_by_register() {
-        let s = MultiRegisterSpec;
+        let s = MultiRegisterSpec::new();
         let x = Value::Keyword("x".into());
         let y = Value::Keyword("y".into());
         let one = txn(vec![

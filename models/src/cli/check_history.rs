@@ -46,6 +46,18 @@ fn time_limit(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses `--initial`: an EDN map.
+fn initial_values(text: &str) -> Result<Value, String> {
+    match kvsim::formats::edn::parse_one(text, 1) {
+        Ok(v @ Value::Map(_)) => Ok(v),
+        Ok(v) => Err(format!("expected an EDN map like {{:x 0 :y 0}}, found {v}")),
+        Err(e) => Err(format!(
+            "expected an EDN map like {{:x 0 :y 0}}: expected {}, found {}",
+            e.expected, e.found
+        )),
+    }
+}
+
 /// Arguments of `kvsim check-history`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -64,6 +76,11 @@ pub struct Args {
     /// others.
     #[arg(long, value_parser = PossibleValuesParser::new(["no-effect", "compare-failed"]))]
     fail_means: Option<String>,
+    /// The registers' initial values for `--spec multi-register`, as an EDN map (Knossos's
+    /// `(multi-register {:x 0 :y 0})` is `--initial '{:x 0 :y 0}'`). Default: every
+    /// register unwritten (a read of it returns nil).
+    #[arg(long, value_name = "EDN-MAP", value_parser = initial_values)]
+    initial: Option<Value>,
     /// Give up on a file after this many seconds of checking (its verdict is then
     /// `unknown`); more than 0, at most 1000000000. Default: no limit.
     #[arg(long, value_name = "SECS", value_parser = time_limit, allow_hyphen_values = true)]
@@ -105,6 +122,16 @@ fn run(args: &Args, out: &mut impl Write) -> i32 {
         },
         None => Limits::none(),
     };
+    let multi_register = match (&args.initial, args.spec.as_str()) {
+        (Some(Value::Map(entries)), "multi-register") => {
+            MultiRegisterSpec::with_initial(entries.iter().cloned())
+        }
+        (Some(_), spec) => {
+            eprintln!("kvsim: check-history: --initial: expected --spec multi-register, found --spec {spec}");
+            return 2;
+        }
+        (None, _) => MultiRegisterSpec::new(),
+    };
     let how = How {
         format,
         fail_means,
@@ -123,7 +150,7 @@ fn run(args: &Args, out: &mut impl Write) -> i32 {
             "mutex" => check_file(&MutexSpec, path, how),
             "set" => check_file(&SetSpec::<Value>::new(), path, how),
             "list-append" => check_file(&ListAppendSpec::<Value>::new(), path, how),
-            "multi-register" => check_file(&MultiRegisterSpec, path, how),
+            "multi-register" => check_file(&multi_register, path, how),
             other => unreachable!("clap admits only known specs, got {other}"),
         };
         let r = match result {
