@@ -8,12 +8,17 @@
 
 use super::{excerpt, LineError, Value};
 
+/// How deeply values may nest (collections in collections, tags and `#_` discards in
+/// front of a value): a deeper value is an error naming its line, never a stack overflow.
+pub const MAX_DEPTH: usize = 128;
+
 /// A cursor over EDN text that counts lines.
 pub struct Reader<'a> {
     s: &'a [u8],
     text: &'a str,
     pos: usize,
     line: usize,
+    depth: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -24,6 +29,7 @@ impl<'a> Reader<'a> {
             text,
             pos: 0,
             line,
+            depth: 0,
         }
     }
 
@@ -78,8 +84,22 @@ impl<'a> Reader<'a> {
         LineError::new(self.line, expected, found)
     }
 
-    /// Reads one value.
+    /// Reads one value, nested at most [`MAX_DEPTH`] deep.
     pub fn value(&mut self) -> Result<Value, LineError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(LineError::new(
+                self.line,
+                format!("values nested at most {MAX_DEPTH} deep"),
+                "deeper nesting",
+            ));
+        }
+        self.depth += 1;
+        let v = self.value_at_depth();
+        self.depth -= 1;
+        v
+    }
+
+    fn value_at_depth(&mut self) -> Result<Value, LineError> {
         if !self.skip_space() {
             return Err(self.err("an EDN value"));
         }
@@ -288,5 +308,23 @@ mod tests {
         let e = parse_one("[1 2", 7).unwrap_err();
         assert_eq!(e.line, 7);
         assert_eq!(e.found, "the end of the file");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse_one(&ok, 1).is_ok());
+        for deep in [
+            format!("\n{}", "[".repeat(1_000_000)),
+            format!("\n{}1", "#_ ".repeat(1_000_000)),
+            format!("\n{}1", "#t ".repeat(1_000_000)),
+            format!("\n{}", "{:a ".repeat(1_000_000)),
+        ] {
+            let e = parse_one(&deep, 1).unwrap_err();
+            assert_eq!(
+                e,
+                LineError::new(2, "values nested at most 128 deep", "deeper nesting")
+            );
+        }
     }
 }

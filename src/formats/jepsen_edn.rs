@@ -6,7 +6,8 @@
 //! {:process 1, :type :invoke, :f :put, :key "x", :value "a"}
 //! ```
 //!
-//! One map per line, or maps in a vector (`[{…} {…}]`, across lines). Keys: `:process`
+//! One map per line, or maps in a vector (`[{…} {…}]`) or a list (`({…} {…})`, a seq as
+//! Clojure's `pr` writes it), across lines. Keys: `:process`
 //! (an integer; `:nemesis` events are skipped), `:type` (`:invoke`, `:ok`, `:fail`,
 //! `:info`), `:f`, optional `:key`, `:value`, and optional `:time` (nanoseconds, as
 //! Jepsen writes it). Other keys are ignored.
@@ -19,11 +20,12 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
     let mut r = Reader::new(text, 1);
     let mut events = Vec::new();
     while let Some(c) = r.peek() {
-        if c == b'[' {
+        if c == b'[' || c == b'(' {
+            let close = if c == b'[' { b']' } else { b')' };
             r.bump();
             loop {
                 match r.peek() {
-                    Some(b']') => {
+                    Some(b) if b == close => {
                         r.bump();
                         break;
                     }
@@ -35,7 +37,11 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
                     None => {
                         return Err(LineError::new(
                             r.line(),
-                            "] to close the vector of operations",
+                            format!(
+                                "{} to close the {} of operations",
+                                close as char,
+                                if close == b']' { "vector" } else { "list" }
+                            ),
                             "the end of the file",
                         ))
                     }

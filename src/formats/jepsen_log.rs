@@ -8,6 +8,9 @@
 //! After `jepsen.util - ` come the process, the type, the function and the value (EDN),
 //! separated by whitespace (tabs in Jepsen's own logs). Lines without `jepsen.util - ` are other log output and are
 //! skipped, as are nemesis lines (`:nemesis` as the process).
+//!
+//! These logs are read as Porcupine reads them: a failed cas also says its comparison did
+//! not match ([`FailMeans::CompareFailed`](super::FailMeans), this format's default).
 
 use super::{edn, excerpt, Event, EventType, LineError, Value};
 

@@ -22,11 +22,17 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
             continue;
         }
         let json: serde_json::Value = serde_json::from_str(line_text).map_err(|e| {
-            LineError::new(
-                line,
-                format!("a JSON object (invalid at column {})", e.column()),
-                excerpt(line_text),
-            )
+            // serde_json stops at 128 levels of nesting, as the EDN reader does.
+            let what = if e.to_string().starts_with("recursion limit exceeded") {
+                format!(
+                    "a JSON object nested at most {} deep (deeper at column {})",
+                    super::edn::MAX_DEPTH,
+                    e.column()
+                )
+            } else {
+                format!("a JSON object (invalid at column {})", e.column())
+            };
+            LineError::new(line, what, excerpt(line_text))
         })?;
         let v =
             from_json(&json).map_err(|what| LineError::new(line, "JSON without floats", what))?;

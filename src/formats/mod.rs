@@ -7,14 +7,23 @@
 //! into a typed [`History`] through a spec's [`FromRaw`].
 //!
 //! - `jsonl` ([`jsonl`]): JSON lines of our own.
-//! - `jepsen-edn` ([`jepsen_edn`]): Jepsen's EDN operation maps, one per line or in a
-//!   vector (history.edn).
+//! - `jepsen-edn` ([`jepsen_edn`]): Jepsen's EDN operation maps, one per line, in a
+//!   vector (history.edn) or in a list (a seq as Clojure's `pr` writes it).
 //! - `jepsen-log` ([`jepsen_log`]): Jepsen's log lines (`INFO  jepsen.util - 3 :ok :read 1`).
 //!
-//! Outcomes: `ok` completes with the value; `fail` certainly had no effect (a spec may read
-//! it as an observation, e.g. a cas that failed its comparison); `info`, and an invocation
-//! never completed, have an unknown outcome. Nemesis events (process `:nemesis`) are not
-//! client operations and are skipped.
+//! Outcomes: `ok` completes with the value; `fail` certainly had no effect; `info`, and an
+//! invocation never completed, have an unknown outcome. Nemesis events (process
+//! `:nemesis`) are not client operations and are skipped.
+//!
+//! What else a `fail` says is a [`FailMeans`]: in Jepsen and Knossos nothing more
+//! ([`FailMeans::NoEffect`], the reading of `jepsen-edn` and `jsonl`); in Porcupine's
+//! etcd test a failed cas also says its comparison did not match
+//! ([`FailMeans::CompareFailed`], the reading of `jepsen-log`, whose etcd histories need
+//! it).
+//!
+//! No evidence, no pass: [`nothing_recognised`] and [`no_known_outcome`] say why a file
+//! gives a checker nothing to check (an empty file, a log of another logger, only
+//! operations of unknown outcome), so that a caller reports `unknown` rather than `ok`.
 //!
 //! Errors name the file, the line, what was expected and what was found.
 
@@ -139,18 +148,90 @@ impl Format {
             .map(|&(_, f)| f)
     }
 
-    /// Guesses the format from a file's first non-blank line: `{"` is JSON lines, `{` or
-    /// `[` is EDN, a line with `jepsen.util - ` is a log; `None` if none fits.
+    /// Guesses the format from a file's first non-blank line that is not an EDN comment:
+    /// `{"` is JSON lines, `{`, `[` or `(` is EDN (as is a file of nothing but `;`
+    /// comments), a line with `jepsen.util - ` is a log; `None` if none fits.
     pub fn guess(text: &str) -> Option<Format> {
-        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        let mut lines = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .peekable();
+        lines.peek()?;
+        let Some(line) = lines.find(|l| !l.starts_with(';')) else {
+            return Some(Format::JepsenEdn);
+        };
         if line.starts_with("{\"") {
             Some(Format::Jsonl)
-        } else if line.starts_with('{') || line.starts_with('[') {
+        } else if line.starts_with('{') || line.starts_with('[') || line.starts_with('(') {
             Some(Format::JepsenEdn)
         } else if line.contains("jepsen.util - ") {
             Some(Format::JepsenLog)
         } else {
             None
+        }
+    }
+
+    /// What a line of this format looks like, for messages about a file in which nothing
+    /// was recognised.
+    pub fn example(self) -> &'static str {
+        match self {
+            Format::Jsonl => {
+                "JSON lines like `{\"process\": 0, \"type\": \"invoke\", \"f\": \"read\", \"value\": null}`"
+            }
+            Format::JepsenEdn => {
+                "EDN operation maps like `{:process 0, :type :invoke, :f :read, :value nil}`"
+            }
+            Format::JepsenLog => {
+                "jepsen.util log lines like `INFO  jepsen.util - 3 :invoke :read nil`"
+            }
+        }
+    }
+}
+
+/// What a `fail` completion says besides "this operation had no effect".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailMeans {
+    /// Nothing more: the operation certainly did not take effect, and says nothing about
+    /// the state (Jepsen's and Knossos's reading). Every `fail` is left out of the check.
+    NoEffect,
+    /// A conditional operation's condition did not hold: a failed cas says the register
+    /// did not hold its old value, a failed try-acquire or release that the lock was not
+    /// free or not ours (Porcupine's etcd reading). This is each spec's
+    /// [`FromRaw::op_from_raw`] as written; other operations' `fail` is still no effect.
+    CompareFailed,
+}
+
+impl FailMeans {
+    /// Every reading, with its name.
+    pub const ALL: [(&'static str, FailMeans); 2] = [
+        ("no-effect", FailMeans::NoEffect),
+        ("compare-failed", FailMeans::CompareFailed),
+    ];
+
+    /// The name as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailMeans::NoEffect => "no-effect",
+            FailMeans::CompareFailed => "compare-failed",
+        }
+    }
+
+    /// The reading by name.
+    pub fn from_name(name: &str) -> Option<FailMeans> {
+        FailMeans::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, f)| f)
+    }
+
+    /// The reading a format's files are written for: `compare-failed` for `jepsen-log`
+    /// (Porcupine's etcd histories), `no-effect` for `jepsen-edn` and `jsonl` (Jepsen's
+    /// meaning).
+    pub fn default_for(format: Format) -> FailMeans {
+        match format {
+            Format::JepsenLog => FailMeans::CompareFailed,
+            Format::Jsonl | Format::JepsenEdn => FailMeans::NoEffect,
         }
     }
 }
@@ -326,14 +407,35 @@ pub fn parse_events(text: &str, format: Format) -> Result<Vec<Event>, LineError>
     }
 }
 
+/// A file read and parsed: its format (given or guessed), its number of lines and its
+/// events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    /// The format it was read as.
+    pub format: Format,
+    /// Its number of non-blank lines.
+    pub lines: usize,
+    /// Its client events (nemesis events and other log output left out).
+    pub events: Vec<Event>,
+    /// Whether the format was guessed (not given).
+    pub guessed: bool,
+}
+
 /// Reads and parses a file; `format` `None` guesses it from the content
 /// ([`Format::guess`]).
 pub fn read_events(path: &Path, format: Option<Format>) -> Result<Vec<Event>, FormatError> {
+    read_file(path, format).map(|p| p.events)
+}
+
+/// Reads and parses a file, keeping its format and number of non-blank lines; `format` `None`
+/// guesses it from the content ([`Format::guess`]; an empty file is `jsonl`).
+pub fn read_file(path: &Path, format: Option<Format>) -> Result<Parsed, FormatError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| FormatError::Io {
         file: file.clone(),
         message: e.to_string(),
     })?;
+    let guessed = format.is_none();
     let format = match format {
         Some(f) => f,
         None if text.trim().is_empty() => Format::Jsonl,
@@ -347,7 +449,61 @@ pub fn read_events(path: &Path, format: Option<Format>) -> Result<Vec<Event>, Fo
             ),
         })?,
     };
-    parse_events(&text, format).map_err(|e| e.in_file(&file))
+    let events = parse_events(&text, format).map_err(|e| e.in_file(&file))?;
+    Ok(Parsed {
+        format,
+        lines: text.lines().filter(|l| !l.trim().is_empty()).count(),
+        events,
+        guessed,
+    })
+}
+
+/// Why a parsed file gives nothing to check, if it does: it is empty, or none of its lines
+/// is a client operation of its format (a log of another logger, JSON read as a log, only
+/// nemesis events). The text says what was expected.
+pub fn nothing_recognised(parsed: &Parsed) -> Option<String> {
+    if !parsed.events.is_empty() {
+        return None;
+    }
+    Some(match parsed.lines {
+        0 if parsed.guessed => "empty file: no operation to check (expected JSON lines, Jepsen EDN maps or jepsen.util log lines)".to_string(),
+        0 => format!(
+            "empty file: no operation to check (expected {})",
+            parsed.format.example()
+        ),
+        n => format!(
+            "no client operation recognised in {n} line{} (nemesis events and other log lines are skipped): expected {}",
+            if n == 1 { "" } else { "s" },
+            parsed.format.example()
+        ),
+    })
+}
+
+/// Why a history gives nothing to check, if it does: none of its operations completed
+/// with a known result (each is `info`, never completed, or a `fail` that had no effect),
+/// so every order of them is linearizable and a pass would claim what was not checked.
+pub fn no_known_outcome<Op, Ret>(history: &History<Op, Ret>) -> Option<String> {
+    if history.ops.is_empty() {
+        return Some("no operation to check".to_string());
+    }
+    if history
+        .ops
+        .iter()
+        .any(|o| matches!(o.outcome, Outcome::Ok(_)))
+    {
+        return None;
+    }
+    let failed = history
+        .ops
+        .iter()
+        .filter(|o| matches!(o.outcome, Outcome::Failed))
+        .count();
+    let unknown = history.ops.len() - failed;
+    let n = history.ops.len();
+    Some(format!(
+        "no operation of known outcome, nothing to check: {n} operation{}, {unknown} unknown (info or never completed), {failed} failed (no effect)",
+        if n == 1 { "" } else { "s" }
+    ))
 }
 
 /// Matches each process's invocation with its next completion.
@@ -445,10 +601,21 @@ pub fn expected(what: &str, found: &Value) -> String {
     format!("expected {what}, found {found}")
 }
 
-/// Turns paired operations into a typed history for `spec`; an error names the line.
+/// Turns paired operations into a typed history for `spec`, reading `fail` as the spec's
+/// [`FromRaw`] does ([`FailMeans::CompareFailed`]); an error names the line.
 pub fn to_history<S: FromRaw>(
     spec: &S,
     raws: &[RawOp],
+) -> Result<History<S::Op, S::Ret>, LineError> {
+    to_history_with(spec, raws, FailMeans::CompareFailed)
+}
+
+/// Turns paired operations into a typed history for `spec`, reading `fail` as
+/// `fail_means` says; an error names the line.
+pub fn to_history_with<S: FromRaw>(
+    spec: &S,
+    raws: &[RawOp],
+    fail_means: FailMeans,
 ) -> Result<History<S::Op, S::Ret>, LineError> {
     let mut ops = Vec::with_capacity(raws.len());
     for raw in raws {
@@ -468,6 +635,10 @@ pub fn to_history<S: FromRaw>(
             };
             LineError::new(line, expected, found)
         })?;
+        let outcome = match (fail_means, raw.end) {
+            (FailMeans::NoEffect, End::Fail) => Outcome::Failed,
+            _ => outcome,
+        };
         ops.push(Operation {
             client: raw.process as usize,
             op,
@@ -482,14 +653,16 @@ pub fn to_history<S: FromRaw>(
     Ok(History { ops })
 }
 
-/// Reads a file into a typed history for `spec`: [`read_events`], [`pair`], [`to_history`].
+/// Reads a file into a typed history for `spec`: [`read_file`], [`pair`],
+/// [`to_history_with`] with the format's reading of `fail` ([`FailMeans::default_for`]).
 pub fn read_history<S: FromRaw>(
     spec: &S,
     path: &Path,
     format: Option<Format>,
 ) -> Result<History<S::Op, S::Ret>, FormatError> {
     let file = path.display().to_string();
-    let events = read_events(path, format)?;
-    let raws = pair(&events).map_err(|e| e.in_file(&file))?;
-    to_history(spec, &raws).map_err(|e| e.in_file(&file))
+    let parsed = read_file(path, format)?;
+    let raws = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
+    to_history_with(spec, &raws, FailMeans::default_for(parsed.format))
+        .map_err(|e| e.in_file(&file))
 }

@@ -2,9 +2,12 @@
 //! `read`, `write v`, `cas [old new]` (true and `new` stored if the register holds `old`,
 //! else false and unchanged). Initially empty.
 //!
-//! In history files a `cas` that completes with `fail` is a cas that returned false (its
-//! comparison failed): it had no effect, and it also says the register did not hold
-//! `old` when it took place. This is how Jepsen's etcd histories and Porcupine read it.
+//! In history files a `cas` that completes with `ok` swapped, unless its value is `false`
+//! (a cas that returned false: its comparison failed). A `cas` that completes with `fail`
+//! had no effect; read as [`FailMeans::CompareFailed`](crate::formats::FailMeans), as
+//! Porcupine reads Jepsen's etcd histories, it also says the register did not hold `old`
+//! when it took place (this spec's [`FromRaw`] reads it so); read as Jepsen and Knossos
+//! mean it ([`FailMeans::NoEffect`](crate::formats::FailMeans)), it says nothing more.
 
 use crate::formats::{expected, End, FromRaw, RawOp, Value};
 use crate::history::Outcome;
@@ -147,7 +150,9 @@ impl FromRaw for CasRegisterSpec<Value> {
                     if unknown {
                         Outcome::Unknown
                     } else {
-                        Outcome::Ok(CasRet::Swapped(raw.end == End::Ok))
+                        Outcome::Ok(CasRet::Swapped(
+                            raw.end == End::Ok && raw.result != Value::Bool(false),
+                        ))
                     },
                 )),
                 other => Err(expected("a cas value [old new]", other)),

@@ -13,18 +13,20 @@
 //! | `mutex` | [`mutex::MutexSpec`] | acquire, try-acquire, release (owner: the process) |
 //! | `set` | [`set::SetSpec`] | add `v`, remove `v`, contains `v`, read (all members) |
 //! | `list-append` | [`list_append::ListAppendSpec`] | append/read with `key`, or txn `[[:append k v] [:r k nil]]` |
+//! | `multi-register` | [`multi_register::MultiRegisterSpec`] | txn `[[:read :x nil] [:write :y 2]]` (Knossos's multi-register) |
 
 pub mod cas_register;
 pub mod counter;
 pub mod kv;
 pub mod list_append;
+pub mod multi_register;
 pub mod mutex;
 pub mod queue;
 pub mod register;
 pub mod set;
 
 /// The spec names `kvsim check-history --spec` accepts.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 9] = [
     "register",
     "cas-register",
     "kv",
@@ -33,4 +35,5 @@ pub const NAMES: [&str; 8] = [
     "mutex",
     "set",
     "list-append",
+    "multi-register",
 ];

@@ -88,7 +88,8 @@ impl FromRaw for MutexSpec {
         let outcome = match (raw.end, &op) {
             (End::Ok, _) => Outcome::Ok(MutexRet(!matches!(raw.result, Value::Bool(false)))),
             // A failed try-acquire or release is an observation: the lock was not free,
-            // or not ours. A failed blocking acquire never got the lock.
+            // or not ours (read as `--fail-means compare-failed`; as `no-effect` it says
+            // nothing). A failed blocking acquire never got the lock.
             (End::Fail, MutexOp::TryAcquire(_) | MutexOp::Release(_)) => {
                 Outcome::Ok(MutexRet(false))
             }

@@ -2,24 +2,61 @@
 //!
 //! ```text
 //! kvsim check-history --spec SPEC [--format jsonl|jepsen-edn|jepsen-log]
+//!                     [--fail-means no-effect|compare-failed]
 //!                     [--time-limit SECS] [--json] FILE...
 //! ```
 //! One line per file, `FILE: ok|violation|unknown MILLIS ms` (a violation's reason and an
 //! unknown's cause after a colon); `--json` prints an array of objects instead. Exit
 //! codes: 0 all ok, 1 any violation, 3 unknown (and no violation), 2 an error (usage, an
 //! unreadable or malformed file; errors win over verdicts).
+//!
+//! No evidence, no pass: a file in which no operation was recognised (empty, another
+//! logger's log, JSON read as a log), or whose operations have no known outcome, is
+//! `unknown` with the reason, never `ok`.
 
 use clap::builder::PossibleValuesParser;
 use kvsim::check::{check_linearizability_parallel, Limits, Linearization};
-use kvsim::formats::{pair, read_events, to_history, Format, FormatError, FromRaw, RawOp, Value};
+use kvsim::formats::{
+    no_known_outcome, nothing_recognised, pair, read_file, to_history_with, FailMeans, Format,
+    FormatError, FromRaw, RawOp, Value,
+};
 use kvsim::specs::{
     cas_register::CasRegisterSpec, counter::CounterSpec, kv::KvSpec, list_append::ListAppendSpec,
-    mutex::MutexSpec, queue::QueueSpec, register::RegisterSpec, set::SetSpec, NAMES,
+    multi_register::MultiRegisterSpec, mutex::MutexSpec, queue::QueueSpec, register::RegisterSpec,
+    set::SetSpec, NAMES,
 };
 use serde_json::{json, Value as Json};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// The longest `--time-limit` accepted, in seconds (about 31 years): longer ones cannot
+/// be added to the clock.
+const MAX_TIME_LIMIT_SECS: f64 = 1e9;
+
+/// Parses `--time-limit`: seconds, more than 0 and at most [`MAX_TIME_LIMIT_SECS`].
+fn time_limit(text: &str) -> Result<f64, String> {
+    let range =
+        format!("expected a number of seconds greater than 0 and at most {MAX_TIME_LIMIT_SECS:.0}");
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= MAX_TIME_LIMIT_SECS => Ok(s),
+        Ok(s) if s.is_nan() => Err(format!("{range}, found {text} (not a number)")),
+        Ok(_) => Err(format!("{range}, found {text} (out of range)")),
+        Err(_) => Err(format!("{range}, found {text}")),
+    }
+}
+
+/// Parses `--initial`: an EDN map.
+fn initial_values(text: &str) -> Result<Value, String> {
+    match kvsim::formats::edn::parse_one(text, 1) {
+        Ok(v @ Value::Map(_)) => Ok(v),
+        Ok(v) => Err(format!("expected an EDN map like {{:x 0 :y 0}}, found {v}")),
+        Err(e) => Err(format!(
+            "expected an EDN map like {{:x 0 :y 0}}: expected {}, found {}",
+            e.expected, e.found
+        )),
+    }
+}
 
 /// Arguments of `kvsim check-history`.
 #[derive(clap::Args, Debug)]
@@ -28,12 +65,25 @@ pub struct Args {
     #[arg(long, value_parser = PossibleValuesParser::new(NAMES))]
     spec: String,
     /// The files' format. Default: guessed from each file's first non-blank line
-    /// (`{"` JSON lines, `{` or `[` Jepsen EDN, `jepsen.util - ` Jepsen log).
+    /// (`{"` JSON lines, `{`, `[` or `(` Jepsen EDN, `jepsen.util - ` Jepsen log).
     #[arg(long, value_parser = PossibleValuesParser::new(["jsonl", "jepsen-edn", "jepsen-log"]))]
     format: Option<String>,
+    /// What a `fail` completion means: `no-effect` (it certainly did not take effect and
+    /// says nothing about the state: Jepsen's and Knossos's reading) or `compare-failed`
+    /// (a failed cas also says the register did not hold its old value, a failed
+    /// try-acquire or release that the lock was not free or not ours: Porcupine's etcd
+    /// reading). Default: `compare-failed` for jepsen-log files, `no-effect` for the
+    /// others.
+    #[arg(long, value_parser = PossibleValuesParser::new(["no-effect", "compare-failed"]))]
+    fail_means: Option<String>,
+    /// The registers' initial values for `--spec multi-register`, as an EDN map (Knossos's
+    /// `(multi-register {:x 0 :y 0})` is `--initial '{:x 0 :y 0}'`). Default: every
+    /// register unwritten (a read of it returns nil).
+    #[arg(long, value_name = "EDN-MAP", value_parser = initial_values)]
+    initial: Option<Value>,
     /// Give up on a file after this many seconds of checking (its verdict is then
-    /// `unknown`). Default: no limit.
-    #[arg(long, value_name = "SECS")]
+    /// `unknown`); more than 0, at most 1000000000. Default: no limit.
+    #[arg(long, value_name = "SECS", value_parser = time_limit, allow_hyphen_values = true)]
     time_limit: Option<f64>,
     /// Print a JSON array of {file, verdict, millis, reason?, op_line?, partial_lines?}.
     #[arg(long)]
@@ -61,27 +111,46 @@ pub fn main(args: Args) -> i32 {
 /// code.
 fn run(args: &Args, out: &mut impl Write) -> i32 {
     let format = args.format.as_deref().and_then(Format::from_name);
+    let fail_means = args.fail_means.as_deref().and_then(FailMeans::from_name);
     let limits = match args.time_limit {
-        Some(s) if !(s.is_finite() && s > 0.0) => {
-            eprintln!("kvsim: check-history: expected a positive number of seconds for --time-limit, found {s}");
+        Some(s) => match Duration::try_from_secs_f64(s) {
+            Ok(d) if s > 0.0 && s <= MAX_TIME_LIMIT_SECS => Limits::time(d),
+            _ => {
+                eprintln!("kvsim: check-history: --time-limit: expected a number of seconds greater than 0 and at most {MAX_TIME_LIMIT_SECS:.0}, found {s}");
+                return 2;
+            }
+        },
+        None => Limits::none(),
+    };
+    let multi_register = match (&args.initial, args.spec.as_str()) {
+        (Some(Value::Map(entries)), "multi-register") => {
+            MultiRegisterSpec::with_initial(entries.iter().cloned())
+        }
+        (Some(_), spec) => {
+            eprintln!("kvsim: check-history: --initial: expected --spec multi-register, found --spec {spec}");
             return 2;
         }
-        Some(s) => Limits::time(Duration::from_secs_f64(s)),
-        None => Limits::none(),
+        (None, _) => MultiRegisterSpec::new(),
+    };
+    let how = How {
+        format,
+        fail_means,
+        limits,
     };
     let (mut errors, mut violations, mut unknowns) = (0, 0, 0);
     let mut objects = Vec::new();
     for path in &args.files {
         let file = path.display().to_string();
         let result = match args.spec.as_str() {
-            "register" => check_file(&RegisterSpec::<Value>::new(), path, format, limits),
-            "cas-register" => check_file(&CasRegisterSpec::<Value>::new(), path, format, limits),
-            "kv" => check_file(&KvSpec, path, format, limits),
-            "counter" => check_file(&CounterSpec, path, format, limits),
-            "queue" => check_file(&QueueSpec::<Value>::new(), path, format, limits),
-            "mutex" => check_file(&MutexSpec, path, format, limits),
-            "set" => check_file(&SetSpec::<Value>::new(), path, format, limits),
-            "list-append" => check_file(&ListAppendSpec::<Value>::new(), path, format, limits),
+            "register" => check_file(&RegisterSpec::<Value>::new(), path, how),
+            "cas-register" => check_file(&CasRegisterSpec::<Value>::new(), path, how),
+            "kv" => check_file(&KvSpec, path, how),
+            "counter" => check_file(&CounterSpec, path, how),
+            "queue" => check_file(&QueueSpec::<Value>::new(), path, how),
+            "mutex" => check_file(&MutexSpec, path, how),
+            "set" => check_file(&SetSpec::<Value>::new(), path, how),
+            "list-append" => check_file(&ListAppendSpec::<Value>::new(), path, how),
+            "multi-register" => check_file(&multi_register, path, how),
             other => unreachable!("clap admits only known specs, got {other}"),
         };
         let r = match result {
@@ -130,13 +199,20 @@ fn run(args: &Args, out: &mut impl Write) -> i32 {
     }
 }
 
-/// Parses one file (not timed) and checks it (timed).
-fn check_file<S>(
-    spec: &S,
-    path: &std::path::Path,
+/// How to read and check each file.
+#[derive(Clone, Copy)]
+struct How {
+    /// The format, `None` to guess it per file.
     format: Option<Format>,
+    /// The reading of `fail`, `None` for the format's own.
+    fail_means: Option<FailMeans>,
+    /// The checker's limits.
     limits: Limits,
-) -> Result<FileResult, FormatError>
+}
+
+/// Parses one file (not timed) and checks it (timed); a file that gives nothing to check
+/// is `unknown`.
+fn check_file<S>(spec: &S, path: &std::path::Path, how: How) -> Result<FileResult, FormatError>
 where
     S: FromRaw + Sync,
     S::Op: Sync,
@@ -144,9 +220,26 @@ where
     S::State: Send,
 {
     let file = path.display().to_string();
-    let events = read_events(path, format)?;
-    let raws: Vec<RawOp> = pair(&events).map_err(|e| e.in_file(&file))?;
-    let history = to_history(spec, &raws).map_err(|e| e.in_file(&file))?;
+    let parsed = read_file(path, how.format)?;
+    let unknown = |why: String| FileResult {
+        verdict: "unknown",
+        millis: 0.0,
+        detail: Some(why),
+        op_line: None,
+        partial_lines: Vec::new(),
+    };
+    if let Some(why) = nothing_recognised(&parsed) {
+        return Ok(unknown(why));
+    }
+    let raws: Vec<RawOp> = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
+    let fail_means = how
+        .fail_means
+        .unwrap_or_else(|| FailMeans::default_for(parsed.format));
+    let history = to_history_with(spec, &raws, fail_means).map_err(|e| e.in_file(&file))?;
+    if let Some(why) = no_known_outcome(&history) {
+        return Ok(unknown(why));
+    }
+    let limits = how.limits;
     let start = Instant::now();
     let result = check_linearizability_parallel(spec, &history, limits);
     let millis = start.elapsed().as_secs_f64() * 1000.0;
@@ -175,7 +268,6 @@ where
                 raw.line,
                 c.partial.len()
             );
-            let _ = spec.name();
             FileResult {
                 verdict: "violation",
                 millis,
@@ -270,9 +362,17 @@ mod tests {
     }
 
     #[test]
-    fn a_time_limit_must_be_positive() {
-        let ok = temp("ok3.edn", OK);
-        let (code, out) = run_to_string(&args("register", &["--time-limit", "0"], &[ok]));
-        assert_eq!((code, out.as_str()), (2, ""));
+    fn a_time_limit_must_be_in_range() {
+        for bad in ["0", "-1", "1e20", "NaN", "inf", "1e9x"] {
+            let e = time_limit(bad).unwrap_err();
+            assert!(
+                e.starts_with(
+                    "expected a number of seconds greater than 0 and at most 1000000000, found "
+                ),
+                "{e}"
+            );
+        }
+        assert_eq!(time_limit("1e9"), Ok(1e9));
+        assert_eq!(time_limit("0.5"), Ok(0.5));
     }
 }

@@ -1,0 +1,525 @@
+//! `kvsim check-history` through the binary: no evidence, no pass (a file in which nothing
+//! was recognised is `unknown`, exit 3); the two readings of `:fail` (`--fail-means`);
+//! EDN histories saved as one list or vector; Knossos's multi-register; out-of-range
+//! `--time-limit`s and deeply nested values are errors (exit 2), never a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A fresh directory for this test's files.
+fn dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "kvsim-check-history-it-{}-{test}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// What one run of the binary did.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `kvsim check-history ARGS` in `cwd`.
+fn kvsim(cwd: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_kvsim"))
+        .arg("check-history")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("runs kvsim");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).expect("utf-8"),
+        stderr: String::from_utf8(out.stderr).expect("utf-8"),
+    }
+}
+
+/// Writes `text` to `name` in `d`.
+fn write(d: &Path, name: &str, text: &str) {
+    std::fs::write(d.join(name), text).expect("write");
+}
+
+/// The benchmark histories of Porcupine.
+fn porcupine(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/benchmarks/porcupine")
+        .join(file)
+}
+
+const JSONL_OK: &str = r#"{"process": 0, "type": "invoke", "f": "write", "value": 1}
+{"process": 0, "type": "ok", "f": "write", "value": 1}
+{"process": 1, "type": "invoke", "f": "read", "value": null}
+{"process": 1, "type": "ok", "f": "read", "value": 1}
+"#;
+
+#[test]
+fn a_file_with_nothing_recognised_is_unknown_with_the_reason() {
+    let d = dir("nothing");
+    write(&d, "empty.jsonl", "");
+    write(&d, "blank.edn", "\n\n  \n");
+    write(&d, "ops.jsonl", JSONL_OK);
+    write(
+        &d,
+        "core.log",
+        "INFO  jepsen.core - 3 :invoke :read nil\nINFO  jepsen.core - 3 :ok :read 1\n",
+    );
+    write(
+        &d,
+        "nemesis.edn",
+        "{:process :nemesis, :type :info, :f :start, :value nil}\n{:process :nemesis, :type :info, :f :stop, :value nil}\n",
+    );
+    write(&d, "empty-vector.edn", "[]\n");
+    write(
+        &d,
+        "no-outcome.edn",
+        "{:process 0, :type :invoke, :f :write, :value 1}\n{:process 0, :type :info, :f :write, :value 1}\n{:process 1, :type :invoke, :f :read, :value nil}\n",
+    );
+    write(
+        &d,
+        "all-failed.jsonl",
+        "{\"process\": 0, \"type\": \"invoke\", \"f\": \"write\", \"value\": 1}\n{\"process\": 0, \"type\": \"fail\", \"f\": \"write\", \"value\": 1}\n",
+    );
+    let mut text = String::new();
+    for args in [
+        &["empty.jsonl"][..],
+        &["blank.edn"],
+        &["--format", "jepsen-log", "ops.jsonl"],
+        &["--format", "jepsen-log", "core.log"],
+        &["nemesis.edn"],
+        &["empty-vector.edn"],
+        &["no-outcome.edn"],
+        &["all-failed.jsonl"],
+        &["/dev/null"],
+    ] {
+        let mut argv = vec!["--spec", "register"];
+        argv.extend_from_slice(args);
+        let r = kvsim(&d, &argv);
+        assert_eq!(r.code, 3, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(r.stderr, "", "{args:?}");
+        text.push_str(&r.stdout);
+    }
+    insta::assert_snapshot!(text);
+
+    // With a file that is ok, the run is still unknown; --json gives the reason.
+    let r = kvsim(
+        &d,
+        &["--spec", "register", "--json", "ops.jsonl", "empty.jsonl"],
+    );
+    assert_eq!(r.code, 3, "{}", r.stdout);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(v[0]["verdict"], "ok");
+    assert_eq!(v[1]["verdict"], "unknown");
+    assert!(
+        v[1]["reason"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("empty file")),
+        "{v}"
+    );
+}
+
+#[test]
+fn the_empty_etcd_history_of_porcupine_is_unknown() {
+    let file = porcupine("jepsen/etcd_095.log");
+    let r = kvsim(
+        Path::new("."),
+        &["--spec", "cas-register", file.to_str().expect("utf-8 path")],
+    );
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(": unknown "), "{}", r.stdout);
+}
+
+/// A history Knossos accepts: the cas fails although its compare would have matched
+/// (e.g. it timed out at the server and was rolled back).
+const FAILED_CAS_EDN: &str = "{:process 0, :type :invoke, :f :write, :value 1}
+{:process 0, :type :ok, :f :write, :value 1}
+{:process 1, :type :invoke, :f :cas, :value [1 2]}
+{:process 1, :type :fail, :f :cas, :value [1 2]}
+{:process 0, :type :invoke, :f :read, :value nil}
+{:process 0, :type :ok, :f :read, :value 1}
+";
+
+const FAILED_CAS_JSONL: &str = r#"{"process": 0, "type": "invoke", "f": "write", "value": 1}
+{"process": 0, "type": "ok", "f": "write", "value": 1}
+{"process": 1, "type": "invoke", "f": "cas", "value": [1, 2]}
+{"process": 1, "type": "fail", "f": "cas", "value": [1, 2]}
+{"process": 0, "type": "invoke", "f": "read", "value": null}
+{"process": 0, "type": "ok", "f": "read", "value": 1}
+"#;
+
+const FAILED_CAS_LOG: &str = "INFO  jepsen.util - 0\t:invoke\t:write\t1
+INFO  jepsen.util - 0\t:ok\t:write\t1
+INFO  jepsen.util - 1\t:invoke\t:cas\t[1 2]
+INFO  jepsen.util - 1\t:fail\t:cas\t[1 2]
+INFO  jepsen.util - 0\t:invoke\t:read\tnil
+INFO  jepsen.util - 0\t:ok\t:read\t1
+";
+
+#[test]
+fn a_fail_means_no_effect_by_default_for_edn_and_jsonl_and_compare_failed_for_logs() {
+    let d = dir("fail-means");
+    write(&d, "cas.edn", FAILED_CAS_EDN);
+    write(&d, "cas.jsonl", FAILED_CAS_JSONL);
+    write(&d, "cas.log", FAILED_CAS_LOG);
+    let violation = "cas 1 → 2 failed, but the register holds 1 (process 1, cas at line 3; 1 operations linearized before it)";
+    for (file, default_code) in [("cas.edn", 0), ("cas.jsonl", 0), ("cas.log", 1)] {
+        let r = kvsim(&d, &["--spec", "cas-register", file]);
+        assert_eq!(r.code, default_code, "{file}: {}{}", r.stdout, r.stderr);
+        let r = kvsim(
+            &d,
+            &["--spec", "cas-register", "--fail-means", "no-effect", file],
+        );
+        assert_eq!(r.code, 0, "{file}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.starts_with(&format!("{file}: ok ")),
+            "{}",
+            r.stdout
+        );
+        let r = kvsim(
+            &d,
+            &[
+                "--spec",
+                "cas-register",
+                "--fail-means",
+                "compare-failed",
+                file,
+            ],
+        );
+        assert_eq!(r.code, 1, "{file}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.trim_end().ends_with(violation), "{}", r.stdout);
+    }
+    let r = kvsim(
+        &d,
+        &["--spec", "cas-register", "--fail-means", "maybe", "cas.edn"],
+    );
+    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn a_failed_try_acquire_says_the_lock_was_taken_only_when_read_as_compare_failed() {
+    let d = dir("mutex");
+    // The lock is free, yet the try-acquire fails (e.g. the server refused it).
+    write(
+        &d,
+        "lock.edn",
+        "{:process 0, :type :invoke, :f :try-acquire, :value nil}
+{:process 0, :type :fail, :f :try-acquire, :value nil}
+{:process 1, :type :invoke, :f :acquire, :value nil}
+{:process 1, :type :ok, :f :acquire, :value nil}
+",
+    );
+    let r = kvsim(&d, &["--spec", "mutex", "lock.edn"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = kvsim(
+        &d,
+        &[
+            "--spec",
+            "mutex",
+            "--fail-means",
+            "compare-failed",
+            "lock.edn",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+}
+
+/// A stale read (the write completed before the read began), as maps.
+const STALE_MAPS: [&str; 4] = [
+    "{:process 0, :type :invoke, :f :write, :value 1}",
+    "{:process 0, :type :ok, :f :write, :value 1}",
+    "{:process 1, :type :invoke, :f :read, :value nil}",
+    "{:process 1, :type :ok, :f :read, :value nil}",
+];
+
+#[test]
+fn a_history_saved_as_one_edn_list_or_vector_is_read() {
+    let d = dir("edn-seq");
+    let mut fresh = STALE_MAPS;
+    fresh[3] = "{:process 1, :type :ok, :f :read, :value 1}";
+    let fresh = fresh.join("\n");
+    let files = [
+        (
+            "stale-list.edn",
+            format!("({})\n", STALE_MAPS.join("\n ")),
+            1,
+        ),
+        ("stale-list-1.edn", format!("({})", STALE_MAPS.join(" ")), 1),
+        (
+            "stale-vector.edn",
+            format!("[{}]\n", STALE_MAPS.join(",\n ")),
+            1,
+        ),
+        ("fresh-list.edn", format!("(\n{fresh}\n)\n"), 0),
+    ];
+    for (name, text, code) in &files {
+        write(&d, name, text);
+        let r = kvsim(&d, &["--spec", "register", name]);
+        assert_eq!(r.code, *code, "{name}: {}{}", r.stdout, r.stderr);
+        let r = kvsim(&d, &["--spec", "register", "--format", "jepsen-edn", name]);
+        assert_eq!(r.code, *code, "{name}: {}{}", r.stdout, r.stderr);
+    }
+    let r = kvsim(&d, &["--spec", "register", "stale-list.edn"]);
+    assert!(
+        r.stdout.contains(
+            "read returned nothing, but the register holds 1 (process 1, read at line 3;"
+        ),
+        "{}",
+        r.stdout
+    );
+    write(&d, "open.edn", &format!("({}\n", STALE_MAPS.join("\n")));
+    let r = kvsim(&d, &["--spec", "register", "open.edn"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "kvsim: check-history: open.edn:5: expected ) to close the list of operations, found the end of the file\n"
+    );
+}
+
+#[test]
+fn multi_register_transactions_are_checked_atomically() {
+    let d = dir("multi-register");
+    // Two registers written together, read together while the write runs: the read sees
+    // both or neither.
+    let history = |x: &str, y: &str| {
+        format!(
+            "{{:process 0, :type :invoke, :f :txn, :value [[:write :x 1] [:write :y 2]]}}
+{{:process 1, :type :invoke, :f :txn, :value [[:read :x nil] [:read :y nil]]}}
+{{:process 0, :type :ok, :f :txn, :value [[:write :x 1] [:write :y 2]]}}
+{{:process 1, :type :ok, :f :txn, :value [[:read :x {x}] [:read :y {y}]]}}
+{{:process 2, :type :invoke, :f :txn, :value [[:read :z nil] [:w :z 3] [:r :z nil]]}}
+{{:process 2, :type :ok, :f :txn, :value [[:read :z nil] [:w :z 3] [:r :z 3]]}}
+{{:process 3, :type :invoke, :f :txn, :value [[:write :x 7]]}}
+{{:process 3, :type :info, :f :txn, :value [[:write :x 7]]}}
+"
+        )
+    };
+    write(&d, "both.edn", &history("1", "2"));
+    write(&d, "neither.edn", &history("nil", "nil"));
+    write(&d, "torn.edn", &history("1", "nil"));
+    for (file, code) in [("both.edn", 0), ("neither.edn", 0), ("torn.edn", 1)] {
+        let r = kvsim(&d, &["--spec", "multi-register", file]);
+        assert_eq!(r.code, code, "{file}: {}{}", r.stdout, r.stderr);
+    }
+    let r = kvsim(&d, &["--spec", "multi-register", "torn.edn"]);
+    assert!(
+        r.stdout.contains("returned nil, but the register holds 2")
+            || r.stdout
+                .contains("returned 1, but the register is unwritten"),
+        "{}",
+        r.stdout
+    );
+    // A result that is not the invocation's transaction is an error naming the line.
+    write(
+        &d,
+        "mismatch.edn",
+        "{:process 0, :type :invoke, :f :txn, :value [[:read :x nil]]}\n{:process 0, :type :ok, :f :txn, :value [[:read :y nil]]}\n",
+    );
+    let r = kvsim(&d, &["--spec", "multi-register", "mismatch.edn"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.starts_with("kvsim: check-history: mismatch.edn:2: expected a transaction result whose micro-operations are the invocation's"), "{}", r.stderr);
+}
+
+#[test]
+fn an_out_of_range_time_limit_is_a_usage_error() {
+    let d = dir("time-limit");
+    write(&d, "ok.jsonl", JSONL_OK);
+    for bad in ["1e20", "-1", "NaN", "inf", "-inf", "0", "1e300"] {
+        let r = kvsim(&d, &["--spec", "register", "--time-limit", bad, "ok.jsonl"]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(
+                "expected a number of seconds greater than 0 and at most 1000000000, found"
+            ),
+            "{bad}: {}",
+            r.stderr
+        );
+    }
+    let r = kvsim(
+        &d,
+        &["--spec", "register", "--time-limit", "1e9", "ok.jsonl"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn a_deeply_nested_value_is_an_error_naming_its_line() {
+    let d = dir("deep");
+    let deep = "[".repeat(200_000);
+    write(
+        &d,
+        "deep.edn",
+        &format!(
+            "{}\n{{:process 0, :type :invoke, :f :write, :value {deep}\n",
+            STALE_MAPS[0]
+        ),
+    );
+    write(
+        &d,
+        "deep.log",
+        &format!("INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:ok\t:read\t{deep}\n"),
+    );
+    write(
+        &d,
+        "deep.jsonl",
+        &format!("{{\"process\": 0, \"type\": \"invoke\", \"f\": \"write\", \"value\": {deep}\n"),
+    );
+    for (file, expected) in [
+        (
+            "deep.edn",
+            "deep.edn:2: expected values nested at most 128 deep, found deeper nesting",
+        ),
+        (
+            "deep.log",
+            "deep.log:2: expected values nested at most 128 deep, found deeper nesting",
+        ),
+        (
+            "deep.jsonl",
+            "deep.jsonl:1: expected a JSON object nested at most 128 deep",
+        ),
+    ] {
+        let r = kvsim(&d, &["--spec", "register", file]);
+        assert_eq!(r.code, 2, "{file}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .starts_with(&format!("kvsim: check-history: {expected}")),
+            "{file}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn a_cas_that_completed_ok_with_false_failed_its_compare_in_every_reading() {
+    let d = dir("cas-false");
+    let history = |old: i64| {
+        format!(
+            "{{:process 0, :type :invoke, :f :write, :value 1}}
+{{:process 0, :type :ok, :f :write, :value 1}}
+{{:process 1, :type :invoke, :f :cas, :value [{old} 2]}}
+{{:process 1, :type :ok, :f :cas, :value false}}
+"
+        )
+    };
+    write(&d, "matched.edn", &history(1));
+    write(&d, "missed.edn", &history(5));
+    for fail_means in ["no-effect", "compare-failed"] {
+        let r = kvsim(
+            &d,
+            &[
+                "--spec",
+                "cas-register",
+                "--fail-means",
+                fail_means,
+                "matched.edn",
+            ],
+        );
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout
+                .contains("cas 1 → 2 failed, but the register holds 1"),
+            "{}",
+            r.stdout
+        );
+        let r = kvsim(
+            &d,
+            &[
+                "--spec",
+                "cas-register",
+                "--fail-means",
+                fail_means,
+                "missed.edn",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    }
+}
+
+#[test]
+fn multi_register_takes_knossos_initial_values() {
+    let d = dir("multi-register-initial");
+    // As in Knossos's multi-register.edn: "A multi-register with x=0 and y=0", read before
+    // anything was written.
+    write(
+        &d,
+        "initial.edn",
+        "; A multi-register with x=0 and y=0
+[{:type :invoke,
+ :f :txn,
+ :value [[:read :x nil] [:read :y nil]],
+ :process 2,
+ :time 7686334122}
+{:type :invoke, :f :txn, :value [[:write :y 2]], :process 4, :time 7686306180}
+{:type :ok,
+ :f :txn,
+ :value [[:read :x 0] [:read :y 0]],
+ :process 2,
+ :time 7736090694}
+{:type :ok, :f :txn, :value [[:write :y 2]], :process 4, :time 7745089410}]
+",
+    );
+    let r = kvsim(&d, &["--spec", "multi-register", "initial.edn"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(
+            "read of register :x (micro-op 1 of 2) returned 0, but the register is unwritten"
+        ),
+        "{}",
+        r.stdout
+    );
+    let r = kvsim(
+        &d,
+        &[
+            "--spec",
+            "multi-register",
+            "--initial",
+            "{:x 0, :y 0}",
+            "initial.edn",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = kvsim(
+        &d,
+        &[
+            "--spec",
+            "multi-register",
+            "--initial",
+            "{:x 0, :y 1}",
+            "initial.edn",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    for (args, expected) in [
+        (
+            &["--spec", "register", "--initial", "{:x 0}", "initial.edn"][..],
+            "--initial: expected --spec multi-register, found --spec register",
+        ),
+        (
+            &[
+                "--spec",
+                "multi-register",
+                "--initial",
+                "[1 2]",
+                "initial.edn",
+            ],
+            "expected an EDN map like {:x 0 :y 0}, found [1 2]",
+        ),
+        (
+            &[
+                "--spec",
+                "multi-register",
+                "--initial",
+                "{:x",
+                "initial.edn",
+            ],
+            "expected an EDN map like {:x 0 :y 0}: expected } to close, found the end of the file",
+        ),
+    ] {
+        let r = kvsim(&d, args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.stderr.contains(expected), "{args:?}: {}", r.stderr);
+    }
+}
