@@ -1,0 +1,224 @@
+//! `kvsim check` through the binary: the gate's contract. Tuning flags tune each scenario
+//! and keep its faults; degenerate scopes are usage errors; a check reports findings (each
+//! defect once, with the faults its minimal run needs); schedules are fair without the
+//! `pause` fault; a closed pipe ends the process quietly.
+
+use kvsim_models::expect::{ExpectedVerdict, Variant};
+use kvsim_models::registry::registry;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Output, Stdio};
+
+fn kvsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvsim"))
+        .args(args)
+        .output()
+        .expect("kvsim runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("json output ({e}): {}", text(&out.stdout)))
+}
+
+#[test]
+fn raising_runs_keeps_every_scenario_and_its_faults() {
+    let out = kvsim(&["check", "lock/published", "--runs", "300", "--json", "--no-shrink"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let v = json(&out);
+    let rows = v["results"].as_array().unwrap();
+    let entries = registry();
+    let lock = entries.iter().find(|e| e.name == "lock").unwrap();
+    assert_eq!(rows.len(), lock.scenarios.len(), "one row per scenario of the model");
+    for ((s, _), row) in lock.scenarios.iter().zip(rows) {
+        assert_eq!(row["scenario"], s.name.as_str());
+        assert_eq!(row["faults"], s.faults.to_string().as_str(), "faults kept");
+        assert_eq!(row["runs"], 300, "--runs applies to every scenario");
+    }
+}
+
+#[test]
+fn faults_replace_and_knobs_tune() {
+    let out = kvsim(&[
+        "check",
+        "lock/fixed",
+        "--scenario",
+        "slow-holder",
+        "--faults",
+        "pause,crash",
+        "--fault-budget",
+        "2",
+        "--fault-rate",
+        "0.2",
+        "--pause-ms",
+        "100..200",
+        "--starve-ms",
+        "20",
+        "--runs",
+        "5",
+        "--json",
+    ]);
+    let v = json(&out);
+    let row = &v["results"][0];
+    assert_eq!(row["faults"], "crash,pause");
+    assert_eq!(row["fault_budget"], 2);
+    assert_eq!(row["fault_rate"], 0.2);
+    assert_eq!(row["pause_ms"], serde_json::json!([100, 200]));
+    assert_eq!(row["starve_ms"], 20);
+}
+
+#[test]
+fn every_published_variant_that_breaks_in_the_matrix_fails_its_tuned_gate() {
+    for e in registry() {
+        if !e
+            .scenarios
+            .iter()
+            .any(|(_, x)| x.of(Variant::Published) == ExpectedVerdict::Violation)
+        {
+            continue;
+        }
+        let target = format!("{}/published", e.name);
+        let out = kvsim(&["check", &target, "--runs", "500", "--no-shrink", "--json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{target} --runs 500: {}",
+            text(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn degenerate_scopes_and_out_of_range_numbers_are_usage_errors() {
+    for (flags, says) in [
+        (&["--runs", "0"][..], "--runs 0 checks nothing"),
+        (&["--clients", "0"], "--clients 0 checks nothing"),
+        (&["--ops", "0"], "--ops 0 checks nothing"),
+        (&["--fault-budget", "0"], "--fault-budget 0 checks nothing"),
+        (&["--fault-rate", "0"], "bad --fault-rate 0"),
+        (&["--fault-rate", "1.5"], "bad --fault-rate 1.5"),
+        (&["--pause-ms", "5..1"], "bad --pause-ms"),
+        (&["--time-limit", "1e20"], "bad --time-limit"),
+        (&["--time-limit", "NaN"], "bad --time-limit"),
+        (&["--clients", "100000"], "--clients 100000 is too large"),
+    ] {
+        let mut args = vec!["check", "fifo/fixed"];
+        args.extend_from_slice(flags);
+        let out = kvsim(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains(says), "{flags:?}: {err}");
+        assert!(!err.contains("panicked"), "{flags:?}: {err}");
+    }
+}
+
+#[test]
+fn a_fault_column_does_not_claim_a_defect_that_needs_no_fault() {
+    // fifo/published loses its head without any fault; its restart scenario finds that
+    // too. The finding says it needs no fault, and no finding claims a fault the minimal
+    // run does not inject.
+    let out = kvsim(&["check", "fifo/published", "--scenario", "restart", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    let findings = v["results"][0]["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["faults"].as_array().unwrap().is_empty()),
+        "the fault-free defect is reported as such: {findings:#?}"
+    );
+    for f in findings {
+        assert_eq!(f["minimized"], true);
+        for k in f["faults"].as_array().unwrap() {
+            assert_eq!(k, "restart", "{f:#?}");
+        }
+        assert!(f["replay"].as_str().unwrap().starts_with("fifo/published:restart:"));
+    }
+}
+
+#[test]
+fn a_defect_found_by_several_scenarios_is_listed_once() {
+    let out = kvsim(&["check", "fifo/published", "--runs", "300"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    let list: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| *l != "findings:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let no_fault: Vec<&&str> = list.iter().filter(|l| l.contains("needs no fault")).collect();
+    assert!(!list.is_empty(), "{stdout}");
+    // One line per (property, reason class) that needs no fault: the head-loss defect is
+    // listed once, naming the scenarios that found it.
+    let mut classes: Vec<String> = no_fault
+        .iter()
+        .map(|l| kvsim::verdict::reason_class(l.split(" · ").next().unwrap()))
+        .collect();
+    let n = classes.len();
+    classes.dedup();
+    assert_eq!(classes.len(), n, "{stdout}");
+    assert!(no_fault.iter().any(|l| l.contains("scenarios ")), "{stdout}");
+}
+
+#[test]
+fn pct_without_faults_never_starves_the_lock_holder() {
+    // Without the pause fault, no strategy may stall a runnable client for longer than the
+    // fairness bound: the published lock (2 s expiry) is correct without faults.
+    for target in ["lock/published", "array-locked/published"] {
+        let out = kvsim(&[
+            "check",
+            target,
+            "--strategy",
+            "pct",
+            "--faults",
+            "none",
+            "--runs",
+            "300",
+            "--no-shrink",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{target}: {}", text(&out.stdout));
+    }
+    // With pauses, the same strategy finds the expiry defect.
+    let out = kvsim(&[
+        "check",
+        "lock/published",
+        "--scenario",
+        "slow-holder",
+        "--strategy",
+        "pct",
+        "--runs",
+        "300",
+        "--no-shrink",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    for args in [&["check", "fifo"][..], &["list"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kvsim"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let _ = lines.next();
+        drop(lines);
+        let out = child.wait_with_output().unwrap();
+        let err = text(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}");
+        if out.status.code().is_none() {
+            assert_eq!(out.status.signal(), Some(13), "SIGPIPE");
+        }
+    }
+}
