@@ -100,6 +100,13 @@ pub struct Token {
 #[error("bad replay token: {0}")]
 pub struct TokenError(String);
 
+impl TokenError {
+    /// An error saying `what` (after `bad replay token: `).
+    pub(crate) fn new(what: String) -> TokenError {
+        TokenError(what)
+    }
+}
+
 impl Token {
     /// Renders the token (format [`VERSION`]).
     pub fn encode(&self) -> String {
