@@ -56,11 +56,11 @@ use base64::Engine;
 pub const VERSION: u8 = 2;
 
 /// Most clients a token may name.
-pub const MAX_CLIENTS: u64 = 1_000;
+pub const MAX_CLIENTS: u64 = 256;
 /// Most operations per client a token may name.
-pub const MAX_OPS: u64 = 100_000;
+pub const MAX_OPS: u64 = 10_000;
 /// Most operations over all clients (clients × ops) a token may name.
-pub const MAX_OPERATIONS: u64 = 1_000_000;
+pub const MAX_OPERATIONS: u64 = 100_000;
 /// Most servers a token may name.
 pub const MAX_SHARDS: u64 = 64;
 /// Largest fault budget a token may name.
@@ -73,9 +73,9 @@ pub const MAX_MEMORY: u64 = 1 << 40;
 pub const MAX_MS: u64 = 86_400_000;
 /// Largest clock drift (parts per million) a token may name.
 pub const MAX_DRIFT_PPM: u64 = 1_000_000;
-/// Largest step bound (`max_steps`, `max_steps_per_op`) a token may name: 25 times the
-/// default run's.
-pub const MAX_STEPS: u64 = 10_000_000;
+/// Largest step bound (`max_steps`, `max_steps_per_op`) a token may name: 2.5 times the
+/// default run's (a replay records the whole trace: about 4 KB a step).
+pub const MAX_STEPS: u64 = 1_000_000;
 
 /// Bytes of the checksum at the end of the payload.
 const CHECKSUM_BYTES: usize = 8;
@@ -678,7 +678,7 @@ mod tests {
         assert_eq!(
             e.to_string(),
             format!(
-                "bad replay token: clients: expected at most 1000, found {}",
+                "bad replay token: clients: expected at most 256, found {}",
                 u64::MAX
             )
         );
@@ -724,14 +724,14 @@ mod tests {
         type Change = Box<dyn Fn(&mut SimConfig)>;
         let cases: Vec<(&str, Change)> = vec![
             (
-                "ops: expected at most 100000",
-                Box::new(|c| c.ops = 100_001),
+                "ops: expected at most 10000",
+                Box::new(|c| c.ops = 10_001),
             ),
             (
-                "expected at most 1000000 operations (clients × ops), found 1000 × 100000",
+                "expected at most 100000 operations (clients × ops), found 200 × 10000",
                 Box::new(|c| {
-                    c.clients = 1000;
-                    c.ops = 100_000
+                    c.clients = 200;
+                    c.ops = 10_000
                 }),
             ),
             ("servers: expected at most 64", Box::new(|c| c.shards = 65)),
@@ -772,16 +772,16 @@ mod tests {
                 Box::new(|c| c.max_drift_ppm = 2_000_000),
             ),
             (
-                "max_steps: expected at most 10000000",
+                "max_steps: expected at most 1000000",
                 Box::new(|c| c.max_steps = u32::MAX),
             ),
             (
-                "max_steps_per_op: expected at most 10000000",
+                "max_steps_per_op: expected at most 1000000",
                 Box::new(|c| c.max_steps_per_op = u32::MAX),
             ),
             (
-                "operations in a list: expected at most 100000",
-                Box::new(|c| c.client_ops = Some(vec![vec![0; 100_001]])),
+                "operations in a list: expected at most 10000",
+                Box::new(|c| c.client_ops = Some(vec![vec![0; 10_001]])),
             ),
             (
                 "expected operation lists for at most 2 clients, found 3",
