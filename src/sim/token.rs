@@ -1,50 +1,4 @@
-//! Replay tokens: one short string that reproduces a run exactly.
-//!
-//! `TARGET:SCENARIO:PAYLOAD`. The payload (URL-safe base64, no padding) carries every knob
-//! of the run's [`SimConfig`] (all but `record_trace`), the seed, and, for a shrunk run, its
-//! choice sequence; the knobs come from the payload, so a token keeps working when a
-//! scenario's definition or a CLI override differs. `TARGET` (`MODEL/VARIANT`) holds no
-//! `:`; `SCENARIO` may.
-//!
-//! # Version 2
-//!
-//! The payload is the version byte `2`, then the knobs in [`SimConfig`]'s field order
-//! (unsigned LEB128 numbers; the fault probability as 8 little-endian bytes), the seed, the
-//! choices and, last, an 8-byte checksum: SplitMix64's finalizer over FNV-1a-64 of
-//! `TARGET:SCENARIO:` followed by every payload byte before the checksum. Each FNV-1a step
-//! is a bijection of the hash state that differs for different bytes, and the finalizer is
-//! a bijection, so a changed byte anywhere (names included) always changes the checksum;
-//! other typos (a changed base64 character, a deleted one) are missed with probability
-//! 2^-64. A token renamed to another model or scenario, or mistyped, is rejected.
-//!
-//! Decoding checks every number against the limits below before allocating or running
-//! anything; a number out of range is a [`TokenError`] naming the knob, the limit and the
-//! value found. The limits are far above anything `kvsim check`, `explore`, `report` or the
-//! `cargo test` gate produce by default:
-//!
-//! | knob | limit |
-//! |---|---|
-//! | clients | [`MAX_CLIENTS`] |
-//! | ops (per client) | [`MAX_OPS`] |
-//! | clients × ops | [`MAX_OPERATIONS`] |
-//! | servers (`shards`) | [`MAX_SHARDS`] |
-//! | fault budget | [`MAX_FAULT_BUDGET`] |
-//! | fault probability | 0 to 1 |
-//! | `pct` depth | [`MAX_PCT_DEPTH`] |
-//! | memory limit (bytes) | [`MAX_MEMORY`] |
-//! | every duration (`step_ms`, `pause_ms`, …) | [`MAX_MS`] |
-//! | clock drift (ppm) | [`MAX_DRIFT_PPM`] |
-//! | `max_steps`, `max_steps_per_op` | [`MAX_STEPS`] |
-//! | choices | `max_steps` |
-//! | `client_ops` | [`MAX_CLIENTS`] lists, indices below `ops` |
-//!
-//! Tokens of version 1 (no checksum, and not every knob: a run made with non-default step
-//! or fault sizes replayed differently) are rejected with a message saying so; run the
-//! check again for a version 2 token.
-//!
-//! Adding a knob to [`SimConfig`] is one line in [`Token::encode`] and one in
-//! [`Token::decode`] (which builds the config field by field, so a knob it does not read
-//! does not compile), and a change of [`VERSION`].
+//! Replay tokens: one short string that reproduces a run exactly (see [`Token`]).
 
 use super::config::SimConfig;
 use crate::rng::mix64;
@@ -53,34 +7,59 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
 /// The token format written by [`Token::encode`], the only one [`Token::decode`] reads.
-pub const VERSION: u8 = 2;
-
-/// Most clients a token may name.
-pub const MAX_CLIENTS: u64 = 256;
-/// Most operations per client a token may name.
-pub const MAX_OPS: u64 = 10_000;
-/// Most operations over all clients (clients × ops) a token may name.
-pub const MAX_OPERATIONS: u64 = 100_000;
-/// Most servers a token may name.
-pub const MAX_SHARDS: u64 = 64;
-/// Largest fault budget a token may name.
-pub const MAX_FAULT_BUDGET: u64 = 100_000;
-/// Largest `pct` depth a token may name.
-pub const MAX_PCT_DEPTH: u64 = 1_000;
-/// Largest memory limit (bytes) a token may name: 1 TiB.
-pub const MAX_MEMORY: u64 = 1 << 40;
-/// Longest duration (ms) a token may name: one day.
-pub const MAX_MS: u64 = 86_400_000;
-/// Largest clock drift (parts per million) a token may name.
-pub const MAX_DRIFT_PPM: u64 = 1_000_000;
-/// Largest step bound (`max_steps`, `max_steps_per_op`) a token may name: 2.5 times the
-/// default run's (a replay records the whole trace: about 4 KB a step).
-pub const MAX_STEPS: u64 = 1_000_000;
+const VERSION: u8 = 2;
 
 /// Bytes of the checksum at the end of the payload.
 const CHECKSUM_BYTES: usize = 8;
 
 /// A decoded replay token.
+///
+/// `TARGET:SCENARIO:PAYLOAD`. The payload (URL-safe base64, no padding) carries every knob
+/// of the run's [`SimConfig`] (all but `record_trace`), the seed, and, for a shrunk run, its
+/// choice sequence; the knobs come from the payload, so a token keeps working when a
+/// scenario's definition or a CLI override differs. `TARGET` (`MODEL/VARIANT`) holds no
+/// `:`; `SCENARIO` may.
+///
+/// # Version 2
+///
+/// The payload is the version byte `2`, then the knobs in [`SimConfig`]'s field order
+/// (unsigned LEB128 numbers; the fault probability as 8 little-endian bytes), the seed, the
+/// choices and, last, an 8-byte checksum: SplitMix64's finalizer over FNV-1a-64 of
+/// `TARGET:SCENARIO:` followed by every payload byte before the checksum. Each FNV-1a step
+/// is a bijection of the hash state that differs for different bytes, and the finalizer is
+/// a bijection, so a changed byte anywhere (names included) always changes the checksum;
+/// other typos (a changed base64 character, a deleted one) are missed with probability
+/// 2^-64. A token renamed to another model or scenario, or mistyped, is rejected.
+///
+/// Decoding checks every number against the limits below before allocating or running
+/// anything; a number out of range is a [`TokenError`] naming the knob, the limit and the
+/// value found. The limits are far above anything `kvsim check`, `explore`, `report` or the
+/// `cargo test` gate produce by default (a CLI that takes these numbers from people should
+/// bound them by the same constants, so that every token it prints replays):
+///
+/// | knob | limit |
+/// |---|---|
+/// | clients | [`Token::MAX_CLIENTS`] |
+/// | ops (per client) | [`Token::MAX_OPS`] |
+/// | clients × ops | [`Token::MAX_OPERATIONS`] |
+/// | servers (`shards`) | [`Token::MAX_SHARDS`] |
+/// | fault budget | [`Token::MAX_FAULT_BUDGET`] |
+/// | fault probability | 0 to 1 |
+/// | `pct` depth | [`Token::MAX_PCT_DEPTH`] |
+/// | memory limit (bytes) | [`Token::MAX_MEMORY`] |
+/// | every duration (`step_ms`, `pause_ms`, …) | [`Token::MAX_MS`] |
+/// | clock drift (ppm) | [`Token::MAX_DRIFT_PPM`] |
+/// | `max_steps`, `max_steps_per_op` | [`Token::MAX_STEPS`] |
+/// | choices | `max_steps` |
+/// | `client_ops` | [`Token::MAX_CLIENTS`] lists, indices below `ops` |
+///
+/// Tokens of version 1 (no checksum, and not every knob: a run made with non-default step
+/// or fault sizes replayed differently) are rejected with a message saying so; run the
+/// check again for a version 2 token.
+///
+/// Adding a knob to [`SimConfig`] is one line in [`Token::encode`] and one in
+/// [`Token::decode`] (which builds the config field by field, so a knob it does not read
+/// does not compile), and a new version number.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
     /// `MODEL/VARIANT`.
@@ -108,7 +87,29 @@ impl TokenError {
 }
 
 impl Token {
-    /// Renders the token (format [`VERSION`]).
+    /// Most clients a token may name.
+    pub const MAX_CLIENTS: u64 = 256;
+    /// Most operations per client a token may name.
+    pub const MAX_OPS: u64 = 10_000;
+    /// Most operations over all clients (clients × ops) a token may name.
+    pub const MAX_OPERATIONS: u64 = 100_000;
+    /// Most servers a token may name.
+    pub const MAX_SHARDS: u64 = 64;
+    /// Largest fault budget a token may name.
+    pub const MAX_FAULT_BUDGET: u64 = 100_000;
+    /// Largest `pct` depth a token may name.
+    pub const MAX_PCT_DEPTH: u64 = 1_000;
+    /// Largest memory limit (bytes) a token may name: 1 TiB.
+    pub const MAX_MEMORY: u64 = 1 << 40;
+    /// Longest duration (ms) a token may name: one day.
+    pub const MAX_MS: u64 = 86_400_000;
+    /// Largest clock drift (parts per million) a token may name.
+    pub const MAX_DRIFT_PPM: u64 = 1_000_000;
+    /// Largest step bound (`max_steps`, `max_steps_per_op`) a token may name: 2.5 times the
+    /// default run's (a replay records the whole trace: about 4 KB a step).
+    pub const MAX_STEPS: u64 = 1_000_000;
+
+    /// Renders the token (version 2).
     pub fn encode(&self) -> String {
         let c = &self.config;
         let mut w = Writer(vec![VERSION]);
@@ -155,8 +156,8 @@ impl Token {
         )
     }
 
-    /// Parses a token of format [`VERSION`], checking its checksum and every number
-    /// against the limits in the [module docs](self); never panics, and allocates at most
+    /// Parses a token of version 2, checking its checksum and every number
+    /// against the limits in [`Token`]'s docs; never panics, and allocates at most
     /// in proportion to the token's length.
     pub fn decode(text: &str) -> Result<Token, TokenError> {
         let text = text.trim();
@@ -204,39 +205,40 @@ impl Token {
         // Field by field, in SimConfig's order: a knob added to SimConfig but not read
         // here does not compile.
         let config = SimConfig {
-            clients: r.bounded("clients", MAX_CLIENTS)? as usize,
-            ops: r.bounded("ops", MAX_OPS)? as usize,
+            clients: r.bounded("clients", Token::MAX_CLIENTS)? as usize,
+            ops: r.bounded("ops", Token::MAX_OPS)? as usize,
             client_ops: r.client_ops()?,
             faults: r.faults()?,
-            fault_budget: r.bounded("fault budget", MAX_FAULT_BUDGET)? as u32,
+            fault_budget: r.bounded("fault budget", Token::MAX_FAULT_BUDGET)? as u32,
             fault_probability: r.probability()?,
             strategy: r.strategy()?,
-            memory_limit: match r.bounded("memory limit", MAX_MEMORY + 1)? {
+            memory_limit: match r.bounded("memory limit", Token::MAX_MEMORY + 1)? {
                 0 => None,
                 m => Some((m - 1) as usize),
             },
             persistent: r.bounded("persistent (0 or 1)", 1)? == 1,
-            shards: r.bounded("servers", MAX_SHARDS)? as usize,
-            step_ms: r.bounded("step_ms", MAX_MS)?,
+            shards: r.bounded("servers", Token::MAX_SHARDS)? as usize,
+            step_ms: r.bounded("step_ms", Token::MAX_MS)?,
             pause_ms: [
-                r.bounded("pause_ms", MAX_MS)?,
-                r.bounded("pause_ms", MAX_MS)?,
+                r.bounded("pause_ms", Token::MAX_MS)?,
+                r.bounded("pause_ms", Token::MAX_MS)?,
             ],
-            shard_down_ms: r.bounded("shard_down_ms", MAX_MS)?,
-            clock_jump_ms: r.bounded("clock_jump_ms", MAX_MS)?,
-            max_offset_ms: r.bounded("max_offset_ms", MAX_MS)?,
-            max_drift_ppm: r.bounded("max_drift_ppm", MAX_DRIFT_PPM)?,
-            starve_ms: r.bounded("starve_ms", MAX_MS)?,
-            max_steps_per_op: r.bounded("max_steps_per_op", MAX_STEPS)? as u32,
-            max_steps: r.bounded("max_steps", MAX_STEPS)? as u32,
+            shard_down_ms: r.bounded("shard_down_ms", Token::MAX_MS)?,
+            clock_jump_ms: r.bounded("clock_jump_ms", Token::MAX_MS)?,
+            max_offset_ms: r.bounded("max_offset_ms", Token::MAX_MS)?,
+            max_drift_ppm: r.bounded("max_drift_ppm", Token::MAX_DRIFT_PPM)?,
+            starve_ms: r.bounded("starve_ms", Token::MAX_MS)?,
+            max_steps_per_op: r.bounded("max_steps_per_op", Token::MAX_STEPS)? as u32,
+            max_steps: r.bounded("max_steps", Token::MAX_STEPS)? as u32,
             record_trace: false,
         };
         let operations = config.clients as u64 * config.ops as u64;
-        if operations > MAX_OPERATIONS {
+        if operations > Token::MAX_OPERATIONS {
             return Err(TokenError(format!(
-                "expected at most {MAX_OPERATIONS} operations (clients × ops), found {} × {} \
-                 = {operations}",
-                config.clients, config.ops
+                "expected at most {} operations (clients × ops), found {} × {} = {operations}",
+                Token::MAX_OPERATIONS,
+                config.clients,
+                config.ops
             )));
         }
         if let Some(lists) = &config.client_ops {
@@ -411,17 +413,17 @@ impl Reader<'_> {
     }
 
     fn client_ops(&mut self) -> Result<Option<Vec<Vec<usize>>>, TokenError> {
-        let n = match self.bounded("operation lists", MAX_CLIENTS + 1)? {
+        let n = match self.bounded("operation lists", Token::MAX_CLIENTS + 1)? {
             0 => return Ok(None),
             n => self.fits("operation lists", n - 1)?,
         };
         let mut lists = Vec::with_capacity(n);
         for _ in 0..n {
-            let len = self.bounded("operations in a list", MAX_OPS)?;
+            let len = self.bounded("operations in a list", Token::MAX_OPS)?;
             let len = self.fits("operations in a list", len)?;
             let mut list = Vec::with_capacity(len);
             for _ in 0..len {
-                list.push(self.bounded("an operation index", MAX_OPS - 1)? as usize);
+                list.push(self.bounded("an operation index", Token::MAX_OPS - 1)? as usize);
             }
             lists.push(list);
         }
@@ -455,7 +457,7 @@ impl Reader<'_> {
     }
 
     fn strategy(&mut self) -> Result<Strategy, TokenError> {
-        Ok(match self.bounded("strategy", 2 + MAX_PCT_DEPTH)? {
+        Ok(match self.bounded("strategy", 2 + Token::MAX_PCT_DEPTH)? {
             0 => Strategy::Random,
             1 => Strategy::Swarm,
             d => Strategy::Pct {
@@ -723,10 +725,7 @@ mod tests {
         let c = SimConfig::from_scenario(&Scenario::new("s", 2, 2));
         type Change = Box<dyn Fn(&mut SimConfig)>;
         let cases: Vec<(&str, Change)> = vec![
-            (
-                "ops: expected at most 10000",
-                Box::new(|c| c.ops = 10_001),
-            ),
+            ("ops: expected at most 10000", Box::new(|c| c.ops = 10_001)),
             (
                 "expected at most 100000 operations (clients × ops), found 200 × 10000",
                 Box::new(|c| {
