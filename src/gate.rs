@@ -14,7 +14,7 @@
 //! #     fn check(&self, _h: &History<(), ()>) -> Verdict { Verdict::Ok }
 //! # }
 //! let outcome = Check::new("noop/fixed", Noop, Scenario::new("smoke", 2, 3).runs(200)).run();
-//! outcome.assert_ok(); // on failure: panics with the report and the replay token
+//! outcome.assert_ok(); // on failure: panics with the report and how to replay it here
 //! ```
 
 use crate::model::Model;
@@ -94,13 +94,58 @@ impl<M: crate::explore::Explorable> Check<M> {
         ))
     }
 
-    /// Replays a token a failing check printed: the run with its full trace.
+    /// Replays a token this check printed (see [`Outcome::assert_ok`]): the run with its
+    /// full trace, as [`report::text`] shows it. The token must be one of this check's
+    /// target (its `MODEL/VARIANT` name); the model is this check's, so a failure of a
+    /// model `kvsim` does not know replays here, in the test that found it.
+    ///
+    /// ```
+    /// # use kvsim::{Check, model::Model, kv::{Kv, KvError}, rng::SimRng, history::History,
+    /// #   verdict::Verdict, scenario::Scenario};
+    /// # struct Noop;
+    /// # impl Model for Noop {
+    /// #     type Op = (); type Ret = ();
+    /// #     async fn run<K: Kv>(&self, kv: &K, _c: usize, _op: &()) -> Result<(), KvError> {
+    /// #         kv.set(b"k", b"v", 0).await.map(|_| ())
+    /// #     }
+    /// #     fn op(&self, _c: usize, _i: usize, _r: &mut SimRng) {}
+    /// #     fn check(&self, _h: &History<(), ()>) -> Verdict { Verdict::Ok }
+    /// # }
+    /// let check = Check::new("noop/fixed", Noop, Scenario::new("smoke", 2, 3));
+    /// # let token = kvsim::sim::Token {
+    /// #     target: "noop/fixed".into(), scenario: "smoke".into(),
+    /// #     config: kvsim::sim::SimConfig::from_scenario(&Scenario::new("smoke", 2, 3)),
+    /// #     seed: 7, choices: None,
+    /// # }.encode();
+    /// // `token`: the one a failing `check.run().assert_ok()` printed.
+    /// let run = check.replay(&token).expect("a token this check printed");
+    /// println!("{}", kvsim::report::text(&run));
+    /// assert!(check.replay("other/model:smoke:AgE").is_err());
+    /// ```
     pub fn replay(&self, token: &str) -> Result<RunReport, TokenError> {
         let t = Token::decode(token)?;
+        if t.target != self.target.name() {
+            return Err(TokenError::new(format!(
+                "expected a token of {}, found one of {}",
+                self.target.name(),
+                t.target
+            )));
+        }
         Ok(self
             .target
             .run(&t.scenario, &t.config, t.seed, t.choices.as_deref()))
     }
+}
+
+/// The text report of a gate's failing run: [`report::text`] with, in place of the CLI's
+/// `kvsim replay TOKEN` (the CLI knows only its own models), how to replay it in the test.
+fn gate_text(r: &RunReport) -> String {
+    let text = report::text(r).replace(&format!("  replay: kvsim replay {}\n", r.token), "");
+    format!(
+        "{text}  replay in this test (kvsim::Check::replay, on the Check that failed):\n    \
+         check.replay({:?})\n",
+        r.token
+    )
 }
 
 /// What a [`Check`] found.
@@ -118,12 +163,14 @@ impl Outcome {
         self.0.failure.as_ref()
     }
 
-    /// The text report of the failing run (as `kvsim check` prints it).
+    /// The text report of the failing run (as `kvsim check` prints it), ending with how to
+    /// replay it in the test ([`Check::replay`]).
     pub fn report(&self) -> Option<String> {
-        self.failure().map(report::text)
+        self.failure().map(gate_text)
     }
 
-    /// Panics unless the verdict is `Ok`, printing the report and the replay token.
+    /// Panics unless the verdict is `Ok`, printing the report (see [`Outcome::report`]) and
+    /// how to replay the failing run in the test ([`Check::replay`]).
     #[track_caller]
     pub fn assert_ok(&self) {
         match &self.0.verdict {
@@ -133,8 +180,7 @@ impl Outcome {
                 self.0.target, self.0.scenario, self.0.runs
             ),
             Verdict::Violation(_) => panic!(
-                "kvsim: {} under {} failed after {} runs\n\n{}\nreplay in a test: \
-                 Check::replay(TOKEN) with the token above",
+                "kvsim: {} under {} failed after {} runs\n\n{}",
                 self.0.target,
                 self.0.scenario,
                 self.0.runs,

@@ -95,16 +95,53 @@ fn get_then_set_loses_updates_and_the_report_says_so() {
     let failure = outcome.assert_violation();
     let report = outcome.report().expect("a violation has a report");
     assert!(report.contains("linearizability"), "{report}");
+    // How to replay it here, in the test: the CLI does not know this model.
     assert!(
-        report.contains("kvsim replay hits/getset:no-faults:"),
+        report.contains("check.replay(\"hits/getset:no-faults:"),
         "{report}"
     );
+    assert!(!report.contains("kvsim replay"), "{report}");
     // The token replays the same run, step for step.
     let again = check
         .replay(&failure.token)
         .expect("a token we printed decodes");
     assert_eq!(again.trace, failure.trace);
     assert_eq!(again.verdict, failure.verdict);
+}
+
+/// A failing gate panics with the report and how to replay the run in the test
+/// (`Check::replay`), never with a `kvsim replay` command for a model the CLI does not know.
+#[test]
+fn a_failing_gate_says_how_to_replay_it_in_the_test() {
+    let scenario = Scenario::new("no-faults", 2, 2).runs(1000);
+    let check = Check::new("hits/getset", Hits { atomic: false }, scenario);
+    let outcome = check.run();
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| outcome.assert_ok()))
+        .expect_err("a violation fails the gate");
+    let message = panic
+        .downcast_ref::<String>()
+        .expect("a formatted panic message")
+        .clone();
+    insta::assert_snapshot!(message);
+    // The line it prints replays the run.
+    let token = message
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("check.replay(\""))
+        .and_then(|l| l.strip_suffix("\")"))
+        .expect("a replay line");
+    let failure = outcome.failure().expect("a failing run");
+    assert_eq!(token, failure.token);
+    assert_eq!(check.replay(token).expect("decodes").trace, failure.trace);
+    // A token of another target is refused, not replayed on this model.
+    let other = kvsim::sim::Token {
+        target: "hits/incr".into(),
+        ..kvsim::sim::Token::decode(token).unwrap()
+    }
+    .encode();
+    assert_eq!(
+        check.replay(&other).unwrap_err().to_string(),
+        "bad replay token: expected a token of hits/getset, found one of hits/incr"
+    );
 }
 
 /// A gate's failure comes out minimized, as `kvsim check TARGET` prints it: fewer clients

@@ -1,18 +1,65 @@
-//! Replay tokens: one short string that reproduces a run exactly.
-//!
-//! `TARGET:SCENARIO:PAYLOAD`, where the payload (URL-safe base64) carries every knob of the
-//! run's [`SimConfig`], the seed, and, for a shrunk run, its choice sequence. The target
-//! and scenario names are for people and for finding the model; the knobs come from the
-//! payload, so a token keeps working when a scenario's definition or a CLI override differs.
+//! Replay tokens: one short string that reproduces a run exactly (see [`Token`]).
 
 use super::config::SimConfig;
+use crate::rng::mix64;
 use crate::scenario::{FaultKind, FaultSet, Strategy};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
-const VERSION: u8 = 1;
+/// The token format written by [`Token::encode`], the only one [`Token::decode`] reads.
+const VERSION: u8 = 2;
+
+/// Bytes of the checksum at the end of the payload.
+const CHECKSUM_BYTES: usize = 8;
 
 /// A decoded replay token.
+///
+/// `TARGET:SCENARIO:PAYLOAD`. The payload (URL-safe base64, no padding) carries every knob
+/// of the run's [`SimConfig`] (all but `record_trace`), the seed, and, for a shrunk run, its
+/// choice sequence; the knobs come from the payload, so a token keeps working when a
+/// scenario's definition or a CLI override differs. `TARGET` (`MODEL/VARIANT`) holds no
+/// `:`; `SCENARIO` may.
+///
+/// # Version 2
+///
+/// The payload is the version byte `2`, then the knobs in [`SimConfig`]'s field order
+/// (unsigned LEB128 numbers; the fault probability as 8 little-endian bytes), the seed, the
+/// choices and, last, an 8-byte checksum: SplitMix64's finalizer over FNV-1a-64 of
+/// `TARGET:SCENARIO:` followed by every payload byte before the checksum. Each FNV-1a step
+/// is a bijection of the hash state that differs for different bytes, and the finalizer is
+/// a bijection, so a changed byte anywhere (names included) always changes the checksum;
+/// other typos (a changed base64 character, a deleted one) are missed with probability
+/// 2^-64. A token renamed to another model or scenario, or mistyped, is rejected.
+///
+/// Decoding checks every number against the limits below before allocating or running
+/// anything; a number out of range is a [`TokenError`] naming the knob, the limit and the
+/// value found. The limits are far above anything `kvsim check`, `explore`, `report` or the
+/// `cargo test` gate produce by default (a CLI that takes these numbers from people should
+/// bound them by the same constants, so that every token it prints replays):
+///
+/// | knob | limit |
+/// |---|---|
+/// | clients | [`Token::MAX_CLIENTS`] |
+/// | ops (per client) | [`Token::MAX_OPS`] |
+/// | clients × ops | [`Token::MAX_OPERATIONS`] |
+/// | servers (`shards`) | [`Token::MAX_SHARDS`] |
+/// | fault budget | [`Token::MAX_FAULT_BUDGET`] |
+/// | fault probability | 0 to 1 |
+/// | `pct` depth | [`Token::MAX_PCT_DEPTH`] |
+/// | memory limit (bytes) | [`Token::MAX_MEMORY`] |
+/// | every duration (`step_ms`, `pause_ms`, …) | [`Token::MAX_MS`] |
+/// | clock drift (ppm) | [`Token::MAX_DRIFT_PPM`] |
+/// | `max_steps`, `max_steps_per_op` | [`Token::MAX_STEPS`] |
+/// | choices | `max_steps` |
+/// | `client_ops` | [`Token::MAX_CLIENTS`] lists, indices below `ops` |
+///
+/// Tokens of version 1 (no checksum, and not every knob: a run made with non-default step
+/// or fault sizes replayed differently) are rejected with a message saying so; run the
+/// check again for a version 2 token.
+///
+/// Adding a knob to [`SimConfig`] is one line in [`Token::encode`] and one in
+/// [`Token::decode`] (which builds the config field by field, so a knob it does not read
+/// does not compile), and a new version number.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
     /// `MODEL/VARIANT`.
@@ -32,49 +79,75 @@ pub struct Token {
 #[error("bad replay token: {0}")]
 pub struct TokenError(String);
 
+impl TokenError {
+    /// An error saying `what` (after `bad replay token: `).
+    pub(crate) fn new(what: String) -> TokenError {
+        TokenError(what)
+    }
+}
+
 impl Token {
-    /// Renders the token.
+    /// Most clients a token may name.
+    pub const MAX_CLIENTS: u64 = 256;
+    /// Most operations per client a token may name.
+    pub const MAX_OPS: u64 = 10_000;
+    /// Most operations over all clients (clients × ops) a token may name.
+    pub const MAX_OPERATIONS: u64 = 100_000;
+    /// Most servers a token may name.
+    pub const MAX_SHARDS: u64 = 64;
+    /// Largest fault budget a token may name.
+    pub const MAX_FAULT_BUDGET: u64 = 100_000;
+    /// Largest `pct` depth a token may name.
+    pub const MAX_PCT_DEPTH: u64 = 1_000;
+    /// Largest memory limit (bytes) a token may name: 1 TiB.
+    pub const MAX_MEMORY: u64 = 1 << 40;
+    /// Longest duration (ms) a token may name: one day.
+    pub const MAX_MS: u64 = 86_400_000;
+    /// Largest clock drift (parts per million) a token may name.
+    pub const MAX_DRIFT_PPM: u64 = 1_000_000;
+    /// Largest step bound (`max_steps`, `max_steps_per_op`) a token may name: 2.5 times the
+    /// default run's (a replay records the whole trace: about 4 KB a step).
+    pub const MAX_STEPS: u64 = 1_000_000;
+
+    /// Renders the token (version 2).
     pub fn encode(&self) -> String {
         let c = &self.config;
-        let mut b = vec![VERSION];
-        put(&mut b, c.clients as u64);
-        put(&mut b, c.ops as u64);
-        let mask = FaultKind::ALL
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| c.faults.has(**k))
-            .fold(0u64, |m, (i, _)| m | 1 << i);
-        put(&mut b, mask);
-        put(&mut b, c.fault_budget as u64);
-        put(&mut b, c.fault_probability.to_bits());
-        match c.strategy {
-            Strategy::Random => put(&mut b, 0),
-            Strategy::Swarm => put(&mut b, 1),
-            Strategy::Pct { depth } => put(&mut b, 2 + depth as u64),
-        }
-        put(&mut b, c.memory_limit.map_or(0, |m| m as u64 + 1));
-        put(&mut b, c.persistent as u64);
-        put(&mut b, c.shards as u64);
-        put(&mut b, self.seed);
+        let mut w = Writer(vec![VERSION]);
+        // One line per knob, in SimConfig's field order (as `decode` reads them).
+        w.num(c.clients as u64);
+        w.num(c.ops as u64);
+        w.client_ops(&c.client_ops);
+        w.faults(&c.faults);
+        w.num(c.fault_budget as u64);
+        w.probability(c.fault_probability);
+        w.strategy(c.strategy);
+        w.num(c.memory_limit.map_or(0, |m| m as u64 + 1));
+        w.num(c.persistent as u64);
+        w.num(c.shards as u64);
+        w.num(c.step_ms);
+        w.num(c.pause_ms[0]);
+        w.num(c.pause_ms[1]);
+        w.num(c.shard_down_ms);
+        w.num(c.clock_jump_ms);
+        w.num(c.max_offset_ms);
+        w.num(c.max_drift_ppm);
+        w.num(c.starve_ms);
+        w.num(c.max_steps_per_op as u64);
+        w.num(c.max_steps as u64);
+        // record_trace: not carried (a replay records its trace).
+        w.num(self.seed);
         match &self.choices {
-            None => put(&mut b, 0),
+            None => w.num(0),
             Some(ch) => {
-                put(&mut b, ch.len() as u64 + 1);
+                w.num(ch.len() as u64 + 1);
                 for &x in ch {
-                    put(&mut b, x as u64);
+                    w.num(x as u64);
                 }
             }
         }
-        // Optional trailer (absent in tokens of full runs): the operations each client runs.
-        if let Some(per_client) = &c.client_ops {
-            put(&mut b, per_client.len() as u64);
-            for list in per_client {
-                put(&mut b, list.len() as u64);
-                for &i in list {
-                    put(&mut b, i as u64);
-                }
-            }
-        }
+        let mut b = w.0;
+        let sum = checksum(&self.target, &self.scenario, &b);
+        b.extend_from_slice(&sum.to_le_bytes());
         format!(
             "{}:{}:{}",
             self.target,
@@ -83,84 +156,122 @@ impl Token {
         )
     }
 
-    /// Parses a token; the knobs not carried by it (step bounds, fault sizes) take their
-    /// defaults.
+    /// Parses a token of version 2, checking its checksum and every number
+    /// against the limits in [`Token`]'s docs; never panics, and allocates at most
+    /// in proportion to the token's length.
     pub fn decode(text: &str) -> Result<Token, TokenError> {
         let text = text.trim();
-        let mut parts = text.rsplitn(3, ':');
-        let payload = parts.next().unwrap_or_default();
-        let scenario = parts.next();
-        let target = parts.next();
-        let (Some(scenario), Some(target)) = (scenario, target) else {
-            return Err(TokenError(format!(
-                "expected MODEL/VARIANT:SCENARIO:PAYLOAD, found {text:?}"
-            )));
+        let bad_shape = || {
+            let shown: String = text.chars().take(120).collect();
+            let more = if shown.len() < text.len() { "…" } else { "" };
+            TokenError(format!(
+                "expected MODEL/VARIANT:SCENARIO:PAYLOAD, found {shown:?}{more}"
+            ))
         };
+        let (names, payload) = text.rsplit_once(':').ok_or_else(bad_shape)?;
+        let (target, scenario) = names.split_once(':').ok_or_else(bad_shape)?;
+        if target.is_empty() {
+            return Err(bad_shape());
+        }
         let bytes = URL_SAFE_NO_PAD
             .decode(payload)
             .map_err(|e| TokenError(format!("payload is not base64 ({e})")))?;
-        let mut r = Reader { b: &bytes, pos: 0 };
-        let version = r.byte()?;
-        if version != VERSION {
+        match bytes.first() {
+            None => return Err(TokenError("payload ends early".into())),
+            Some(&VERSION) => {}
+            Some(1) => {
+                return Err(TokenError(format!(
+                    "expected version {VERSION}, found version 1 (an older token, without \
+                     checksum and some knobs): run the check again for a new token"
+                )))
+            }
+            Some(v) => {
+                return Err(TokenError(format!("expected version {VERSION}, found {v}")));
+            }
+        }
+        if bytes.len() < 1 + CHECKSUM_BYTES {
+            return Err(TokenError("payload ends early".into()));
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - CHECKSUM_BYTES);
+        let mut stored = [0u8; CHECKSUM_BYTES];
+        stored.copy_from_slice(sum);
+        if u64::from_le_bytes(stored) != checksum(target, scenario, body) {
             return Err(TokenError(format!(
-                "expected version {VERSION}, found {version}"
+                "checksum mismatch: the token for {target} (scenario {scenario}) was changed \
+                 or mistyped; copy it again whole"
             )));
         }
-        let clients = r.num()? as usize;
-        let ops = r.num()? as usize;
-        let mask = r.num()?;
-        let kinds: Vec<FaultKind> = FaultKind::ALL
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| mask & (1 << i) != 0)
-            .map(|(_, k)| *k)
-            .collect();
-        let mut scenario_def = crate::scenario::Scenario::new(scenario, clients, ops);
-        scenario_def.faults = FaultSet::of(&kinds);
-        let mut config = SimConfig::from_scenario(&scenario_def);
-        config.fault_budget = r.num()? as u32;
-        config.fault_probability = f64::from_bits(r.num()?);
-        config.strategy = match r.num()? {
-            0 => Strategy::Random,
-            1 => Strategy::Swarm,
-            d => Strategy::Pct {
-                depth: (d - 2) as u32,
+        let mut r = Reader { b: body, pos: 1 };
+        // Field by field, in SimConfig's order: a knob added to SimConfig but not read
+        // here does not compile.
+        let config = SimConfig {
+            clients: r.bounded("clients", Token::MAX_CLIENTS)? as usize,
+            ops: r.bounded("ops", Token::MAX_OPS)? as usize,
+            client_ops: r.client_ops()?,
+            faults: r.faults()?,
+            fault_budget: r.bounded("fault budget", Token::MAX_FAULT_BUDGET)? as u32,
+            fault_probability: r.probability()?,
+            strategy: r.strategy()?,
+            memory_limit: match r.bounded("memory limit", Token::MAX_MEMORY + 1)? {
+                0 => None,
+                m => Some((m - 1) as usize),
             },
+            persistent: r.bounded("persistent (0 or 1)", 1)? == 1,
+            shards: r.bounded("servers", Token::MAX_SHARDS)? as usize,
+            step_ms: r.bounded("step_ms", Token::MAX_MS)?,
+            pause_ms: [
+                r.bounded("pause_ms", Token::MAX_MS)?,
+                r.bounded("pause_ms", Token::MAX_MS)?,
+            ],
+            shard_down_ms: r.bounded("shard_down_ms", Token::MAX_MS)?,
+            clock_jump_ms: r.bounded("clock_jump_ms", Token::MAX_MS)?,
+            max_offset_ms: r.bounded("max_offset_ms", Token::MAX_MS)?,
+            max_drift_ppm: r.bounded("max_drift_ppm", Token::MAX_DRIFT_PPM)?,
+            starve_ms: r.bounded("starve_ms", Token::MAX_MS)?,
+            max_steps_per_op: r.bounded("max_steps_per_op", Token::MAX_STEPS)? as u32,
+            max_steps: r.bounded("max_steps", Token::MAX_STEPS)? as u32,
+            record_trace: false,
         };
-        config.memory_limit = match r.num()? {
-            0 => None,
-            m => Some((m - 1) as usize),
-        };
-        config.persistent = r.num()? != 0;
-        config.shards = r.num()? as usize;
+        let operations = config.clients as u64 * config.ops as u64;
+        if operations > Token::MAX_OPERATIONS {
+            return Err(TokenError(format!(
+                "expected at most {} operations (clients × ops), found {} × {} = {operations}",
+                Token::MAX_OPERATIONS,
+                config.clients,
+                config.ops
+            )));
+        }
+        if let Some(lists) = &config.client_ops {
+            if lists.len() > config.clients {
+                return Err(TokenError(format!(
+                    "expected operation lists for at most {} clients, found {}",
+                    config.clients,
+                    lists.len()
+                )));
+            }
+            if let Some(&i) = lists.iter().flatten().find(|&&i| i >= config.ops) {
+                return Err(TokenError(format!(
+                    "expected operation indices below ops = {}, found {i}",
+                    config.ops
+                )));
+            }
+        }
         let seed = r.num()?;
-        let choices = match r.num()? {
+        let choices = match r.bounded("choices", config.max_steps as u64 + 1)? {
             0 => None,
             n => {
-                let mut v = Vec::with_capacity((n - 1) as usize);
-                for _ in 0..n - 1 {
-                    v.push(r.num()? as u32);
+                let n = r.fits("choices", n - 1)?;
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    v.push(r.bounded("a choice", u32::MAX as u64)? as u32);
                 }
                 Some(v)
             }
         };
-        if r.pos < bytes.len() {
-            let n = r.num()?;
-            let mut per_client = Vec::new();
-            for _ in 0..n {
-                let len = r.num()?;
-                let mut list = Vec::new();
-                for _ in 0..len {
-                    list.push(r.num()? as usize);
-                }
-                per_client.push(list);
-            }
-            config.client_ops = Some(per_client);
-        }
-        if r.pos != bytes.len() {
+        if r.pos != body.len() {
             return Err(TokenError(format!(
                 "expected {} payload bytes, found {}",
-                r.pos,
+                r.pos + CHECKSUM_BYTES,
                 bytes.len()
             )));
         }
@@ -174,18 +285,79 @@ impl Token {
     }
 }
 
-fn put(b: &mut Vec<u8>, mut x: u64) {
-    loop {
-        let byte = (x & 0x7f) as u8;
-        x >>= 7;
-        if x == 0 {
-            b.push(byte);
-            return;
+/// The checksum of a token: SplitMix64's finalizer over FNV-1a-64 of `TARGET:SCENARIO:`
+/// and the payload before the checksum.
+fn checksum(target: &str, scenario: &str, body: &[u8]) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let bytes = target
+        .bytes()
+        .chain([b':'])
+        .chain(scenario.bytes())
+        .chain([b':'])
+        .chain(body.iter().copied());
+    mix64(bytes.fold(OFFSET, |h, b| (h ^ b as u64).wrapping_mul(PRIME)))
+}
+
+/// The payload being written.
+struct Writer(Vec<u8>);
+
+impl Writer {
+    /// An unsigned LEB128 number.
+    fn num(&mut self, mut x: u64) {
+        loop {
+            let byte = (x & 0x7f) as u8;
+            x >>= 7;
+            if x == 0 {
+                self.0.push(byte);
+                return;
+            }
+            self.0.push(byte | 0x80);
         }
-        b.push(byte | 0x80);
+    }
+
+    /// `0` for none, else the number of lists + 1 and each list (length, indices).
+    fn client_ops(&mut self, per_client: &Option<Vec<Vec<usize>>>) {
+        match per_client {
+            None => self.num(0),
+            Some(lists) => {
+                self.num(lists.len() as u64 + 1);
+                for list in lists {
+                    self.num(list.len() as u64);
+                    for &i in list {
+                        self.num(i as u64);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A bit mask over [`FaultKind::ALL`].
+    fn faults(&mut self, faults: &FaultSet) {
+        let mask = FaultKind::ALL
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| faults.has(**k))
+            .fold(0u64, |m, (i, _)| m | 1 << i);
+        self.num(mask);
+    }
+
+    /// The bits of `p`, 8 bytes little-endian.
+    fn probability(&mut self, p: f64) {
+        self.0.extend_from_slice(&p.to_bits().to_le_bytes());
+    }
+
+    /// `0` random, `1` swarm, `2 + depth` pct.
+    fn strategy(&mut self, s: Strategy) {
+        match s {
+            Strategy::Random => self.num(0),
+            Strategy::Swarm => self.num(1),
+            Strategy::Pct { depth } => self.num(2 + depth as u64),
+        }
     }
 }
 
+/// The payload being read.
 struct Reader<'a> {
     b: &'a [u8],
     pos: usize,
@@ -201,16 +373,97 @@ impl Reader<'_> {
         Ok(x)
     }
 
+    /// An unsigned LEB128 number that fits in 64 bits.
     fn num(&mut self) -> Result<u64, TokenError> {
         let mut x = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = self.byte()?;
-            x |= ((byte & 0x7f) as u64) << shift;
+            let bits = (byte & 0x7f) as u64;
+            if shift == 63 && bits > 1 {
+                break;
+            }
+            x |= bits << shift;
             if byte & 0x80 == 0 {
                 return Ok(x);
             }
         }
         Err(TokenError("a number in the payload is too long".into()))
+    }
+
+    /// A number at most `max`.
+    fn bounded(&mut self, what: &str, max: u64) -> Result<u64, TokenError> {
+        let x = self.num()?;
+        if x > max {
+            return Err(TokenError(format!(
+                "{what}: expected at most {max}, found {x}"
+            )));
+        }
+        Ok(x)
+    }
+
+    /// `n` items of at least one byte each, checked against the bytes left.
+    fn fits(&self, what: &str, n: u64) -> Result<usize, TokenError> {
+        let left = self.b.len() - self.pos;
+        if n > left as u64 {
+            return Err(TokenError(format!(
+                "{what}: expected at most {left} (the payload's bytes left), found {n}"
+            )));
+        }
+        Ok(n as usize)
+    }
+
+    fn client_ops(&mut self) -> Result<Option<Vec<Vec<usize>>>, TokenError> {
+        let n = match self.bounded("operation lists", Token::MAX_CLIENTS + 1)? {
+            0 => return Ok(None),
+            n => self.fits("operation lists", n - 1)?,
+        };
+        let mut lists = Vec::with_capacity(n);
+        for _ in 0..n {
+            let len = self.bounded("operations in a list", Token::MAX_OPS)?;
+            let len = self.fits("operations in a list", len)?;
+            let mut list = Vec::with_capacity(len);
+            for _ in 0..len {
+                list.push(self.bounded("an operation index", Token::MAX_OPS - 1)? as usize);
+            }
+            lists.push(list);
+        }
+        Ok(Some(lists))
+    }
+
+    fn faults(&mut self) -> Result<FaultSet, TokenError> {
+        let all = FaultKind::ALL.len();
+        let mask = self.bounded("fault mask", (1u64 << all) - 1)?;
+        let kinds: Vec<FaultKind> = FaultKind::ALL
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+            .map(|(_, k)| *k)
+            .collect();
+        Ok(FaultSet::of(&kinds))
+    }
+
+    fn probability(&mut self) -> Result<f64, TokenError> {
+        let mut bits = [0u8; 8];
+        for b in &mut bits {
+            *b = self.byte()?;
+        }
+        let p = f64::from_bits(u64::from_le_bytes(bits));
+        if !(0.0..=1.0).contains(&p) {
+            return Err(TokenError(format!(
+                "fault probability: expected 0 to 1, found {p}"
+            )));
+        }
+        Ok(p)
+    }
+
+    fn strategy(&mut self) -> Result<Strategy, TokenError> {
+        Ok(match self.bounded("strategy", 2 + Token::MAX_PCT_DEPTH)? {
+            0 => Strategy::Random,
+            1 => Strategy::Swarm,
+            d => Strategy::Pct {
+                depth: (d - 2) as u32,
+            },
+        })
     }
 }
 
@@ -218,6 +471,71 @@ impl Reader<'_> {
 mod tests {
     use super::*;
     use crate::scenario::Scenario;
+    use crate::scenario::Strategy;
+    use proptest::prelude::*;
+
+    /// Every knob away from its default (a knob added to SimConfig must be added here:
+    /// the literal names every field).
+    fn unusual_config() -> SimConfig {
+        SimConfig {
+            clients: 5,
+            ops: 7,
+            client_ops: Some(vec![vec![0, 6], vec![], vec![1, 2, 3]]),
+            faults: FaultSet::of(&[FaultKind::Evict, FaultKind::Pause, FaultKind::Lru]),
+            fault_budget: 9,
+            fault_probability: 0.125,
+            strategy: Strategy::Pct { depth: 4 },
+            memory_limit: Some(777),
+            persistent: true,
+            shards: 3,
+            step_ms: 3,
+            pause_ms: [11, 13_000],
+            shard_down_ms: 17,
+            clock_jump_ms: 19,
+            max_offset_ms: 23,
+            max_drift_ppm: 29,
+            starve_ms: 31,
+            max_steps_per_op: 37,
+            max_steps: 41_000,
+            record_trace: false,
+        }
+    }
+
+    #[test]
+    fn every_knob_round_trips() {
+        let unusual = unusual_config();
+        let default = SimConfig::from_scenario(&Scenario::new("s", 2, 2));
+        // The test config differs from the defaults in every knob but record_trace, so a
+        // knob the token does not carry (decoded as its default) fails the round trip.
+        let a = serde_json::to_value(&unusual).unwrap();
+        let b = serde_json::to_value(&default).unwrap();
+        let fields = a.as_object().unwrap();
+        assert_eq!(fields.len(), b.as_object().unwrap().len() + 1); // client_ops
+        for (name, value) in fields {
+            if name != "record_trace" {
+                assert_ne!(Some(value), b.get(name), "{name} is at its default");
+            }
+        }
+        for choices in [None, Some(vec![]), Some(vec![0, 1, 2, 300, 70000])] {
+            let t = Token {
+                target: "fifo/published".into(),
+                scenario: "odd:name+evict".into(),
+                config: unusual.clone(),
+                seed: u64::MAX - 5,
+                choices,
+            };
+            assert_eq!(Token::decode(&t.encode()).unwrap(), t);
+        }
+        let mut traced = Token {
+            target: "a/b".into(),
+            scenario: "s".into(),
+            config: unusual,
+            seed: 0,
+            choices: None,
+        };
+        traced.config.record_trace = true;
+        assert!(!Token::decode(&traced.encode()).unwrap().config.record_trace);
+    }
 
     #[test]
     fn tokens_round_trip() {
@@ -251,7 +569,6 @@ mod tests {
             choices: Some(vec![1, 0, 2, 5]),
         };
         assert_eq!(Token::decode(&t.encode()).unwrap(), t);
-        // A token without the trailer runs every operation.
         let mut all = t.clone();
         all.config.client_ops = None;
         assert_eq!(
@@ -271,8 +588,249 @@ mod tests {
             .to_string()
             .starts_with("bad replay token: payload is not base64"));
         assert_eq!(
-            Token::decode("a/b:c:AQ").unwrap_err().to_string(),
+            Token::decode("a/b:c:Ag").unwrap_err().to_string(),
             "bad replay token: payload ends early"
         );
+        assert_eq!(
+            Token::decode("a/b:c:").unwrap_err().to_string(),
+            "bad replay token: payload ends early"
+        );
+    }
+
+    #[test]
+    fn version_1_tokens_are_refused_with_a_reason() {
+        // A token `kvsim check` printed before version 2.
+        let old =
+            "visitor-counter/fixed:evict+evict:AQEOAQGas-bMmbPm1D8AAAABjqiv_fKVlIl3BQAAAAEBAwACBA";
+        assert_eq!(
+            Token::decode(old).unwrap_err().to_string(),
+            "bad replay token: expected version 2, found version 1 (an older token, without \
+             checksum and some knobs): run the check again for a new token"
+        );
+    }
+
+    fn real_tokens() -> Vec<String> {
+        let mut shrunk = SimConfig::from_scenario(
+            &Scenario::new("crash-removal", 5, 4).faults(&[FaultKind::Crash]),
+        );
+        shrunk.client_ops = Some(vec![vec![0], vec![], vec![2, 3]]);
+        vec![
+            Token {
+                target: "counter/published".into(),
+                scenario: "evict".into(),
+                config: SimConfig::from_scenario(
+                    &Scenario::new("evict", 2, 3).faults(&[FaultKind::Evict]),
+                ),
+                seed: 0x1234_5678_9abc,
+                choices: None,
+            }
+            .encode(),
+            Token {
+                target: "message-queue/fixed".into(),
+                scenario: "crash-removal".into(),
+                config: shrunk,
+                seed: 3,
+                choices: Some(vec![0, 2, 2, 1, 0, 7, 2]),
+            }
+            .encode(),
+        ]
+    }
+
+    /// The characters of tokens: base64url, the separators and the names' characters.
+    const ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:/+.";
+
+    #[test]
+    fn every_one_character_typo_is_rejected() {
+        for token in real_tokens() {
+            let chars: Vec<char> = token.chars().collect();
+            let mut tried = 0;
+            for i in 0..chars.len() {
+                let mut deleted = chars.clone();
+                deleted.remove(i);
+                let deleted: String = deleted.into_iter().collect();
+                assert!(
+                    Token::decode(&deleted).is_err(),
+                    "deletion accepted: {deleted}"
+                );
+                for c in ALPHABET.chars().filter(|&c| c != chars[i]) {
+                    let mut typo = chars.clone();
+                    typo[i] = c;
+                    let typo: String = typo.into_iter().collect();
+                    assert!(Token::decode(&typo).is_err(), "typo accepted: {typo}");
+                    tried += 1;
+                }
+            }
+            assert!(tried > 60 * chars.len());
+            assert!(Token::decode(&token).is_ok());
+        }
+    }
+
+    /// A token with a valid checksum around an arbitrary payload body (as a crafted token).
+    fn forged(target: &str, scenario: &str, body: &[u8]) -> String {
+        let mut b = body.to_vec();
+        b.extend_from_slice(&checksum(target, scenario, body).to_le_bytes());
+        format!("{target}:{scenario}:{}", URL_SAFE_NO_PAD.encode(&b))
+    }
+
+    #[test]
+    fn huge_counts_are_rejected_before_anything_is_allocated() {
+        let mut w = Writer(vec![VERSION]);
+        w.num(u64::MAX); // clients
+        let e = Token::decode(&forged("a/b", "s", &w.0)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "bad replay token: clients: expected at most 256, found {}",
+                u64::MAX
+            )
+        );
+
+        // Every knob valid, then a choice count of 2^62 (the old decoder's
+        // `with_capacity` overflow).
+        let base = Token {
+            target: "a/b".into(),
+            scenario: "s".into(),
+            config: SimConfig::from_scenario(&Scenario::new("s", 2, 2)),
+            seed: 1,
+            choices: None,
+        };
+        let full = URL_SAFE_NO_PAD
+            .decode(base.encode().rsplit_once(':').unwrap().1)
+            .unwrap();
+        let mut body = full[..full.len() - CHECKSUM_BYTES - 1].to_vec(); // drop `choices: 0`
+        let mut w = Writer(Vec::new());
+        w.num(1 << 62);
+        body.extend_from_slice(&w.0);
+        let e = Token::decode(&forged("a/b", "s", &body)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "bad replay token: choices: expected at most 400001, found {}",
+                (1u64 << 62)
+            )
+        );
+        // A count within the step bound but beyond the bytes present.
+        let mut body = full[..full.len() - CHECKSUM_BYTES - 1].to_vec();
+        let mut w = Writer(Vec::new());
+        w.num(300_001);
+        body.extend_from_slice(&w.0);
+        let e = Token::decode(&forged("a/b", "s", &body)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "bad replay token: choices: expected at most 0 (the payload's bytes left), \
+             found 300000"
+        );
+
+        // Each bounded knob just past its limit.
+        let c = SimConfig::from_scenario(&Scenario::new("s", 2, 2));
+        type Change = Box<dyn Fn(&mut SimConfig)>;
+        let cases: Vec<(&str, Change)> = vec![
+            ("ops: expected at most 10000", Box::new(|c| c.ops = 10_001)),
+            (
+                "expected at most 100000 operations (clients × ops), found 200 × 10000",
+                Box::new(|c| {
+                    c.clients = 200;
+                    c.ops = 10_000
+                }),
+            ),
+            ("servers: expected at most 64", Box::new(|c| c.shards = 65)),
+            (
+                "fault budget: expected at most 100000",
+                Box::new(|c| c.fault_budget = u32::MAX),
+            ),
+            (
+                "fault probability: expected 0 to 1, found NaN",
+                Box::new(|c| c.fault_probability = f64::NAN),
+            ),
+            (
+                "fault probability: expected 0 to 1, found 1.5",
+                Box::new(|c| c.fault_probability = 1.5),
+            ),
+            (
+                "strategy: expected at most 1002",
+                Box::new(|c| c.strategy = Strategy::Pct { depth: u32::MAX }),
+            ),
+            (
+                "memory limit: expected at most 1099511627777",
+                Box::new(|c| c.memory_limit = Some(usize::MAX - 1)),
+            ),
+            (
+                "step_ms: expected at most 86400000",
+                Box::new(|c| c.step_ms = u64::MAX),
+            ),
+            (
+                "pause_ms: expected at most 86400000",
+                Box::new(|c| c.pause_ms[1] = 1 << 40),
+            ),
+            (
+                "starve_ms: expected at most 86400000",
+                Box::new(|c| c.starve_ms = 1 << 40),
+            ),
+            (
+                "max_drift_ppm: expected at most 1000000",
+                Box::new(|c| c.max_drift_ppm = 2_000_000),
+            ),
+            (
+                "max_steps: expected at most 1000000",
+                Box::new(|c| c.max_steps = u32::MAX),
+            ),
+            (
+                "max_steps_per_op: expected at most 1000000",
+                Box::new(|c| c.max_steps_per_op = u32::MAX),
+            ),
+            (
+                "operations in a list: expected at most 10000",
+                Box::new(|c| c.client_ops = Some(vec![vec![0; 10_001]])),
+            ),
+            (
+                "expected operation lists for at most 2 clients, found 3",
+                Box::new(|c| c.client_ops = Some(vec![vec![], vec![], vec![]])),
+            ),
+            (
+                "expected operation indices below ops = 2, found 5",
+                Box::new(|c| c.client_ops = Some(vec![vec![0, 5]])),
+            ),
+        ];
+        for (expected, change) in cases {
+            let mut config = c.clone();
+            change(&mut config);
+            let t = Token {
+                config,
+                ..base.clone()
+            };
+            let e = Token::decode(&t.encode()).unwrap_err().to_string();
+            assert!(e.contains(expected), "expected {expected:?}, found {e:?}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn arbitrary_strings_never_panic(s in ".{0,200}") {
+            let _ = Token::decode(&s);
+        }
+
+        #[test]
+        fn arbitrary_payloads_never_panic(body in proptest::collection::vec(any::<u8>(), 0..200),
+                                          version in prop::bool::ANY) {
+            // With a valid checksum, so that the field readers see every byte pattern.
+            let mut b = body;
+            if version && !b.is_empty() {
+                b[0] = VERSION;
+            }
+            let _ = Token::decode(&forged("m/v", "s", &b));
+            let _ = Token::decode(&format!("m/v:s:{}", URL_SAFE_NO_PAD.encode(&b)));
+        }
+
+        #[test]
+        fn mutated_real_tokens_never_panic(i in 0usize..2, pos in 0usize..200, byte in any::<u8>()) {
+            let token = &real_tokens()[i];
+            let full = URL_SAFE_NO_PAD.decode(token.rsplit_once(':').unwrap().1).unwrap();
+            let mut body = full[..full.len() - CHECKSUM_BYTES].to_vec();
+            let at = pos % body.len();
+            body[at] = byte;
+            let _ = Token::decode(&forged("m/v", "s", &body));
+        }
     }
 }
