@@ -4,14 +4,14 @@
 //! time accounting, same fault effects, same enumeration of faults), so a path of the
 //! bridge is a run of the simulator, and its choices replay it there.
 
-use super::guard::Guard;
+use super::guard::{Cut, Guard};
 use super::scope::Scope;
 use super::state::{ClientState, Delivered, Halt, Phase, PollInput, ServerState, State, Tail};
+use super::workload::{alternatives, Alternative, MAX_ALTERNATIVES};
 use super::Explorable;
 use crate::command::{Command, Reply};
 use crate::history::{Mark, Operation, Outcome};
 use crate::kv::KvError;
-use crate::rng::SimRng;
 use crate::scenario::FaultKind;
 use crate::sim::{
     self, after_setup, enumerate_faults, op_rng_seed, Clock, FaultAction, FaultClient, Request,
@@ -36,6 +36,8 @@ pub(crate) const PROP_COMPLETES: &str = "every operation completes";
 /// command, or wake it), or a fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Action {
+    /// Idle client `c` starts its next operation as alternative `alt` of the workload.
+    Start(usize, u32),
     /// Client `c` takes its next step.
     Step(usize),
     /// A fault.
@@ -63,8 +65,9 @@ pub(crate) struct Bridge<M: Explorable> {
     times: bool,
     /// Most polls of one operation on a path.
     max_op_steps: u32,
-    /// Each client's operations (the workload the seed gives).
-    ops: Vec<Vec<M::Op>>,
+    /// Each client's operations: per index, every alternative the model's `op` can give
+    /// (the operation and the choice values that give it).
+    alts: Vec<Vec<Vec<Alternative<M::Op>>>>,
     /// Each client's clock drift.
     drift: Vec<i64>,
     init: State<M::Op, M::Ret>,
@@ -79,17 +82,23 @@ struct Rebuilt<'m, R> {
 }
 
 impl<M: Explorable> Bridge<M> {
-    pub(crate) fn new(model: Arc<M>, scope: &Scope, guard: Arc<Guard>) -> Bridge<M> {
+    pub(crate) fn new(
+        model: Arc<M>,
+        scope: &Scope,
+        guard: Arc<Guard>,
+    ) -> Result<Bridge<M>, String> {
         let cfg = scope.config();
         let seed = scope.seed;
-        let ops = (0..cfg.clients)
-            .map(|c| {
-                let mut workload = SimRng::derive(seed, 1 + c as u64);
-                (0..cfg.ops)
-                    .map(|i| model.op(c, i, &mut workload))
-                    .collect()
-            })
-            .collect();
+        let mut alts = Vec::with_capacity(cfg.clients);
+        for c in 0..cfg.clients {
+            let mut per_op = Vec::with_capacity(cfg.ops);
+            for i in 0..cfg.ops {
+                let (a, _) =
+                    alternatives(&*model, seed, c, i, scope.draw_values, MAX_ALTERNATIVES)?;
+                per_op.push(a);
+            }
+            alts.push(per_op);
+        }
         let setup = after_setup(&*model, &cfg, seed);
         let clients = setup
             .clocks
@@ -103,6 +112,7 @@ impl<M: Explorable> Bridge<M> {
                 op_index: 0,
                 paused_until: 0,
                 offset_ms: clock.offset_ms,
+                alt: 0,
                 hist_index: 0,
                 polls: Vec::new(),
             })
@@ -135,7 +145,7 @@ impl<M: Explorable> Bridge<M> {
             horizon: EPOCH_MS + scope.horizon_ms,
             times: scope.times,
             max_op_steps: scope.max_op_steps,
-            ops,
+            alts,
             drift,
             init,
             guard,
@@ -143,7 +153,39 @@ impl<M: Explorable> Bridge<M> {
         let mut init = bridge.init.clone();
         bridge.settle(&mut init);
         bridge.init = init;
-        bridge
+        Ok(bridge)
+    }
+
+    /// How many workloads the scope covers: the product of every operation's number of
+    /// alternatives (saturating).
+    pub(crate) fn workloads(&self) -> u64 {
+        self.alts
+            .iter()
+            .flatten()
+            .fold(1u64, |n, a| n.saturating_mul(a.len() as u64))
+    }
+
+    /// The workload of a path, as the simulator replays it: per client and operation
+    /// index, the choice values of the alternative the path started (the first
+    /// alternative for operations it never started).
+    pub(crate) fn workload(&self, path: &[PathStep<M>]) -> Vec<Vec<Vec<u64>>> {
+        let mut chosen: Vec<Vec<u32>> = self.alts.iter().map(|a| vec![0; a.len()]).collect();
+        for (s, a) in path {
+            if let Some(Action::Start(c, alt)) = a {
+                chosen[*c][s.clients[*c].op_index as usize] = *alt;
+            }
+        }
+        chosen
+            .iter()
+            .enumerate()
+            .map(|(c, per_op)| {
+                per_op
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &alt)| self.alts[c][i][alt as usize].1.clone())
+                    .collect()
+            })
+            .collect()
     }
 
     /// The simulator's judgement of a final state: progress (livelock), the model's
@@ -289,7 +331,7 @@ impl<M: Explorable> Bridge<M> {
         let index = cl.op_index as usize;
         let handle = SimClient::new(op_rng_seed(self.seed, c, index), EPOCH_MS, self.clock(s, c));
         let model: &M = &self.model;
-        let op = self.ops[c][index].clone();
+        let op = self.alts[c][index][cl.alt as usize].0.clone();
         let h = handle.clone();
         let mut future: OpFuture<'_, M::Ret> = Box::pin(async move { model.run(&h, c, &op).await });
         let mut cx = Context::from_waker(Waker::noop());
@@ -325,7 +367,7 @@ impl<M: Explorable> Bridge<M> {
     /// reply (the simulator's `step_client`).
     fn step_client(&self, s: &mut State<M::Op, M::Ret>, c: usize, lose: Option<bool>) {
         match s.clients[c].phase {
-            Phase::Idle => self.start_op(s, c),
+            Phase::Idle => self.start_op(s, c, 0),
             Phase::Calling => {
                 let Some(mut rebuilt) = self.rebuild(s, c) else {
                     s.halt = Some(Halt::Nondeterministic { client: c });
@@ -364,12 +406,13 @@ impl<M: Explorable> Bridge<M> {
         }
     }
 
-    fn start_op(&self, s: &mut State<M::Op, M::Ret>, c: usize) {
+    fn start_op(&self, s: &mut State<M::Op, M::Ret>, c: usize, alt: u32) {
         let index = s.clients[c].op_index as usize;
         let hist_index = s.history.ops.len();
+        s.clients[c].alt = alt;
         s.history.ops.push(Operation {
             client: c,
-            op: self.ops[c][index].clone(),
+            op: self.alts[c][index][alt as usize].0.clone(),
             call: 0,
             ret: None,
             call_ms: self.time(s.now),
@@ -440,6 +483,7 @@ impl<M: Explorable> Bridge<M> {
                 };
                 let cl = &mut s.clients[c];
                 cl.polls.clear();
+                cl.alt = 0;
                 cl.op_index += 1;
                 cl.phase = if cl.op_index as usize >= self.cfg.ops {
                     Phase::Done
@@ -568,7 +612,7 @@ impl<M: Explorable> Bridge<M> {
         path.iter()
             .filter_map(|(s, a)| {
                 a.as_ref().map(|a| match a {
-                    Action::Step(c) => *c as u32,
+                    Action::Start(c, _) | Action::Step(c) => *c as u32,
                     Action::Fault(f) => {
                         self.all_faults(s, &mut faults);
                         let i = faults
@@ -582,13 +626,22 @@ impl<M: Explorable> Bridge<M> {
             .collect()
     }
 
-    /// Whether the scope's bounds cut this state: past the time horizon, or an operation
-    /// past its step bound.
-    pub(crate) fn past_horizon(&self, s: &State<M::Op, M::Ret>) -> bool {
-        s.now > self.horizon
-            || s.clients
-                .iter()
-                .any(|c| c.polls.len() as u32 > self.max_op_steps)
+    /// Which of the scope's bounds cuts this state, if one does: past the time horizon,
+    /// or an operation past its step bound. A final state is never cut.
+    pub(crate) fn cut(&self, s: &State<M::Op, M::Ret>) -> Option<Cut> {
+        if s.is_final() {
+            None
+        } else if s.now > self.horizon {
+            Some(Cut::Horizon)
+        } else if s
+            .clients
+            .iter()
+            .any(|c| c.polls.len() as u32 > self.max_op_steps)
+        {
+            Some(Cut::Steps)
+        } else {
+            None
+        }
     }
 }
 
@@ -601,12 +654,18 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
     }
 
     fn actions(&self, s: &Self::State, actions: &mut Vec<Action>) {
-        if s.is_final() || self.past_horizon(s) {
+        if s.is_final() || self.cut(s).is_some() {
             return;
         }
         for c in 0..s.clients.len() {
             if self.runnable(s, c) {
-                actions.push(Action::Step(c));
+                let cl = &s.clients[c];
+                if cl.phase == Phase::Idle {
+                    let n = self.alts[c][cl.op_index as usize].len() as u32;
+                    actions.extend((0..n).map(|alt| Action::Start(c, alt)));
+                } else {
+                    actions.push(Action::Step(c));
+                }
             }
         }
         if s.faults_used.iter().zip(&self.budgets).any(|(u, b)| u < b) {
@@ -628,6 +687,7 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
     fn next_state(&self, s: &Self::State, action: Action) -> Option<Self::State> {
         let mut next = s.clone();
         match action {
+            Action::Start(c, alt) => self.start_op(&mut next, c, alt),
             Action::Step(c) => self.step_client(&mut next, c, None),
             Action::Fault(f) => self.apply_fault(&mut next, f),
         }
@@ -637,6 +697,7 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
 
     fn format_action(&self, action: &Action) -> String {
         match action {
+            Action::Start(c, alt) => format!("C{c} starts alternative {alt}"),
             Action::Step(c) => format!("C{c} steps"),
             Action::Fault(f) => format!("fault: {f:?}"),
         }
@@ -660,6 +721,6 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
     }
 
     fn within_boundary(&self, s: &Self::State) -> bool {
-        self.guard.admit(self.past_horizon(s) && !s.is_final())
+        self.guard.admit(self.cut(s))
     }
 }

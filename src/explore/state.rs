@@ -87,6 +87,8 @@ pub(crate) struct ClientState {
     pub paused_until: u64,
     /// The clock's current offset (its drift is fixed per client).
     pub offset_ms: i64,
+    /// Which alternative of the workload the current (or last) operation is.
+    pub alt: u32,
     /// The current operation's index in the history.
     pub hist_index: u32,
     /// Every poll of the current operation so far.

@@ -12,6 +12,13 @@ use base64::Engine;
 
 const VERSION: u8 = 1;
 
+/// In place of the client-operations trailer when there is none but a workload follows.
+const NO_CLIENT_OPS: u64 = u64::MAX;
+
+/// Most entries of one list of a trailer (a bound on what a token can make us allocate;
+/// a longer list runs out of payload bytes and is an error).
+const MAX_LIST: u64 = 1 << 16;
+
 /// A decoded replay token.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
@@ -72,6 +79,21 @@ impl Token {
                 put(&mut b, list.len() as u64);
                 for &i in list {
                     put(&mut b, i as u64);
+                }
+            }
+        } else if c.workload.is_some() {
+            put(&mut b, NO_CLIENT_OPS);
+        }
+        // Second optional trailer: a chosen workload (exhaustive exploration's).
+        if let Some(workload) = &c.workload {
+            put(&mut b, workload.len() as u64);
+            for client in workload {
+                put(&mut b, client.len() as u64);
+                for values in client {
+                    put(&mut b, values.len() as u64);
+                    for &v in values {
+                        put(&mut b, v);
+                    }
                 }
             }
         }
@@ -146,16 +168,36 @@ impl Token {
         };
         if r.pos < bytes.len() {
             let n = r.num()?;
-            let mut per_client = Vec::new();
-            for _ in 0..n {
-                let len = r.num()?;
-                let mut list = Vec::new();
-                for _ in 0..len {
-                    list.push(r.num()? as usize);
+            if n != NO_CLIENT_OPS {
+                let mut per_client = Vec::new();
+                for _ in 0..n {
+                    let len = r.num()?;
+                    let mut list = Vec::new();
+                    for _ in 0..len.min(MAX_LIST) {
+                        list.push(r.num()? as usize);
+                    }
+                    per_client.push(list);
                 }
-                per_client.push(list);
+                config.client_ops = Some(per_client);
             }
-            config.client_ops = Some(per_client);
+        }
+        if r.pos < bytes.len() {
+            let clients = r.num()?.min(MAX_LIST);
+            let mut workload = Vec::new();
+            for _ in 0..clients {
+                let ops = r.num()?.min(MAX_LIST);
+                let mut per_op = Vec::new();
+                for _ in 0..ops {
+                    let len = r.num()?.min(MAX_LIST);
+                    let mut values = Vec::new();
+                    for _ in 0..len {
+                        values.push(r.num()?);
+                    }
+                    per_op.push(values);
+                }
+                workload.push(per_op);
+            }
+            config.workload = Some(workload);
         }
         if r.pos != bytes.len() {
             return Err(TokenError(format!(
@@ -258,6 +300,22 @@ mod tests {
             Token::decode(&all.encode()).unwrap().config.client_ops,
             None
         );
+    }
+
+    #[test]
+    fn tokens_with_a_chosen_workload_round_trip() {
+        let mut config = SimConfig::from_scenario(&Scenario::new("explore", 2, 2));
+        config.workload = Some(vec![vec![vec![1], vec![0, 300]], vec![vec![], vec![2]]]);
+        let mut t = Token {
+            target: "fifo/published".into(),
+            scenario: "explore".into(),
+            config,
+            seed: 1,
+            choices: Some(vec![0, 1, 1, 0]),
+        };
+        assert_eq!(Token::decode(&t.encode()).unwrap(), t);
+        t.config.client_ops = Some(vec![vec![1], vec![0, 1]]);
+        assert_eq!(Token::decode(&t.encode()).unwrap(), t);
     }
 
     #[test]

@@ -2,10 +2,13 @@
 //! stateright; or its Explorer in a browser (`--serve`).
 
 use crate::registry::{self, registry};
-use kvsim::explore::{Limits, Scope, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS};
+use kvsim::explore::{
+    Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS,
+};
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
 use serde_json::json;
+use std::io::{IsTerminal, Write};
 
 /// Models whose checks read the history's virtual times (time-window specs): explored
 /// with the times kept in the state.
@@ -16,12 +19,12 @@ const TIMED_MODELS: &[&str] = &["event-log", "visitor-counter"];
 pub struct Args {
     /// The target, `MODEL/VARIANT` (e.g. `fifo/fixed`).
     pub target: String,
-    /// Number of clients.
-    #[arg(long, default_value_t = 2)]
-    pub clients: usize,
-    /// Operations per client.
-    #[arg(long, default_value_t = 2)]
-    pub ops: usize,
+    /// Number of clients (default: the model's explore scope, `kvsim list`; 2 for most).
+    #[arg(long)]
+    pub clients: Option<usize>,
+    /// Operations per client (default: the model's explore scope; 2 for most).
+    #[arg(long)]
+    pub ops: Option<usize>,
     /// Faults: `none` or a comma-separated list of KIND or KIND:BUDGET (budget per kind,
     /// 1 when not given), kinds evict, lru, expire, skew, restart, crash, lose, pause,
     /// shard-fail.
@@ -38,9 +41,15 @@ pub struct Args {
     /// loopback, `HOST:PORT` where told).
     #[arg(long)]
     pub serve: Option<String>,
-    /// The seed: fixes the workload and the random numbers the structure draws.
+    /// The seed: fixes the random numbers the structure draws through its kv handle and
+    /// the clocks `skew` draws. The workload is not drawn: every operation the model can
+    /// give is explored.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Values each workload choice takes: a choice among more values (a sleep of
+    /// 500..3000 ms) takes this many, spread over its range.
+    #[arg(long, default_value_t = DEFAULT_DRAW_VALUES)]
+    pub draws: u64,
     /// Virtual seconds after which a path is not expanded further.
     #[arg(long, default_value_t = DEFAULT_HORIZON_MS as f64 / 1000.0)]
     pub horizon: f64,
@@ -71,9 +80,18 @@ pub fn serve_address(addr: &str) -> String {
     }
 }
 
-/// The scope the options describe.
-pub fn scope(args: &Args) -> Result<Scope, String> {
-    let mut scope = Scope::new(args.clients, args.ops);
+/// The scope the options describe; `default` is the model's (clients, operations).
+pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
+    let clients = args.clients.unwrap_or(default.0);
+    let ops = args.ops.unwrap_or(default.1);
+    let mut scope = Scope::new(clients, ops);
+    if args.draws < 2 {
+        return Err(format!(
+            "bad --draws {}: expected at least 2 values per choice",
+            args.draws
+        ));
+    }
+    scope.draw_values = args.draws;
     scope.faults = Scope::parse_faults(&args.faults)?;
     scope.seed = args.seed;
     if !(args.horizon > 0.0 && args.horizon.is_finite()) {
@@ -86,7 +104,7 @@ pub fn scope(args: &Args) -> Result<Scope, String> {
     scope.max_op_steps = args.max_op_steps.max(1);
     let model = args.target.split('/').next().unwrap_or_default();
     scope.times = args.timed || TIMED_MODELS.contains(&model);
-    if args.clients == 0 || args.ops == 0 {
+    if clients == 0 || ops == 0 {
         return Err("expected at least 1 client and 1 operation".to_string());
     }
     Ok(scope)
@@ -94,16 +112,16 @@ pub fn scope(args: &Args) -> Result<Scope, String> {
 
 /// Runs `kvsim explore`; returns the exit code (0 ok, 1 violation, 2 usage, 3 unknown).
 pub fn main(args: &Args) -> i32 {
-    let scope = match scope(args) {
-        Ok(s) => s,
+    let entries = registry();
+    let (index, variants) = match registry::resolve(&entries, &args.target) {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("kvsim: {e}");
             return 2;
         }
     };
-    let entries = registry();
-    let (index, variants) = match registry::resolve(&entries, &args.target) {
-        Ok(x) => x,
+    let scope = match scope(args, entries[index].explore_scope) {
+        Ok(s) => s,
         Err(e) => {
             eprintln!("kvsim: {e}");
             return 2;
@@ -134,6 +152,7 @@ pub fn main(args: &Args) -> i32 {
     }
     let mut limits = Limits {
         threads: args.threads.max(1),
+        progress: !args.json && std::io::stderr().is_terminal(),
         ..Limits::default()
     };
     if let Some(n) = args.max_states {
@@ -142,17 +161,47 @@ pub fn main(args: &Args) -> i32 {
     if let Some(mib) = args.max_memory {
         limits.max_memory_bytes = mib << 20;
     }
+    let workloads = match target.workloads(&scope) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("kvsim: {e}");
+            return 2;
+        }
+    };
+    if !args.json {
+        // The header before the search: a long search shows what it is doing.
+        print!("{}", header(target.name(), &scope, workloads));
+        let _ = std::io::stdout().flush();
+    }
     let report = explore(target, &scope, &limits);
     if args.json {
         println!("{}", to_json(&report));
     } else {
-        print!("{}", text(&report));
+        print!("{}", body(&report));
     }
     report.verdict.exit_code()
 }
 
 fn explore(target: &dyn Target, scope: &Scope, limits: &Limits) -> ExploreReport {
     target.explore(scope, limits)
+}
+
+/// The first lines of the text form, printed before the search: the target, the scope,
+/// and how many workloads it covers.
+pub fn header(target: &str, scope: &Scope, (workloads, spread): (u64, bool)) -> String {
+    let mut out = format!("kvsim explore {target} · {}\n", scope.describe());
+    let plural = if workloads == 1 { "" } else { "s" };
+    out.push_str(&format!(
+        "  scope    {workloads} workload{plural}: every operation each client can run"
+    ));
+    if spread {
+        out.push_str(&format!(
+            " (a choice among more than {0} values takes {0} of them, --draws)",
+            scope.draw_values
+        ));
+    }
+    out.push('\n');
+    out
 }
 
 /// The JSON form: `verdict` (`ok`, `violation`, `unknown`), `reason`, the state counts,
@@ -174,6 +223,8 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
         "millis": r.millis,
         "states_per_s": r.states_per_s,
         "horizon_cut": r.horizon_cut,
+        "steps_cut": r.steps_cut,
+        "workloads": r.workloads,
         "bound": r.bound,
         "warning": r.warning,
         "token": r.token,
@@ -184,26 +235,19 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
 /// The text form: the scope, the verdict, the figures, and for a violation the
 /// counterexample's report (the same as `kvsim check` prints) with its replay token.
 pub fn text(r: &ExploreReport) -> String {
+    let mut out = header(&r.target, &r.scope, (r.workloads, false));
+    out.push_str(&body(r));
+    out
+}
+
+/// The text form after the header: the verdict, the figures, the counterexample.
+pub fn body(r: &ExploreReport) -> String {
     let mut out = String::new();
     if let Some(w) = &r.warning {
         out.push_str(&format!("warning: {w}\n"));
     }
-    out.push_str(&format!(
-        "kvsim explore {} · {}\n",
-        r.target,
-        r.scope.describe()
-    ));
     let verdict = match &r.verdict {
-        Verdict::Ok => {
-            let mut s = "ok: every path of the scope passes".to_string();
-            if r.horizon_cut > 0 {
-                s.push_str(&format!(
-                    " ({} states past the horizon or step bound were not expanded)",
-                    r.horizon_cut
-                ));
-            }
-            s
-        }
+        Verdict::Ok => "ok: every path of the scope passes".to_string(),
         Verdict::Violation(v) => format!("violation: {}: {}", v.property, v.reason),
         Verdict::Unknown(why) => format!("unknown: {why}"),
     };
