@@ -133,7 +133,8 @@ pub fn registry() -> Vec<Entry> {
             spinlock::published(),
             spinlock::fixed(),
             spinlock::scenarios(),
-        ),
+        )
+        .explore_scope(4, 1),
         Entry::new(
             "message-queue",
             "message queue on an update log: Tkrzw's MessageQueue, segments as keys (003)",

@@ -12,6 +12,7 @@ use super::Explorable;
 use crate::command::{Command, Reply};
 use crate::history::{Mark, Operation, Outcome};
 use crate::kv::KvError;
+use crate::rng::SimRng;
 use crate::scenario::FaultKind;
 use crate::sim::{
     self, after_setup, enumerate_faults, op_rng_seed, Clock, FaultAction, FaultClient, Request,
@@ -68,6 +69,8 @@ pub(crate) struct Bridge<M: Explorable> {
     /// Each client's operations: per index, every alternative the model's `op` can give
     /// (the operation and the choice values that give it).
     alts: Vec<Vec<Vec<Alternative<M::Op>>>>,
+    /// The workload is the seed's (the simulator draws it the same way).
+    seeded: bool,
     /// Each client's clock drift.
     drift: Vec<i64>,
     init: State<M::Op, M::Ret>,
@@ -91,6 +94,17 @@ impl<M: Explorable> Bridge<M> {
         let seed = scope.seed;
         let mut alts = Vec::with_capacity(cfg.clients);
         for c in 0..cfg.clients {
+            if scope.seeded_workload {
+                // The simulator's draw: one stream per client, no recorded values (the
+                // replay draws the same from the seed).
+                let mut rng = SimRng::derive(seed, 1 + c as u64);
+                alts.push(
+                    (0..cfg.ops)
+                        .map(|i| vec![(model.op(c, i, &mut rng), Vec::new())])
+                        .collect(),
+                );
+                continue;
+            }
             let mut per_op = Vec::with_capacity(cfg.ops);
             for i in 0..cfg.ops {
                 let (a, _) =
@@ -146,6 +160,7 @@ impl<M: Explorable> Bridge<M> {
             times: scope.times,
             max_op_steps: scope.max_op_steps,
             alts,
+            seeded: scope.seeded_workload,
             drift,
             init,
             guard,
@@ -168,14 +183,17 @@ impl<M: Explorable> Bridge<M> {
     /// The workload of a path, as the simulator replays it: per client and operation
     /// index, the choice values of the alternative the path started (the first
     /// alternative for operations it never started).
-    pub(crate) fn workload(&self, path: &[PathStep<M>]) -> Vec<Vec<Vec<u64>>> {
+    pub(crate) fn workload(&self, path: &[PathStep<M>]) -> Option<Vec<Vec<Vec<u64>>>> {
+        if self.seeded {
+            return None;
+        }
         let mut chosen: Vec<Vec<u32>> = self.alts.iter().map(|a| vec![0; a.len()]).collect();
         for (s, a) in path {
             if let Some(Action::Start(c, alt)) = a {
                 chosen[*c][s.clients[*c].op_index as usize] = *alt;
             }
         }
-        chosen
+        let values = chosen
             .iter()
             .enumerate()
             .map(|(c, per_op)| {
@@ -185,7 +203,8 @@ impl<M: Explorable> Bridge<M> {
                     .map(|(i, &alt)| self.alts[c][i][alt as usize].1.clone())
                     .collect()
             })
-            .collect()
+            .collect();
+        Some(values)
     }
 
     /// The simulator's judgement of a final state: progress (livelock), the model's

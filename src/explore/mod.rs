@@ -55,6 +55,7 @@ mod workload;
 
 pub use scope::{Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS};
 pub use state::State;
+pub use workload::EVERY_VALUE_UP_TO;
 
 use crate::model::Model;
 use crate::rng::SimRng;
@@ -153,6 +154,9 @@ impl Exploration {
 /// took only [`Scope::draw_values`] of them. An error when the workload is too large to
 /// enumerate.
 pub fn workloads<M: Model>(model: &M, scope: &Scope) -> Result<(u64, bool), String> {
+    if scope.seeded_workload {
+        return Ok((1, false));
+    }
     let mut n = 1u64;
     let mut spread = false;
     for c in 0..scope.clients {
@@ -238,7 +242,7 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
         Some(path) => {
             let steps = path.into_vec();
             let last = &steps.last().expect("a path has a state").0;
-            config.workload = Some(bridge.workload(&steps));
+            config.workload = bridge.workload(&steps);
             (bridge.verdict(last), Some(bridge.choices(&steps)))
         }
         None => match &bound {

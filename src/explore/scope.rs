@@ -43,10 +43,15 @@ pub struct Scope {
     /// paths that differ only in when things happened merge, and a check sees times 0.
     /// Default: kept.
     pub times: bool,
-    /// Values each workload choice takes: a choice of [`crate::model::Model::op`] among
-    /// more values than this takes this many, spread over its range (both ends).
+    /// Values a large workload choice takes: a choice of [`crate::model::Model::op`] among
+    /// more than [`super::EVERY_VALUE_UP_TO`] values (and more than this) takes this many,
+    /// spread over its range (both ends); smaller choices take every value.
     #[serde(default = "default_draw_values")]
     pub draw_values: u64,
+    /// One workload, drawn from the seed as the simulator draws it, instead of every
+    /// workload: a narrower scope, to search one workload a random run found.
+    #[serde(default)]
+    pub seeded_workload: bool,
 }
 
 /// The default of [`Scope::draw_values`].
@@ -71,6 +76,7 @@ impl Scope {
             shards: 1,
             times: true,
             draw_values: DEFAULT_DRAW_VALUES,
+            seeded_workload: false,
         }
     }
 
@@ -94,6 +100,7 @@ impl Scope {
             shards: s.shards,
             times: true,
             draw_values: DEFAULT_DRAW_VALUES,
+            seeded_workload: false,
         }
     }
 
@@ -172,6 +179,9 @@ impl Scope {
         }
         if !self.times {
             s.push_str(" · history times ignored");
+        }
+        if self.seeded_workload {
+            s.push_str(" · the seed's workload only");
         }
         s
     }

@@ -147,7 +147,7 @@ fn random_paths_of_the_bridge_replay_identically_in_the_simulator() {
         path.push((s.clone(), None));
         let choices = bridge.choices(&path);
         let mut cfg = bridge.cfg.clone();
-        cfg.workload = Some(bridge.workload(&path));
+        cfg.workload = bridge.workload(&path);
         let out = sim::run(&*model, &cfg, scope.seed, Some(&choices));
         assert_eq!(
             out.choices, choices,

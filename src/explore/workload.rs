@@ -1,9 +1,10 @@
 //! The workload as choices: every operation [`Model::op`] can give for a client and an
 //! index, found by running it with a scripted [`SimRng`] over every value of every choice
 //! it makes (an odometer over the recorded choices, as Hypothesis and proptest treat
-//! randomness). A choice among more than [`Scope::draw_values`](super::Scope) values takes
-//! that many values spread over its range (both ends included), so that a sleep of
-//! 500..=3000 ms does not become 2,501 branches.
+//! randomness). A choice among at most [`EVERY_VALUE_UP_TO`] values takes every value (a
+//! `below(20)` that picks the kind of operation covers every kind); a choice among more
+//! takes [`Scope::draw_values`](super::Scope) values spread over its range (both ends
+//! included), so that a sleep of 500..=3000 ms does not become 2,501 branches.
 
 use crate::model::Model;
 use crate::rng::SimRng;
@@ -12,6 +13,9 @@ use std::collections::HashSet;
 
 /// Most alternatives of one operation of the workload.
 pub(crate) const MAX_ALTERNATIVES: usize = 4096;
+
+/// Choices among at most this many values take every value.
+pub const EVERY_VALUE_UP_TO: u64 = 32;
 
 /// Most runs of [`Model::op`] while enumerating one operation's alternatives.
 const MAX_RUNS: usize = 100_000;
@@ -52,7 +56,9 @@ pub(crate) fn alternatives<M: Model>(
             }
             out.push((op, drawn.iter().map(|(v, _)| *v).collect()));
         }
-        spread_any |= drawn.iter().any(|&(_, n)| n > spread);
+        spread_any |= drawn
+            .iter()
+            .any(|&(_, n)| n > EVERY_VALUE_UP_TO.max(spread));
         // The odometer: the last choice that has a next value takes it; later ones restart.
         let next = drawn
             .iter()
@@ -73,10 +79,10 @@ pub(crate) fn alternatives<M: Model>(
     ))
 }
 
-/// The value after `v` of a choice among `n`: every value when `n <= spread`, else
-/// `spread` values spread over `0..n`.
+/// The value after `v` of a choice among `n`: every value when `n` is at most
+/// [`EVERY_VALUE_UP_TO`] (or `spread`), else `spread` values spread over `0..n`.
 fn next_value(v: u64, n: u64, spread: u64) -> Option<u64> {
-    if n <= spread {
+    if n <= EVERY_VALUE_UP_TO.max(spread) {
         return (v + 1 < n).then_some(v + 1);
     }
     let at = |j: u64| (j as u128 * (n - 1) as u128 / (spread - 1) as u128) as u64;
@@ -102,7 +108,7 @@ mod tests {
             if rng.chance(0.5) {
                 (true, rng.range_inclusive(500, 3000))
             } else {
-                (false, rng.below(3) / 2)
+                (false, rng.below(30) / 10)
             }
         }
         fn check(&self, _: &History<(bool, u64), ()>) -> Verdict {
@@ -119,6 +125,7 @@ mod tests {
             [
                 (false, 0),
                 (false, 1),
+                (false, 2),
                 (true, 500),
                 (true, 1333),
                 (true, 2166),
@@ -130,8 +137,8 @@ mod tests {
         for (op, values) in alts {
             assert_eq!(Draws.op(0, 0, &mut SimRng::scripted(values, 9)), op);
         }
-        assert!(alternatives(&Draws, 1, 0, 0, 4, 5)
+        assert!(alternatives(&Draws, 1, 0, 0, 4, 6)
             .unwrap_err()
-            .contains("more than 5 alternatives"));
+            .contains("more than 6 alternatives"));
     }
 }

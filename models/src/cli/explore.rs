@@ -3,7 +3,7 @@
 
 use crate::registry::{self, registry};
 use kvsim::explore::{
-    Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS,
+    Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS, EVERY_VALUE_UP_TO,
 };
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
@@ -46,10 +46,15 @@ pub struct Args {
     /// give is explored.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Values each workload choice takes: a choice among more values (a sleep of
-    /// 500..3000 ms) takes this many, spread over its range.
+    /// Values a large workload choice takes: a choice among more than 32 values (a sleep
+    /// of 500..3000 ms) takes this many, spread over its range; smaller choices take
+    /// every value.
     #[arg(long, default_value_t = DEFAULT_DRAW_VALUES)]
     pub draws: u64,
+    /// Which workloads: `all` (every operation each client can run) or `seed` (only the
+    /// one the seed draws, as `kvsim check` does: a narrower scope).
+    #[arg(long, default_value = "all")]
+    pub workload: String,
     /// Virtual seconds after which a path is not expanded further.
     #[arg(long, default_value_t = DEFAULT_HORIZON_MS as f64 / 1000.0)]
     pub horizon: f64,
@@ -92,6 +97,11 @@ pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
         ));
     }
     scope.draw_values = args.draws;
+    scope.seeded_workload = match args.workload.as_str() {
+        "all" => false,
+        "seed" => true,
+        other => return Err(format!("bad --workload {other:?}: expected all or seed")),
+    };
     scope.faults = Scope::parse_faults(&args.faults)?;
     scope.seed = args.seed;
     if !(args.horizon > 0.0 && args.horizon.is_finite()) {
@@ -163,9 +173,19 @@ pub fn main(args: &Args) -> i32 {
     }
     let workloads = match target.workloads(&scope) {
         Ok(w) => w,
-        Err(e) => {
-            eprintln!("kvsim: {e}");
-            return 2;
+        Err(why) => {
+            // A bound of the search, not bad input: unknown, with the reason.
+            if args.json {
+                println!(
+                    "{}",
+                    json!({"target": target.name(), "scope": scope, "verdict": "unknown",
+                           "reason": why})
+                );
+            } else {
+                println!("kvsim explore {} · {}", target.name(), scope.describe());
+                println!("  verdict  unknown: {why}");
+            }
+            return 3;
         }
     };
     if !args.json {
@@ -190,13 +210,21 @@ fn explore(target: &dyn Target, scope: &Scope, limits: &Limits) -> ExploreReport
 /// and how many workloads it covers.
 pub fn header(target: &str, scope: &Scope, (workloads, spread): (u64, bool)) -> String {
     let mut out = format!("kvsim explore {target} · {}\n", scope.describe());
+    if scope.seeded_workload {
+        out.push_str(&format!(
+            "  scope    1 workload: the one seed {} draws (--workload all for every one)\n",
+            scope.seed
+        ));
+        return out;
+    }
     let plural = if workloads == 1 { "" } else { "s" };
     out.push_str(&format!(
         "  scope    {workloads} workload{plural}: every operation each client can run"
     ));
     if spread {
         out.push_str(&format!(
-            " (a choice among more than {0} values takes {0} of them, --draws)",
+            " (a choice among more than {} values takes {} of them, --draws)",
+            EVERY_VALUE_UP_TO.max(scope.draw_values),
             scope.draw_values
         ));
     }
