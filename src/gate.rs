@@ -20,7 +20,7 @@
 use crate::model::Model;
 use crate::report;
 use crate::scenario::Scenario;
-use crate::shrink::{self, ShrinkLimits};
+use crate::shrink::ShrinkLimits;
 use crate::sim::{CheckLimits, SimConfig, Token, TokenError};
 use crate::target::{CheckReport, ModelTarget, RunReport, Target};
 use crate::verdict::Verdict;
@@ -85,11 +85,13 @@ impl<M: crate::explore::Explorable> Check<M> {
             runs: self.scenario.runs,
             time_limit: self.time_limit,
         };
-        let mut report = self.target.check(&self.scenario, &self.config, &limits);
-        if let (Some(limits), Some(failure)) = (&self.shrink, &report.failure) {
-            report.failure = Some(shrink::shrink(&self.target, failure, limits));
-        }
-        Outcome(report)
+        Outcome(crate::findings::check(
+            &self.target,
+            &self.scenario,
+            &self.config,
+            &limits,
+            self.shrink.as_ref(),
+        ))
     }
 
     /// Replays a token a failing check printed: the run with its full trace.

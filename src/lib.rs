@@ -103,6 +103,7 @@
 pub mod check;
 pub mod command;
 pub mod explore;
+pub mod findings;
 pub mod formats;
 mod gate;
 pub mod history;

@@ -70,14 +70,25 @@ pub struct CheckReport {
     pub scenario: String,
     /// The verdict over all runs.
     pub verdict: Verdict,
-    /// Runs done (up to the first violation).
+    /// Runs done.
     pub runs: u64,
+    /// Runs that violated a property.
+    #[serde(default)]
+    pub violating_runs: u64,
     /// Wall-clock milliseconds.
     pub millis: u64,
     /// KV calls delivered over all runs.
     pub kv_calls: u64,
-    /// The failing run, if any.
+    /// The first failing run, if any (for a check made by [`crate::findings::check`], the
+    /// first finding's counterexample).
     pub failure: Option<RunReport>,
+    /// The violating runs, grouped by property, reason class and the faults they injected.
+    #[serde(default)]
+    pub groups: Vec<sim::ViolationGroup>,
+    /// What the check found, one entry per defect; made from `groups` by
+    /// [`crate::findings::check`] (empty for a bare [`Target::check`]).
+    #[serde(default)]
+    pub findings: Vec<crate::findings::Finding>,
 }
 
 /// The result of an exhaustive search of one target ([`Target::explore`]).
@@ -136,7 +147,8 @@ pub trait Target {
     /// Only the verdict of one run (fast: no trace); the minimizer's probe.
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict;
 
-    /// Runs a scenario up to its limits and stops at the first violation.
+    /// Runs a scenario up to its limits, grouping the violations it finds (see
+    /// [`sim::check`]); [`crate::findings::check`] turns the groups into findings.
     fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport;
 
     /// Explores every path of `scope` with stateright ([`crate::explore`]); a
@@ -290,9 +302,12 @@ impl<M: Explorable> Target for ModelTarget<M> {
             scenario: scenario.name.clone(),
             verdict: result.verdict,
             runs: result.runs,
+            violating_runs: result.violating_runs,
             millis: result.elapsed.as_millis() as u64,
             kv_calls: result.kv_calls,
             failure,
+            groups: result.groups,
+            findings: Vec::new(),
         }
     }
 

@@ -56,6 +56,48 @@ pub struct Violation {
     pub partial: Vec<usize>,
 }
 
+impl Violation {
+    /// The reason with its particulars blanked: quoted values become `"…"`, client
+    /// names `C#`, other numbers `#`. Violations of one property with the same class are
+    /// one finding (`dequeue returned "…", but the queue is empty`).
+    pub fn class(&self) -> String {
+        reason_class(&self.reason)
+    }
+}
+
+/// [`Violation::class`] of a reason.
+pub fn reason_class(reason: &str) -> String {
+    let mut out = String::with_capacity(reason.len());
+    let mut chars = reason.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '"' => {
+                // A quoted value (with `\"` escapes) becomes "…".
+                let mut escaped = false;
+                for c in chars.by_ref() {
+                    match (escaped, c) {
+                        (false, '\\') => escaped = true,
+                        (false, '"') => break,
+                        _ => escaped = false,
+                    }
+                }
+                out.push_str("\"…\"");
+            }
+            c if c.is_ascii_digit() => {
+                while chars
+                    .peek()
+                    .is_some_and(|d| d.is_ascii_digit() || *d == '.')
+                {
+                    chars.next();
+                }
+                out.push('#');
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -63,5 +105,27 @@ impl fmt::Display for Verdict {
             Verdict::Violation(v) => write!(f, "violation: {}: {}", v.property, v.reason),
             Verdict::Unknown(why) => write!(f, "unknown: {why}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reason_classes_blank_the_particulars() {
+        assert_eq!(
+            reason_class("dequeue returned \"c0x8\", but the queue is empty"),
+            "dequeue returned \"…\", but the queue is empty"
+        );
+        assert_eq!(
+            reason_class("C0 and C12 were both inside from 6 ms to 8.5 ms"),
+            "C# and C# were both inside from # ms to # ms"
+        );
+        assert_eq!(reason_class("read \"a\\\"b\" at 3"), "read \"…\" at #");
+        assert_ne!(
+            reason_class("dequeue returned \"a\", but the queue is empty"),
+            reason_class("dequeue returned \"a\", but the queue's head is \"b\"")
+        );
     }
 }

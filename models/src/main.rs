@@ -72,6 +72,7 @@ enum Cmd {
 }
 
 fn main() {
+    sigpipe::reset();
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),

@@ -238,6 +238,7 @@ impl<M: Explorable> Bridge<M> {
             steps: 0,
             kv_calls: 0,
             faults_on: self.kinds.clone(),
+            faults_used: Vec::new(),
         };
         sim::judge(&*self.model, &out)
     }

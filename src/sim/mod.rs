@@ -30,7 +30,9 @@ pub use world::{RunOutput, Stop};
 
 use crate::model::Model;
 use crate::rng::mix64;
+use crate::scenario::FaultKind;
 use crate::verdict::{Verdict, Violation};
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 use world::{Chooser, World};
 
@@ -98,46 +100,70 @@ pub struct CheckLimits {
     pub time_limit: Option<Duration>,
 }
 
+/// Violating runs of one check that share a property, a reason class
+/// ([`Violation::class`]) and the fault kinds they injected: the raw material of findings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ViolationGroup {
+    /// The property.
+    pub property: String,
+    /// The reason's class.
+    pub class: String,
+    /// The first run's reason.
+    pub reason: String,
+    /// The fault kinds the runs injected.
+    pub faults: Vec<FaultKind>,
+    /// How many runs fell in this group.
+    pub runs: u64,
+    /// The first run's seed.
+    pub seed: u64,
+}
+
+/// Most distinct [`ViolationGroup`]s one check keeps; violating runs past it are counted
+/// in [`CheckResult::violating_runs`] only.
+pub const MAX_GROUPS: usize = 64;
+
 /// The result of a check.
 pub struct CheckResult<M: Model> {
     /// `Ok` (no violation in all runs), the first `Violation`, or `Unknown`.
     pub verdict: Verdict,
-    /// Runs done (up to and including the failing one).
+    /// Runs done.
     pub runs: u64,
+    /// Runs that violated a property.
+    pub violating_runs: u64,
+    /// The violating runs, grouped (at most [`MAX_GROUPS`]), in the order first found.
+    pub groups: Vec<ViolationGroup>,
     /// KV calls delivered over all runs.
     pub kv_calls: u64,
     /// Wall-clock time.
     pub elapsed: Duration,
-    /// The failing run, re-run with its trace recorded, and its seed.
+    /// The first failing run, re-run with its trace recorded, and its seed.
     pub failure: Option<(u64, RunOutput<M>)>,
 }
 
-/// Runs `model` up to `limits.runs` times; stops at the first violation (re-running it with
-/// the trace on) or when the time limit is hit.
+/// Runs `model` `limits.runs` times (or until the time limit), and groups the violating
+/// runs it finds: a check does not stop at its first violation, so one defect never hides
+/// another. The first failing run is re-run with its trace on.
 pub fn check<M: Model>(model: &M, config: &SimConfig, limits: &CheckLimits) -> CheckResult<M> {
     let start = Instant::now();
     let mut quiet = config.clone();
     quiet.record_trace = false;
     let mut kv_calls = 0;
     let mut unknown: Option<String> = None;
+    let mut first: Option<(u64, Violation)> = None;
+    let mut groups: Vec<ViolationGroup> = Vec::new();
+    let mut violating_runs = 0;
+    let mut runs = 0;
+    let mut timed_out = None;
     for i in 0..limits.runs {
         if let Some(limit) = limits.time_limit {
             if i > 0 && start.elapsed() > limit {
-                return CheckResult {
-                    verdict: Verdict::Unknown(format!(
-                        "time limit of {} s reached after {i} of {} runs without a violation",
-                        limit.as_secs_f64(),
-                        limits.runs
-                    )),
-                    runs: i,
-                    kv_calls,
-                    elapsed: start.elapsed(),
-                    failure: None,
-                };
+                timed_out = Some(limit);
+                break;
             }
         }
         let seed = run_seed(limits.seed, i);
         let out = run(model, &quiet, seed, None);
+        runs = i + 1;
         kv_calls += out.kv_calls;
         match judge(model, &out) {
             Verdict::Ok => {}
@@ -145,27 +171,49 @@ pub fn check<M: Model>(model: &M, config: &SimConfig, limits: &CheckLimits) -> C
                 unknown.get_or_insert(why);
             }
             Verdict::Violation(v) => {
-                let mut loud = config.clone();
-                loud.record_trace = true;
-                let traced = run(model, &loud, seed, None);
-                return CheckResult {
-                    verdict: Verdict::Violation(v),
-                    runs: i + 1,
-                    kv_calls,
-                    elapsed: start.elapsed(),
-                    failure: Some((seed, traced)),
-                };
+                violating_runs += 1;
+                let class = v.class();
+                let known = groups.iter().position(|g| {
+                    g.property == v.property && g.class == class && g.faults == out.faults_used
+                });
+                match known {
+                    Some(g) => groups[g].runs += 1,
+                    None if groups.len() < MAX_GROUPS => groups.push(ViolationGroup {
+                        property: v.property.clone(),
+                        class,
+                        reason: v.reason.clone(),
+                        faults: out.faults_used.clone(),
+                        runs: 1,
+                        seed,
+                    }),
+                    None => {}
+                }
+                first.get_or_insert((seed, v));
             }
         }
     }
+    let verdict = match (first.as_ref(), timed_out, unknown) {
+        (Some((_, v)), _, _) => Verdict::Violation(v.clone()),
+        (None, Some(limit), _) => Verdict::Unknown(format!(
+            "time limit of {} s reached after {runs} of {} runs without a violation",
+            limit.as_secs_f64(),
+            limits.runs
+        )),
+        (None, None, Some(why)) => Verdict::Unknown(why),
+        (None, None, None) => Verdict::Ok,
+    };
+    let failure = first.map(|(seed, _)| {
+        let mut loud = config.clone();
+        loud.record_trace = true;
+        (seed, run(model, &loud, seed, None))
+    });
     CheckResult {
-        verdict: match unknown {
-            Some(why) => Verdict::Unknown(why),
-            None => Verdict::Ok,
-        },
-        runs: limits.runs,
+        verdict,
+        runs,
+        violating_runs,
+        groups,
         kv_calls,
         elapsed: start.elapsed(),
-        failure: None,
+        failure,
     }
 }

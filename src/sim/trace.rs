@@ -80,6 +80,25 @@ pub enum Fault {
     },
 }
 
+impl Fault {
+    /// The kind of fault this event belongs to (`None` for a server coming back, which
+    /// only ends a `shard-fail`).
+    pub fn kind(&self) -> Option<crate::scenario::FaultKind> {
+        use crate::scenario::FaultKind as K;
+        Some(match self {
+            Fault::Evict { .. } => K::Evict,
+            Fault::LruEvict { .. } => K::Lru,
+            Fault::AdvanceTime { .. } => K::Expire,
+            Fault::ClockJump { .. } => K::Skew,
+            Fault::Restart { .. } => K::Restart,
+            Fault::Crash { .. } => K::Crash,
+            Fault::Pause { .. } => K::Pause,
+            Fault::ShardDown { .. } => K::ShardFail,
+            Fault::ShardUp { .. } => return None,
+        })
+    }
+}
+
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

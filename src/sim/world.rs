@@ -268,6 +268,9 @@ pub struct RunOutput<M: Model> {
     pub kv_calls: u64,
     /// The fault kinds that were on (swarm draws a subset).
     pub faults_on: Vec<FaultKind>,
+    /// The fault kinds the run injected (in the CLI's order; `lru` when the store evicted
+    /// to make room).
+    pub faults_used: Vec<FaultKind>,
 }
 
 pub(crate) struct World<'m, 'c, M: Model> {
@@ -288,6 +291,10 @@ pub(crate) struct World<'m, 'c, M: Model> {
     choices: Vec<u32>,
     stop: Option<Stop>,
     runnable: Vec<usize>,
+    /// Per client: since when (true time) it has been runnable without being stepped.
+    ready_since: Vec<Option<u64>>,
+    /// The fault kinds injected so far.
+    kinds_used: Vec<FaultKind>,
 }
 
 impl<'m, 'c, M: Model> World<'m, 'c, M> {
@@ -352,6 +359,8 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
             choices: Vec::new(),
             stop: None,
             runnable: Vec::new(),
+            ready_since: vec![None; cfg.clients],
+            kinds_used: Vec::new(),
         }
     }
 
@@ -468,6 +477,9 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
 
     fn drain_lru(&mut self, shard: usize) {
         let evicted = self.servers[shard].store.take_evicted();
+        if !evicted.is_empty() && !self.kinds_used.contains(&FaultKind::Lru) {
+            self.kinds_used.push(FaultKind::Lru);
+        }
         for key in evicted {
             self.log(None, Event::Fault(Fault::LruEvict { shard, key }));
         }
@@ -549,6 +561,9 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
             for c in 0..n {
                 if self.is_runnable(c) {
                     self.runnable.push(c);
+                    self.ready_since[c].get_or_insert(self.now);
+                } else {
+                    self.ready_since[c] = None;
                 }
             }
             if self.runnable.is_empty() {
@@ -571,6 +586,7 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
             let choice = self.choose(&mut chooser, &mut faults);
             self.choices.push(choice);
             if (choice as usize) < n {
+                self.ready_since[choice as usize] = None;
                 self.step_client(choice as usize, None);
             } else {
                 let action = faults[choice as usize - n].clone();
@@ -578,7 +594,10 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
             }
         }
         // Operations still in flight never completed: their outcome is unknown.
+        let mut faults_used = self.kinds_used;
+        faults_used.sort();
         RunOutput {
+            faults_used,
             history: self.history,
             trace: self.trace,
             choices: self.choices,
@@ -589,8 +608,32 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
         }
     }
 
+    /// The runnable client that has waited longest, if it has waited longer than the
+    /// fairness bound ([`SimConfig::starve_ms`]).
+    fn starved(&self) -> Option<usize> {
+        self.runnable
+            .iter()
+            .copied()
+            .filter_map(|c| self.ready_since[c].map(|t| (t, c)))
+            .filter(|&(t, _)| self.now - t > self.cfg.starve_ms)
+            .min()
+            .map(|(_, c)| c)
+    }
+
     fn choose(&mut self, chooser: &mut Chooser, faults: &mut Vec<FaultAction>) -> u32 {
         let n = self.clients.len() as u32;
+        // Fairness, whatever the strategy: a client that has been runnable for longer than
+        // the bound is stepped now. A longer stall is a pause, and only the `pause` fault
+        // injects one (so reports show it). A replay consumes the recorded choice, which a
+        // recording made under the same rule holds this client.
+        if let Some(c) = self.starved() {
+            if let Chooser::Replay { pos, choices, .. } = chooser {
+                if *pos < choices.len() {
+                    *pos += 1;
+                }
+            }
+            return c as u32;
+        }
         match chooser {
             Chooser::Replay { choices, pos, next } => {
                 // Past the recorded choices, or where a recorded choice no longer fits,
@@ -690,6 +733,9 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
 
     fn apply_fault(&mut self, action: FaultAction) {
         self.faults_used += 1;
+        if !self.kinds_used.contains(&action.kind()) {
+            self.kinds_used.push(action.kind());
+        }
         match action {
             FaultAction::Evict(shard, key) => {
                 self.servers[shard].store.evict(&key);

@@ -3,7 +3,9 @@
 
 use crate::expect::{ExpectedVerdict, Variant};
 use crate::registry::{self, registry, Entry};
-use kvsim::scenario::{FaultSet, Scenario, Strategy};
+use kvsim::findings::Finding;
+use kvsim::scenario::{FaultKind, FaultSet, Scenario, Strategy};
+use kvsim::shrink::ShrinkLimits;
 use kvsim::sim::{CheckLimits, SimConfig};
 use kvsim::target::CheckReport;
 use kvsim::verdict::Verdict;
@@ -13,6 +15,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Options of `kvsim check`.
+///
+/// The tuning flags tune each of the target's scenarios and keep what they check: `--runs`,
+/// `--clients`, `--ops`, `--strategy`, `--fault-budget`, `--fault-rate`, `--pause-ms` and
+/// `--starve-ms` change a knob of every scenario and keep its faults; only `--faults`
+/// replaces the faults. A degenerate scope (0 runs, clients or operations) is a usage
+/// error, never a pass.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// Targets `MODEL/VARIANT` (or `MODEL` for both variants). Without targets: every
@@ -21,27 +29,40 @@ pub struct Args {
     /// Only the scenario with this name.
     #[arg(long)]
     pub scenario: Option<String>,
-    /// Number of clients (overrides the scenarios').
+    /// Number of clients in every scenario (at least 1).
     #[arg(long)]
     pub clients: Option<usize>,
-    /// Operations per client (overrides the scenarios').
+    /// Operations per client in every scenario (at least 1).
     #[arg(long)]
     pub ops: Option<usize>,
     /// Faults: `none` or a comma-separated list of evict, lru, expire, skew, restart,
-    /// crash, lose, pause, shard-fail (overrides the scenarios').
+    /// crash, lose, pause, shard-fail (replaces every scenario's faults).
     #[arg(long)]
     pub faults: Option<String>,
-    /// Strategy: random, pct, pct:DEPTH or swarm (overrides the scenarios').
+    /// Most faults per run in every scenario (at least 1; use `--faults none` for none).
+    #[arg(long)]
+    pub fault_budget: Option<u32>,
+    /// Probability that a step is a fault, when one is possible (0 < P <= 1).
+    #[arg(long, value_name = "P")]
+    pub fault_rate: Option<f64>,
+    /// Lengths the `pause` fault chooses from, in virtual ms: `LO..HI` (or one length).
+    #[arg(long, value_name = "LO..HI")]
+    pub pause_ms: Option<String>,
+    /// Fairness: the most virtual ms a runnable client waits for the schedule (longer
+    /// stalls come only from the `pause` fault).
+    #[arg(long, value_name = "MS")]
+    pub starve_ms: Option<u64>,
+    /// Strategy: random, pct, pct:DEPTH or swarm (in every scenario).
     #[arg(long)]
     pub strategy: Option<String>,
-    /// Runs (seeds) per scenario (overrides the scenarios').
+    /// Runs (seeds) per scenario (at least 1).
     #[arg(long)]
     pub runs: Option<u64>,
     /// Base seed: run i of a scenario uses a seed derived from it.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Wall-clock limit per scenario, in seconds; hitting it gives `unknown`, never a pass.
-    #[arg(long)]
+    #[arg(long, value_name = "SECS")]
     pub time_limit: Option<f64>,
     /// Print `{"results": [...]}` instead of the table.
     #[arg(long)]
@@ -49,8 +70,8 @@ pub struct Args {
     /// Worker threads (default: the machine's cores).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Show a failing run as found, without minimizing it (checks of named targets
-    /// minimize their failures by default).
+    /// Show each finding's run as found, without minimizing it (its faults are then the
+    /// ones the run injected, not the ones it needs).
     #[arg(long)]
     pub no_shrink: bool,
 }
@@ -61,19 +82,99 @@ struct Job {
     entry: usize,
     variant: Variant,
     scenario: Scenario,
+    config: SimConfig,
     expected: Option<ExpectedVerdict>,
 }
 
-impl Args {
-    fn overrides(&self) -> bool {
-        self.clients.is_some()
-            || self.ops.is_some()
-            || self.faults.is_some()
-            || self.strategy.is_some()
-            || self.runs.is_some()
-    }
+/// The knobs the command line sets, checked.
+#[derive(Clone, Debug, Default)]
+struct Tuning {
+    clients: Option<usize>,
+    ops: Option<usize>,
+    faults: Option<FaultSet>,
+    fault_budget: Option<u32>,
+    fault_rate: Option<f64>,
+    pause_ms: Option<[u64; 2]>,
+    starve_ms: Option<u64>,
+    strategy: Option<Strategy>,
+    runs: Option<u64>,
+    time_limit: Option<Duration>,
+}
 
-    fn apply(&self, mut s: Scenario) -> Result<Scenario, String> {
+/// The most of each scope knob (a larger value is a usage error, never an attempt).
+const MAX_CLIENTS: usize = 64;
+const MAX_OPS: usize = 10_000;
+const MAX_RUNS: u64 = 100_000_000;
+
+fn at_least_one<T: PartialOrd + From<u8> + std::fmt::Display>(
+    v: Option<T>,
+    flag: &str,
+    max: T,
+) -> Result<Option<T>, String> {
+    match v {
+        Some(n) if n < T::from(1) => Err(format!(
+            "--{flag} 0 checks nothing: expected at least 1 (a degenerate scope is never a pass)"
+        )),
+        Some(n) if n > max => Err(format!("--{flag} {n} is too large: expected at most {max}")),
+        other => Ok(other),
+    }
+}
+
+/// Parses `LO..HI` or `N` (virtual ms).
+fn pause_range(text: &str) -> Result<[u64; 2], String> {
+    let bad = || format!("bad --pause-ms {text:?}: expected LO..HI or N, in ms (1 <= LO <= HI)");
+    let (lo, hi) = match text.split_once("..") {
+        Some((a, b)) => (a.trim(), b.trim()),
+        None => (text.trim(), text.trim()),
+    };
+    let lo: u64 = lo.parse().map_err(|_| bad())?;
+    let hi: u64 = hi.parse().map_err(|_| bad())?;
+    if lo == 0 || lo > hi || hi > 86_400_000 {
+        return Err(bad());
+    }
+    Ok([lo, hi])
+}
+
+impl Args {
+    fn tuning(&self) -> Result<Tuning, String> {
+        let fault_rate = match self.fault_rate {
+            Some(p) if !(p > 0.0 && p <= 1.0) => {
+                return Err(format!(
+                    "bad --fault-rate {p}: expected a probability above 0 and at most 1                      (use --faults none for no faults)"
+                ))
+            }
+            other => other,
+        };
+        let time_limit = match self.time_limit {
+            None => None,
+            Some(s) => Some(
+                Duration::try_from_secs_f64(s)
+                    .ok()
+                    .filter(|d| !d.is_zero() && d.as_secs() <= 366 * 86_400)
+                    .ok_or_else(|| {
+                        format!("bad --time-limit {s}: expected seconds above 0, at most a year")
+                    })?,
+            ),
+        };
+        Ok(Tuning {
+            clients: at_least_one(self.clients, "clients", MAX_CLIENTS)?,
+            ops: at_least_one(self.ops, "ops", MAX_OPS)?,
+            faults: self.faults.as_deref().map(FaultSet::parse).transpose()?,
+            fault_budget: at_least_one(self.fault_budget, "fault-budget", 1_000_000)?,
+            fault_rate,
+            pause_ms: self.pause_ms.as_deref().map(pause_range).transpose()?,
+            starve_ms: at_least_one(self.starve_ms, "starve-ms", 86_400_000)?,
+            strategy: self.strategy.as_deref().map(Strategy::parse).transpose()?,
+            runs: at_least_one(self.runs, "runs", MAX_RUNS)?,
+            time_limit,
+        })
+    }
+}
+
+impl Tuning {
+    /// The scenario with the command line's knobs applied (its faults kept unless
+    /// `--faults` replaces them).
+    fn scenario(&self, mut s: Scenario) -> Scenario {
         if let Some(c) = self.clients {
             s.clients = c;
         }
@@ -81,19 +182,41 @@ impl Args {
             s.ops = o;
         }
         if let Some(f) = &self.faults {
-            s.faults = FaultSet::parse(f)?;
+            if !f.has(FaultKind::Lru) {
+                s.memory_limit = s.memory_limit.filter(|_| !s.faults.has(FaultKind::Lru));
+            }
+            s.faults = f.clone();
         }
-        if let Some(st) = &self.strategy {
-            s.strategy = Strategy::parse(st)?;
+        if let Some(b) = self.fault_budget {
+            s.fault_budget = b;
+        }
+        if let Some(st) = self.strategy {
+            s.strategy = st;
         }
         if let Some(r) = self.runs {
             s.runs = r;
         }
-        Ok(s)
+        s
+    }
+
+    /// The run knobs of a (tuned) scenario.
+    fn config(&self, s: &Scenario) -> SimConfig {
+        let mut c = SimConfig::from_scenario(s);
+        if let Some(p) = self.fault_rate {
+            c.fault_probability = p;
+        }
+        if let Some(p) = self.pause_ms {
+            c.pause_ms = p;
+        }
+        if let Some(ms) = self.starve_ms {
+            c.starve_ms = ms;
+        }
+        c
     }
 }
 
 fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
+    let tuning = args.tuning()?;
     let gate = !args.targets.is_empty();
     let mut selected: Vec<(usize, Vec<Variant>)> = Vec::new();
     if gate {
@@ -119,21 +242,16 @@ fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
                     names.join(", ")
                 ));
             }
-        } else if gate && args.overrides() {
-            // A custom scenario: the model's first one with the options applied.
-            scenarios.truncate(1);
-            if let Some((s, _)) = scenarios.first_mut() {
-                s.name = "custom".to_string();
-                s.about = "the model's first scenario with the command line's options".into();
-            }
         }
         for (scenario, expect) in scenarios {
-            let scenario = args.apply(scenario)?;
+            let scenario = tuning.scenario(scenario);
+            let config = tuning.config(&scenario);
             for &variant in &variants {
                 jobs.push(Job {
                     entry,
                     variant,
                     scenario: scenario.clone(),
+                    config: config.clone(),
                     expected: if gate { None } else { Some(expect.of(variant)) },
                 });
             }
@@ -152,6 +270,7 @@ pub fn main(args: &Args) -> i32 {
             return 2;
         }
     };
+    let time_limit = args.tuning().ok().and_then(|t| t.time_limit);
     if !args.json {
         println!(
             "kvsim check · seed {} · {} checks{}",
@@ -164,7 +283,7 @@ pub fn main(args: &Args) -> i32 {
             }
         );
     }
-    let results = run_jobs(args, &jobs);
+    let results = run_jobs(args, &jobs, time_limit);
     let gate = !args.targets.is_empty();
     let mut code = 0;
     let mut mismatches = 0;
@@ -178,6 +297,21 @@ pub fn main(args: &Args) -> i32 {
             mismatches += 1;
         }
         let replay = report.failure.as_ref().map(|f| f.token.clone());
+        let findings: Vec<_> = report
+            .findings
+            .iter()
+            .map(|f| {
+                json!({
+                    "property": f.property,
+                    "reason": f.reason,
+                    "class": f.class,
+                    "faults": f.faults.iter().map(|k| k.name()).collect::<Vec<_>>(),
+                    "runs": f.runs,
+                    "minimized": f.minimized,
+                    "replay": f.replay,
+                })
+            })
+            .collect();
         rows.push(json!({
             "target": report.target,
             "scenario": report.scenario,
@@ -185,10 +319,16 @@ pub fn main(args: &Args) -> i32 {
             "expected": job.expected.map(|e| e.name()),
             "matches": job.expected.map(|_| ok),
             "runs": report.runs,
+            "violating_runs": report.violating_runs,
             "millis": report.millis,
             "replay": replay,
             "reason": reason(&report.verdict),
+            "findings": findings,
             "faults": job.scenario.faults.to_string(),
+            "fault_budget": job.config.fault_budget,
+            "fault_rate": job.config.fault_probability,
+            "pause_ms": job.config.pause_ms,
+            "starve_ms": job.config.starve_ms,
             "clients": job.scenario.clients,
             "ops": job.scenario.ops,
             "strategy": job.scenario.strategy.to_string(),
@@ -215,15 +355,7 @@ pub fn main(args: &Args) -> i32 {
     }
     print_table(&jobs, &results);
     if gate {
-        for r in &results {
-            if let Some(f) = &r.failure {
-                println!();
-                print!(
-                    "{}",
-                    kvsim::report::text_styled(f, kvsim::report::colour_wanted())
-                );
-            }
-        }
+        print_findings(&results);
     } else if mismatches == 0 {
         println!("\nall {} verdicts match their expectations", results.len());
     } else {
@@ -233,6 +365,48 @@ pub fn main(args: &Args) -> i32 {
         );
     }
     code
+}
+
+/// The findings of a gate, each once per target (a defect several scenarios found is one
+/// finding), with its minimal counterexample.
+fn print_findings(results: &[CheckReport]) {
+    let mut seen: Vec<(&str, &Finding, Vec<&str>)> = Vec::new();
+    for r in results {
+        for f in &r.findings {
+            match seen.iter_mut().find(|(t, g, _)| {
+                *t == r.target
+                    && g.property == f.property
+                    && g.class == f.class
+                    && g.faults == f.faults
+            }) {
+                Some((_, _, scenarios)) => scenarios.push(&r.scenario),
+                None => seen.push((&r.target, f, vec![&r.scenario])),
+            }
+        }
+    }
+    for r in results {
+        if let Verdict::Unknown(why) = &r.verdict {
+            println!("\n{} under {}: unknown: {why}", r.target, r.scenario);
+        }
+    }
+    if seen.is_empty() {
+        return;
+    }
+    println!("\nfindings:");
+    for (i, (target, f, scenarios)) in seen.iter().enumerate() {
+        println!(
+            "  {}. {target}: {} (scenario{} {})",
+            i + 1,
+            f.line(),
+            if scenarios.len() == 1 { "" } else { "s" },
+            scenarios.join(", ")
+        );
+    }
+    let colour = kvsim::report::colour_wanted();
+    for (i, (_, f, _)) in seen.iter().enumerate() {
+        println!("\nfinding {}:", i + 1);
+        print!("{}", kvsim::report::text_styled(&f.counterexample, colour));
+    }
 }
 
 fn reason(v: &Verdict) -> Option<String> {
@@ -257,8 +431,8 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
         .unwrap_or(8)
         .max(8);
     println!(
-        "\n{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>8}  replay",
-        "target", "scenario", "expected", "verdict", "runs", "time"
+        "\n{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>8} {:>8}  replay",
+        "target", "scenario", "expected", "verdict", "runs", "time", "findings"
     );
     for (job, r) in jobs.iter().zip(results) {
         let exp = job.expected.map_or("-", |e| e.name());
@@ -272,20 +446,21 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
             .map(|f| format!("kvsim replay {}", f.token))
             .unwrap_or_default();
         println!(
-            "{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>6}ms  {replay}",
+            "{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>6}ms {:>8}  {replay}",
             r.target,
             r.scenario,
             exp,
             format!("{}{mark}", r.verdict.name()),
             r.runs,
-            r.millis
+            r.millis,
+            r.findings.len()
         );
     }
 }
 
 /// Runs the jobs on worker threads (each with its own registry: targets stay on their
 /// thread); results come back in job order.
-fn run_jobs(args: &Args, jobs: &[Job]) -> Vec<CheckReport> {
+fn run_jobs(args: &Args, jobs: &[Job], time_limit: Option<Duration>) -> Vec<CheckReport> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -294,6 +469,7 @@ fn run_jobs(args: &Args, jobs: &[Job]) -> Vec<CheckReport> {
     let results: Mutex<Vec<Option<CheckReport>>> = Mutex::new(vec![None; jobs.len()]);
     let progress = crate::progress::Progress::new(jobs.len() as u64, args.json);
     let started = Instant::now();
+    let shrink = (!args.no_shrink).then(ShrinkLimits::default);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
@@ -303,23 +479,18 @@ fn run_jobs(args: &Args, jobs: &[Job]) -> Vec<CheckReport> {
                     let Some(job) = jobs.get(i) else { break };
                     let e = &entries[job.entry];
                     let target = e.target(job.variant);
-                    let config = SimConfig::from_scenario(&job.scenario);
                     let limits = CheckLimits {
                         seed: args.seed,
                         runs: job.scenario.runs,
-                        time_limit: args.time_limit.map(Duration::from_secs_f64),
+                        time_limit,
                     };
-                    let mut report = target.check(&job.scenario, &config, &limits);
-                    if !args.targets.is_empty() && !args.no_shrink {
-                        if let Some(f) = &report.failure {
-                            let small = kvsim::shrink::shrink(
-                                target,
-                                f,
-                                &kvsim::shrink::ShrinkLimits::default(),
-                            );
-                            report.failure = Some(small);
-                        }
-                    }
+                    let report = kvsim::findings::check(
+                        target,
+                        &job.scenario,
+                        &job.config,
+                        &limits,
+                        shrink.as_ref(),
+                    );
                     progress.tick(&format!("{} {}", report.target, report.scenario));
                     results.lock().expect("no worker panics holding the lock")[i] = Some(report);
                 }

@@ -1,0 +1,201 @@
+//! Findings: what a check found, one entry per defect, each with its minimal
+//! counterexample.
+//!
+//! A check does not stop at its first violation ([`sim::check`]): it groups every
+//! violating run by property, reason class ([`Violation::class`]) and the fault kinds the
+//! run injected. [`check`] then minimizes one run of each group and groups again by what
+//! the minimal run still shows: its property, its reason's class, and the fault kinds it
+//! still needs. So a queue that loses items without any fault and also under a restart
+//! gives two findings, and a failure that a fault column merely happened to find is
+//! reported as the fault-free finding it is.
+//!
+//! This is the one check → shrink → report path: `kvsim check`, `kvsim report` and
+//! [`crate::Check`] all call [`check`].
+
+use crate::scenario::{FaultKind, Scenario};
+use crate::shrink::{self, ShrinkLimits};
+use crate::sim::{self, CheckLimits, SimConfig, ViolationGroup};
+use crate::target::{CheckReport, RunReport, Target};
+use crate::verdict::{Verdict, Violation};
+use serde::{Deserialize, Serialize};
+
+/// Most violation groups minimized per check (fewest faults first); the rest are
+/// reported as found, marked not minimized.
+pub const MAX_SHRUNK: usize = 8;
+
+/// One defect a check found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The property that fails.
+    pub property: String,
+    /// The reason, as the (minimal) counterexample gives it.
+    pub reason: String,
+    /// The reason's class ([`Violation::class`]).
+    pub class: String,
+    /// The fault kinds the minimal counterexample still injects: the faults this defect
+    /// needs (empty: it needs none).
+    pub faults: Vec<FaultKind>,
+    /// Violating runs that showed it.
+    pub runs: u64,
+    /// The token that replays the counterexample.
+    pub replay: String,
+    /// Whether the counterexample was minimized (the faults are then what it needs;
+    /// otherwise, what the run happened to inject).
+    pub minimized: bool,
+    /// The counterexample.
+    pub counterexample: RunReport,
+}
+
+impl Finding {
+    /// The faults for people: `no fault` or `evict, restart`.
+    pub fn describe_faults(&self) -> String {
+        describe_faults(&self.faults)
+    }
+
+    /// Whether this finding needs `kind`.
+    pub fn needs(&self, kind: FaultKind) -> bool {
+        self.faults.contains(&kind)
+    }
+
+    /// One line: property, reason class, faults, runs.
+    pub fn line(&self) -> String {
+        format!(
+            "{}: {} · needs {} · {} run{}{}",
+            self.property,
+            self.reason,
+            self.describe_faults(),
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            if self.minimized {
+                ""
+            } else {
+                " · not minimized"
+            }
+        )
+    }
+}
+
+/// `no fault`, or the kinds' names joined by `, `.
+pub fn describe_faults(kinds: &[FaultKind]) -> String {
+    if kinds.is_empty() {
+        "no fault".to_string()
+    } else {
+        kinds
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The fault kinds a traced run injected, in the CLI's order.
+pub fn faults_of(r: &RunReport) -> Vec<FaultKind> {
+    let mut kinds: Vec<FaultKind> = r
+        .trace
+        .iter()
+        .filter_map(|s| match &s.event {
+            sim::Event::Fault(f) => f.kind(),
+            sim::Event::Call {
+                delivery: sim::Delivery::RequestLost | sim::Delivery::ReplyLost(_),
+                ..
+            } => Some(FaultKind::Lose),
+            _ => None,
+        })
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}
+
+/// Checks `target` under `scenario` and makes its findings: each violation group's first
+/// run is replayed with its trace, minimized (unless `shrink` is `None`), and the groups
+/// are merged by what their minimal runs show. The report's `failure` is the first
+/// finding's counterexample.
+pub fn check(
+    target: &dyn Target,
+    scenario: &Scenario,
+    config: &SimConfig,
+    limits: &CheckLimits,
+    shrink: Option<&ShrinkLimits>,
+) -> CheckReport {
+    let mut report = target.check(scenario, config, limits);
+    report.findings = findings(target, &report.scenario, config, &report.groups, shrink);
+    if let Some(first) = report.findings.first() {
+        report.failure = Some(first.counterexample.clone());
+        if let Verdict::Violation(_) = &first.counterexample.verdict {
+            report.verdict = first.counterexample.verdict.clone();
+        }
+    }
+    report
+}
+
+/// The findings of a check's violation groups (see [`check`]).
+pub fn findings(
+    target: &dyn Target,
+    scenario: &str,
+    config: &SimConfig,
+    groups: &[ViolationGroup],
+    shrink: Option<&ShrinkLimits>,
+) -> Vec<Finding> {
+    // Fewest faults first: the simplest explanation of a defect wins the merge.
+    let mut order: Vec<&ViolationGroup> = groups.iter().collect();
+    order.sort_by_key(|g| g.faults.len());
+    let mut out: Vec<Finding> = Vec::new();
+    for (rank, g) in order.into_iter().enumerate() {
+        let found = target.run(scenario, config, g.seed, None);
+        if !found.verdict.is_violation() {
+            // The replay disagrees with the run that was judged: never a finding.
+            continue;
+        }
+        let (run, minimized) = match shrink {
+            Some(limits) if rank < MAX_SHRUNK => (shrink::shrink(target, &found, limits), true),
+            _ => (found, false),
+        };
+        let Verdict::Violation(v) = &run.verdict else {
+            continue;
+        };
+        let faults = if minimized {
+            faults_of(&run)
+        } else {
+            g.faults.clone()
+        };
+        merge(&mut out, v, faults, g.runs, minimized, run.clone());
+    }
+    out.sort_by_key(|f| f.faults.len());
+    out
+}
+
+fn merge(
+    out: &mut Vec<Finding>,
+    v: &Violation,
+    faults: Vec<FaultKind>,
+    runs: u64,
+    minimized: bool,
+    run: RunReport,
+) {
+    let class = v.class();
+    if let Some(f) = out
+        .iter_mut()
+        .find(|f| f.property == v.property && f.class == class && f.faults == faults)
+    {
+        f.runs += runs;
+        // Keep the smaller counterexample.
+        if minimized && (!f.minimized || run.steps < f.counterexample.steps) {
+            f.reason = v.reason.clone();
+            f.replay = run.token.clone();
+            f.minimized = true;
+            f.counterexample = run;
+        }
+        return;
+    }
+    out.push(Finding {
+        property: v.property.clone(),
+        reason: v.reason.clone(),
+        class,
+        faults,
+        runs,
+        replay: run.token.clone(),
+        minimized,
+        counterexample: run,
+    });
+}
