@@ -138,9 +138,9 @@ fn shortest_counterexample(
 #[test]
 fn the_fixed_variants_verify_2x2_without_faults() {
     for (model, unique, total) in [
-        ("fifo", 38_644, 57_943),
-        ("counter", 114, 123),
-        ("lock", 9_226, 9_341),
+        ("fifo", 65_990, 112_635),
+        ("counter", 117, 129),
+        ("lock", 9_554, 9_997),
     ] {
         let r = explore(model, Variant::Fixed, 1);
         assert_eq!(r.verdict, Verdict::Ok, "{model}/fixed");
@@ -162,7 +162,7 @@ fn the_published_fifo_fails_without_faults_with_its_shortest_counterexample() {
         panic!("expected a violation, found {}", r.verdict)
     };
     assert_eq!(v.property, "linearizability (queue)");
-    assert_eq!(r.unique_states, 640);
+    assert_eq!(r.unique_states, 1_409);
     let cx = r.counterexample.as_ref().expect("a counterexample");
     assert_eq!(cx.verdict, r.verdict, "the simulator's replay agrees");
     // The token replays the same run.
@@ -184,7 +184,7 @@ fn the_published_fifo_fails_without_faults_with_its_shortest_counterexample() {
 fn the_published_counter_passes_without_faults() {
     let r = explore("counter", Variant::Published, 1);
     assert_eq!(r.verdict, Verdict::Ok);
-    assert_eq!(r.unique_states, 166);
+    assert_eq!(r.unique_states, 189);
 }
 
 /// `add` returns when `append` fails, so on the missing array nothing is ever stored:
@@ -197,7 +197,7 @@ fn the_published_array_append_never_stores_anything() {
         "array-append",
         &s,
         "linearizability (append-only array)",
-        (101, 119),
+        (104, 125),
     );
     insta::assert_snapshot!(report);
     verifies("array-append", Variant::Fixed, &s, (134, 141));
@@ -208,9 +208,9 @@ fn the_published_array_append_never_stores_anything() {
 #[test]
 fn the_published_table_has_and_fetch_disagree_between_the_two_sets() {
     let s = scope(2, 2, 5);
-    let report = shortest_counterexample("table", &s, "linearizability (set)", (1_422, 1_681));
+    let report = shortest_counterexample("table", &s, "linearizability (set)", (1_676, 2_189));
     insta::assert_snapshot!(report);
-    verifies("table", Variant::Fixed, &s, (159, 187));
+    verifies("table", Variant::Fixed, &s, (190, 249));
 }
 
 /// The shadow key created at 1.094 s with expiry `2T` lives until 5 s, into period 2,
@@ -260,7 +260,7 @@ fn the_published_spinlock_initialisation_race_needs_four_clients() {
         "spinlock",
         &scope(4, 1, 3),
         "mutual exclusion",
-        (342_541, 398_245),
+        (424_138, 587_573),
     );
     insta::assert_snapshot!(report);
     // Three clients (all incrementing) cannot break it without faults.
@@ -268,19 +268,19 @@ fn the_published_spinlock_initialisation_race_needs_four_clients() {
         "spinlock",
         Variant::Published,
         &scope(3, 1, 3),
-        (8_877, 10_978),
+        (10_217, 13_867),
     );
     verifies(
         "spinlock",
         Variant::Fixed,
         &scope(3, 1, 3),
-        (116_955, 138_394),
+        (134_066, 174_484),
     );
     verifies(
         "spinlock",
         Variant::Fixed,
         &scope(2, 2, 1),
-        (52_539, 56_521),
+        (57_714, 66_871),
     );
 }
 
@@ -291,6 +291,6 @@ fn the_published_spinlock_initialisation_race_needs_four_clients() {
 fn the_published_message_queue_reader_skips_a_file_rolled_over_between_two_reads() {
     let mut s = scope(2, 1, 4);
     s.max_op_steps = 100;
-    let report = shortest_counterexample("message-queue", &s, "message log", (110_228, 112_477));
+    let report = shortest_counterexample("message-queue", &s, "message log", (116_228, 123_903));
     insta::assert_snapshot!(report);
 }

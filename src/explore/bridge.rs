@@ -127,6 +127,7 @@ impl<M: Explorable> Bridge<M> {
                 paused_until: 0,
                 offset_ms: clock.offset_ms,
                 alt: 0,
+                ready_since: None,
                 hist_index: 0,
                 polls: Vec::new(),
             })
@@ -296,7 +297,32 @@ impl<M: Explorable> Bridge<M> {
                 }
             }
             if s.halt.is_some() || (0..s.clients.len()).any(|c| self.runnable(s, c)) {
+                // The simulator's fairness clock: since when each client is runnable.
+                for c in 0..s.clients.len() {
+                    let runnable = self.runnable(s, c);
+                    let now = s.now;
+                    let cl = &mut s.clients[c];
+                    if runnable {
+                        cl.ready_since.get_or_insert(now);
+                    } else {
+                        cl.ready_since = None;
+                    }
+                }
+                // Canonical: with one client runnable and no fault left, the next action
+                // steps it (which restarts its clock), whatever its clock says.
+                let runnable = (0..s.clients.len())
+                    .filter(|&c| self.runnable(s, c))
+                    .count();
+                let no_fault_left = s.faults_used.iter().zip(&self.budgets).all(|(u, b)| u >= b);
+                if runnable <= 1 && no_fault_left {
+                    for cl in &mut s.clients {
+                        cl.ready_since = None;
+                    }
+                }
                 return;
+            }
+            for cl in &mut s.clients {
+                cl.ready_since = None;
             }
             let next = s
                 .clients
@@ -677,7 +703,18 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
         if s.is_final() || self.cut(s).is_some() {
             return;
         }
+        // The simulator's fairness: a client runnable for longer than `starve_ms` steps
+        // now, and nothing else happens (a longer stall is the `pause` fault).
+        let starved = (0..s.clients.len())
+            .filter(|&c| self.runnable(s, c))
+            .filter_map(|c| s.clients[c].ready_since.map(|t| (t, c)))
+            .filter(|&(t, _)| s.now - t > self.cfg.starve_ms)
+            .min()
+            .map(|(_, c)| c);
         for c in 0..s.clients.len() {
+            if starved.is_some_and(|x| x != c) {
+                continue;
+            }
             if self.runnable(s, c) {
                 let cl = &s.clients[c];
                 if cl.phase == Phase::Idle {
@@ -687,6 +724,9 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
                     actions.push(Action::Step(c));
                 }
             }
+        }
+        if starved.is_some() {
+            return;
         }
         if s.faults_used.iter().zip(&self.budgets).any(|(u, b)| u < b) {
             let mut faults = Vec::new();
@@ -707,8 +747,14 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
     fn next_state(&self, s: &Self::State, action: Action) -> Option<Self::State> {
         let mut next = s.clone();
         match action {
-            Action::Start(c, alt) => self.start_op(&mut next, c, alt),
-            Action::Step(c) => self.step_client(&mut next, c, None),
+            Action::Start(c, alt) => {
+                next.clients[c].ready_since = None;
+                self.start_op(&mut next, c, alt)
+            }
+            Action::Step(c) => {
+                next.clients[c].ready_since = None;
+                self.step_client(&mut next, c, None)
+            }
             Action::Fault(f) => self.apply_fault(&mut next, f),
         }
         self.settle(&mut next);
