@@ -25,11 +25,12 @@
 //!   needs two clients that find the lock missing and reset it, and two that acquire
 //!   between and after the resets; with 3 clients the resetting clients are asleep
 //!   (500 ms) while the one inside finishes, so no path fails: pinned below (3 × 1,
-//!   8,877 states, ok). 3 × 2 exceeds 5 GiB (5.3 million states, 41 s, not exhausted).
+//!   10,217 states, ok). 3 × 2 exceeds 5 GiB (5.3 million states, 41 s, not exhausted).
 //! - `message-queue`: a writer (C0) and a reader (C1), **2 × 1**, with **100 steps per
 //!   operation**: a reader's session waits out its 1.5 s timeout in waits of at most
 //!   100 ms (three steps each), about 50 steps, so the default bound of 24 cuts every
-//!   path on which the reader ends (`kvsim explore` then says `ok` with states cut). The
+//!   path on which the reader ends (`kvsim explore` then says `unknown`, naming the cut
+//!   paths). The
 //!   shortest counterexample is finding 2's mechanism (a roll-over between two of the
 //!   reader's reads of the file listing, which Tkrzw does under one mutex) met at the
 //!   reader's lazy start: it sees no file, then reads `mq.last` after the writer rolled
@@ -189,7 +190,7 @@ fn the_published_counter_passes_without_faults() {
 
 /// `add` returns when `append` fails, so on the missing array nothing is ever stored:
 /// a `fetch()` after an `add` answers `[]`. (Seed 1's workload has no `fetch` after an
-/// `add`: it passes, 101 states.)
+/// `add`: it passes.)
 #[test]
 fn the_published_array_append_never_stores_anything() {
     let s = scope(2, 2, 2);
