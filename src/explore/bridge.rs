@@ -37,8 +37,8 @@ pub(crate) const PROP_COMPLETES: &str = "every operation completes";
 /// command, or wake it), or a fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Action {
-    /// Idle client `c` starts its next operation as alternative `alt` of the workload.
-    Start(usize, u32),
+    /// Idle client `c` starts its operation `index` as alternative `alt` of the workload.
+    Start(usize, u32, u32),
     /// Client `c` takes its next step.
     Step(usize),
     /// A fault.
@@ -190,7 +190,7 @@ impl<M: Explorable> Bridge<M> {
         }
         let mut chosen: Vec<Vec<u32>> = self.alts.iter().map(|a| vec![0; a.len()]).collect();
         for (s, a) in path {
-            if let Some(Action::Start(c, alt)) = a {
+            if let Some(Action::Start(c, _, alt)) = a {
                 chosen[*c][s.clients[*c].op_index as usize] = *alt;
             }
         }
@@ -658,7 +658,7 @@ impl<M: Explorable> Bridge<M> {
         path.iter()
             .filter_map(|(s, a)| {
                 a.as_ref().map(|a| match a {
-                    Action::Start(c, _) | Action::Step(c) => *c as u32,
+                    Action::Start(c, ..) | Action::Step(c) => *c as u32,
                     Action::Fault(f) => {
                         self.all_faults(s, &mut faults);
                         let i = faults
@@ -718,8 +718,9 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
             if self.runnable(s, c) {
                 let cl = &s.clients[c];
                 if cl.phase == Phase::Idle {
-                    let n = self.alts[c][cl.op_index as usize].len() as u32;
-                    actions.extend((0..n).map(|alt| Action::Start(c, alt)));
+                    let i = cl.op_index;
+                    let n = self.alts[c][i as usize].len() as u32;
+                    actions.extend((0..n).map(|alt| Action::Start(c, i, alt)));
                 } else {
                     actions.push(Action::Step(c));
                 }
@@ -747,7 +748,7 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
     fn next_state(&self, s: &Self::State, action: Action) -> Option<Self::State> {
         let mut next = s.clone();
         match action {
-            Action::Start(c, alt) => {
+            Action::Start(c, _, alt) => {
                 next.clients[c].ready_since = None;
                 self.start_op(&mut next, c, alt)
             }
@@ -763,7 +764,10 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
 
     fn format_action(&self, action: &Action) -> String {
         match action {
-            Action::Start(c, alt) => format!("C{c} starts alternative {alt}"),
+            Action::Start(c, i, alt) => format!(
+                "C{c}: start {:?} (operation {i})",
+                self.alts[*c][*i as usize][*alt as usize].0
+            ),
             Action::Step(c) => format!("C{c} steps"),
             Action::Fault(f) => format!("fault: {f:?}"),
         }
