@@ -9,9 +9,24 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
 /// A deterministic random generator: the same seed gives the same stream on every machine.
+///
+/// A generator can also be *scripted* ([`SimRng::scripted`]): its choices ([`SimRng::below`],
+/// [`SimRng::index`], [`SimRng::chance`], [`SimRng::range_inclusive`]) then return the given
+/// values in turn instead of random ones, and each choice's range is recorded
+/// ([`SimRng::drawn`]). Exhaustive exploration enumerates a model's workload this way (every
+/// value of every choice), and the simulator replays a chosen workload from its values.
+/// Raw bits ([`SimRng::next_u64`]) are not choices: they come from the seeded stream.
 #[derive(Clone, Debug)]
 pub struct SimRng {
     inner: ChaCha8Rng,
+    script: Option<Script>,
+}
+
+/// The values a scripted generator returns, and the ranges of the choices made so far.
+#[derive(Clone, Debug, Default)]
+struct Script {
+    values: Vec<u64>,
+    drawn: Vec<(u64, u64)>,
 }
 
 impl SimRng {
@@ -19,6 +34,38 @@ impl SimRng {
     pub fn new(seed: u64) -> Self {
         SimRng {
             inner: ChaCha8Rng::seed_from_u64(seed),
+            script: None,
+        }
+    }
+
+    /// A scripted generator: its `k`-th choice returns `values[k]` (0 past the end, and
+    /// clamped to the choice's range); raw bits come from the stream of `seed`.
+    pub fn scripted(values: Vec<u64>, seed: u64) -> Self {
+        SimRng {
+            inner: ChaCha8Rng::seed_from_u64(seed),
+            script: Some(Script {
+                values,
+                drawn: Vec::new(),
+            }),
+        }
+    }
+
+    /// For a scripted generator: each choice made so far as (value returned, number of
+    /// values it had). Empty for a random one.
+    pub fn drawn(&self) -> &[(u64, u64)] {
+        self.script.as_ref().map_or(&[], |s| &s.drawn)
+    }
+
+    /// A choice among `n` values: scripted, or uniform.
+    fn choose(&mut self, n: u64) -> u64 {
+        match &mut self.script {
+            Some(s) => {
+                let k = s.drawn.len();
+                let v = s.values.get(k).copied().unwrap_or(0).min(n - 1);
+                s.drawn.push((v, n));
+                v
+            }
+            None => ((self.inner.next_u64() as u128 * n as u128) >> 64) as u64,
         }
     }
 
@@ -39,7 +86,7 @@ impl SimRng {
     /// (Lemire's multiply-shift).
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0, "below(0)");
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+        self.choose(n.max(1))
     }
 
     /// A uniform index into a slice of length `n` (`n > 0`).
@@ -54,6 +101,9 @@ impl SimRng {
         }
         if p >= 1.0 {
             return true;
+        }
+        if self.script.is_some() {
+            return self.choose(2) == 1;
         }
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p
     }
@@ -87,6 +137,18 @@ mod tests {
         assert_eq!(xs, ys);
         // Pinned: a change of the generator would silently change every recorded seed.
         insta::assert_debug_snapshot!(xs);
+    }
+
+    #[test]
+    fn a_scripted_generator_returns_its_values_and_records_the_ranges() {
+        let mut r = SimRng::scripted(vec![2, 1, 9], 5);
+        assert_eq!(r.below(3), 2);
+        assert!(r.chance(0.3));
+        assert_eq!(r.range_inclusive(10, 14), 14); // 9 clamped to the last value
+        assert_eq!(r.index(4), 0); // past the script: the first value
+        assert!(!r.chance(0.0)); // no choice: not recorded
+        assert_eq!(r.drawn(), &[(2, 3), (1, 2), (4, 5), (0, 4)]);
+        assert_eq!(r.next_u64(), SimRng::new(5).next_u64());
     }
 
     #[test]

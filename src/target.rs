@@ -110,8 +110,15 @@ pub struct ExploreReport {
     pub millis: u64,
     /// Generated states per second.
     pub states_per_s: f64,
-    /// Generated states the time horizon cut (not expanded).
+    /// Paths the time horizon cut (not expanded, not judged).
     pub horizon_cut: usize,
+    /// Paths the step bound per operation cut (not expanded, not judged).
+    #[serde(default)]
+    pub steps_cut: usize,
+    /// Workloads the scope covers: every alternative of every operation the model's `op`
+    /// can give (saturating).
+    #[serde(default)]
+    pub workloads: u64,
     /// The guard rail that stopped the search, if one did.
     pub bound: Option<String>,
     /// A warning about the scope's size, given before the search.
@@ -148,6 +155,10 @@ pub trait Target {
     /// counterexample is replayed by the simulator for its report and token, and a
     /// violation is reported with the replay's verdict (see [`replayed_verdict`]).
     fn explore(&self, scope: &Scope, limits: &Limits) -> ExploreReport;
+
+    /// The workloads `scope` covers ([`crate::explore::workloads`]): how many, and whether
+    /// a choice among many values took only some of them.
+    fn workloads(&self, scope: &Scope) -> Result<(u64, bool), String>;
 
     /// Serves stateright's Explorer for `scope` on `addr`; blocks while it runs.
     fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String>;
@@ -318,11 +329,17 @@ impl<M: Explorable> Target for ModelTarget<M> {
             millis: found.elapsed.as_millis() as u64,
             states_per_s: found.states_per_s().round(),
             horizon_cut: found.horizon_cut,
+            steps_cut: found.steps_cut,
+            workloads: found.workloads,
             bound: found.bound.clone(),
             warning,
             token: counterexample.as_ref().map(|r| r.token.clone()),
             counterexample,
         }
+    }
+
+    fn workloads(&self, scope: &Scope) -> Result<(u64, bool), String> {
+        explore::workloads(&*self.model, scope)
     }
 
     fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String> {

@@ -16,6 +16,9 @@ pub struct Entry {
     pub variants: Vec<(Variant, Box<dyn Target>)>,
     /// Its named scenarios with the verdict each variant is expected to get.
     pub scenarios: Vec<(Scenario, Expect)>,
+    /// The default scope of `kvsim explore`: (clients, operations per client), the
+    /// smallest that shows the published variant's defect without faults.
+    pub explore_scope: (usize, usize),
 }
 
 impl Entry {
@@ -41,7 +44,14 @@ impl Entry {
                 ),
             ],
             scenarios,
+            explore_scope: (2, 2),
         }
+    }
+
+    /// The same model with `clients` × `ops` as its default explore scope.
+    pub fn explore_scope(mut self, clients: usize, ops: usize) -> Entry {
+        self.explore_scope = (clients, ops);
+        self
     }
 
     /// The variant's target.
@@ -123,7 +133,8 @@ pub fn registry() -> Vec<Entry> {
             spinlock::published(),
             spinlock::fixed(),
             spinlock::scenarios(),
-        ),
+        )
+        .explore_scope(4, 1),
         Entry::new(
             "message-queue",
             "message queue on an update log: Tkrzw's MessageQueue, segments as keys (003)",

@@ -4,9 +4,10 @@
 //! time accounting, same fault effects, same enumeration of faults), so a path of the
 //! bridge is a run of the simulator, and its choices replay it there.
 
-use super::guard::Guard;
+use super::guard::{Cut, Guard};
 use super::scope::Scope;
 use super::state::{ClientState, Delivered, Halt, Phase, PollInput, ServerState, State, Tail};
+use super::workload::{alternatives, Alternative, MAX_ALTERNATIVES};
 use super::Explorable;
 use crate::command::{Command, Reply};
 use crate::history::{Mark, Operation, Outcome};
@@ -36,6 +37,8 @@ pub(crate) const PROP_COMPLETES: &str = "every operation completes";
 /// command, or wake it), or a fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Action {
+    /// Idle client `c` starts its operation `index` as alternative `alt` of the workload.
+    Start(usize, u32, u32),
     /// Client `c` takes its next step.
     Step(usize),
     /// A fault.
@@ -63,8 +66,11 @@ pub(crate) struct Bridge<M: Explorable> {
     times: bool,
     /// Most polls of one operation on a path.
     max_op_steps: u32,
-    /// Each client's operations (the workload the seed gives).
-    ops: Vec<Vec<M::Op>>,
+    /// Each client's operations: per index, every alternative the model's `op` can give
+    /// (the operation and the choice values that give it).
+    alts: Vec<Vec<Vec<Alternative<M::Op>>>>,
+    /// The workload is the seed's (the simulator draws it the same way).
+    seeded: bool,
     /// Each client's clock drift.
     drift: Vec<i64>,
     init: State<M::Op, M::Ret>,
@@ -79,17 +85,34 @@ struct Rebuilt<'m, R> {
 }
 
 impl<M: Explorable> Bridge<M> {
-    pub(crate) fn new(model: Arc<M>, scope: &Scope, guard: Arc<Guard>) -> Bridge<M> {
+    pub(crate) fn new(
+        model: Arc<M>,
+        scope: &Scope,
+        guard: Arc<Guard>,
+    ) -> Result<Bridge<M>, String> {
         let cfg = scope.config();
         let seed = scope.seed;
-        let ops = (0..cfg.clients)
-            .map(|c| {
-                let mut workload = SimRng::derive(seed, 1 + c as u64);
-                (0..cfg.ops)
-                    .map(|i| model.op(c, i, &mut workload))
-                    .collect()
-            })
-            .collect();
+        let mut alts = Vec::with_capacity(cfg.clients);
+        for c in 0..cfg.clients {
+            if scope.seeded_workload {
+                // The simulator's draw: one stream per client, no recorded values (the
+                // replay draws the same from the seed).
+                let mut rng = SimRng::derive(seed, 1 + c as u64);
+                alts.push(
+                    (0..cfg.ops)
+                        .map(|i| vec![(model.op(c, i, &mut rng), Vec::new())])
+                        .collect(),
+                );
+                continue;
+            }
+            let mut per_op = Vec::with_capacity(cfg.ops);
+            for i in 0..cfg.ops {
+                let (a, _) =
+                    alternatives(&*model, seed, c, i, scope.draw_values, MAX_ALTERNATIVES)?;
+                per_op.push(a);
+            }
+            alts.push(per_op);
+        }
         let setup = after_setup(&*model, &cfg, seed);
         let clients = setup
             .clocks
@@ -103,6 +126,8 @@ impl<M: Explorable> Bridge<M> {
                 op_index: 0,
                 paused_until: 0,
                 offset_ms: clock.offset_ms,
+                alt: 0,
+                ready_since: None,
                 hist_index: 0,
                 polls: Vec::new(),
             })
@@ -135,7 +160,8 @@ impl<M: Explorable> Bridge<M> {
             horizon: EPOCH_MS + scope.horizon_ms,
             times: scope.times,
             max_op_steps: scope.max_op_steps,
-            ops,
+            alts,
+            seeded: scope.seeded_workload,
             drift,
             init,
             guard,
@@ -143,7 +169,43 @@ impl<M: Explorable> Bridge<M> {
         let mut init = bridge.init.clone();
         bridge.settle(&mut init);
         bridge.init = init;
-        bridge
+        Ok(bridge)
+    }
+
+    /// How many workloads the scope covers: the product of every operation's number of
+    /// alternatives (saturating).
+    pub(crate) fn workloads(&self) -> u64 {
+        self.alts
+            .iter()
+            .flatten()
+            .fold(1u64, |n, a| n.saturating_mul(a.len() as u64))
+    }
+
+    /// The workload of a path, as the simulator replays it: per client and operation
+    /// index, the choice values of the alternative the path started (the first
+    /// alternative for operations it never started).
+    pub(crate) fn workload(&self, path: &[PathStep<M>]) -> Option<Vec<Vec<Vec<u64>>>> {
+        if self.seeded {
+            return None;
+        }
+        let mut chosen: Vec<Vec<u32>> = self.alts.iter().map(|a| vec![0; a.len()]).collect();
+        for (s, a) in path {
+            if let Some(Action::Start(c, _, alt)) = a {
+                chosen[*c][s.clients[*c].op_index as usize] = *alt;
+            }
+        }
+        let values = chosen
+            .iter()
+            .enumerate()
+            .map(|(c, per_op)| {
+                per_op
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &alt)| self.alts[c][i][alt as usize].1.clone())
+                    .collect()
+            })
+            .collect();
+        Some(values)
     }
 
     /// The simulator's judgement of a final state: progress (livelock), the model's
@@ -235,7 +297,32 @@ impl<M: Explorable> Bridge<M> {
                 }
             }
             if s.halt.is_some() || (0..s.clients.len()).any(|c| self.runnable(s, c)) {
+                // The simulator's fairness clock: since when each client is runnable.
+                for c in 0..s.clients.len() {
+                    let runnable = self.runnable(s, c);
+                    let now = s.now;
+                    let cl = &mut s.clients[c];
+                    if runnable {
+                        cl.ready_since.get_or_insert(now);
+                    } else {
+                        cl.ready_since = None;
+                    }
+                }
+                // Canonical: with one client runnable and no fault left, the next action
+                // steps it (which restarts its clock), whatever its clock says.
+                let runnable = (0..s.clients.len())
+                    .filter(|&c| self.runnable(s, c))
+                    .count();
+                let no_fault_left = s.faults_used.iter().zip(&self.budgets).all(|(u, b)| u >= b);
+                if runnable <= 1 && no_fault_left {
+                    for cl in &mut s.clients {
+                        cl.ready_since = None;
+                    }
+                }
                 return;
+            }
+            for cl in &mut s.clients {
+                cl.ready_since = None;
             }
             let next = s
                 .clients
@@ -290,7 +377,7 @@ impl<M: Explorable> Bridge<M> {
         let index = cl.op_index as usize;
         let handle = SimClient::new(op_rng_seed(self.seed, c, index), EPOCH_MS, self.clock(s, c));
         let model: &M = &self.model;
-        let op = self.ops[c][index].clone();
+        let op = self.alts[c][index][cl.alt as usize].0.clone();
         let h = handle.clone();
         let mut future: OpFuture<'_, M::Ret> = Box::pin(async move { model.run(&h, c, &op).await });
         let mut cx = Context::from_waker(Waker::noop());
@@ -326,7 +413,7 @@ impl<M: Explorable> Bridge<M> {
     /// reply (the simulator's `step_client`).
     fn step_client(&self, s: &mut State<M::Op, M::Ret>, c: usize, lose: Option<bool>) {
         match s.clients[c].phase {
-            Phase::Idle => self.start_op(s, c),
+            Phase::Idle => self.start_op(s, c, 0),
             Phase::Calling => {
                 let Some(mut rebuilt) = self.rebuild(s, c) else {
                     s.halt = Some(Halt::Nondeterministic { client: c });
@@ -365,12 +452,13 @@ impl<M: Explorable> Bridge<M> {
         }
     }
 
-    fn start_op(&self, s: &mut State<M::Op, M::Ret>, c: usize) {
+    fn start_op(&self, s: &mut State<M::Op, M::Ret>, c: usize, alt: u32) {
         let index = s.clients[c].op_index as usize;
         let hist_index = s.history.ops.len();
+        s.clients[c].alt = alt;
         s.history.ops.push(Operation {
             client: c,
-            op: self.ops[c][index].clone(),
+            op: self.alts[c][index][alt as usize].0.clone(),
             call: 0,
             ret: None,
             call_ms: self.time(s.now),
@@ -441,6 +529,7 @@ impl<M: Explorable> Bridge<M> {
                 };
                 let cl = &mut s.clients[c];
                 cl.polls.clear();
+                cl.alt = 0;
                 cl.op_index += 1;
                 cl.phase = if cl.op_index as usize >= self.cfg.ops {
                     Phase::Done
@@ -569,7 +658,7 @@ impl<M: Explorable> Bridge<M> {
         path.iter()
             .filter_map(|(s, a)| {
                 a.as_ref().map(|a| match a {
-                    Action::Step(c) => *c as u32,
+                    Action::Start(c, ..) | Action::Step(c) => *c as u32,
                     Action::Fault(f) => {
                         self.all_faults(s, &mut faults);
                         let i = faults
@@ -583,13 +672,22 @@ impl<M: Explorable> Bridge<M> {
             .collect()
     }
 
-    /// Whether the scope's bounds cut this state: past the time horizon, or an operation
-    /// past its step bound.
-    pub(crate) fn past_horizon(&self, s: &State<M::Op, M::Ret>) -> bool {
-        s.now > self.horizon
-            || s.clients
-                .iter()
-                .any(|c| c.polls.len() as u32 > self.max_op_steps)
+    /// Which of the scope's bounds cuts this state, if one does: past the time horizon,
+    /// or an operation past its step bound. A final state is never cut.
+    pub(crate) fn cut(&self, s: &State<M::Op, M::Ret>) -> Option<Cut> {
+        if s.is_final() {
+            None
+        } else if s.now > self.horizon {
+            Some(Cut::Horizon)
+        } else if s
+            .clients
+            .iter()
+            .any(|c| c.polls.len() as u32 > self.max_op_steps)
+        {
+            Some(Cut::Steps)
+        } else {
+            None
+        }
     }
 }
 
@@ -602,13 +700,34 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
     }
 
     fn actions(&self, s: &Self::State, actions: &mut Vec<Action>) {
-        if s.is_final() || self.past_horizon(s) {
+        if s.is_final() || self.cut(s).is_some() {
             return;
         }
+        // The simulator's fairness: a client runnable for longer than `starve_ms` steps
+        // now, and nothing else happens (a longer stall is the `pause` fault).
+        let starved = (0..s.clients.len())
+            .filter(|&c| self.runnable(s, c))
+            .filter_map(|c| s.clients[c].ready_since.map(|t| (t, c)))
+            .filter(|&(t, _)| s.now - t > self.cfg.starve_ms)
+            .min()
+            .map(|(_, c)| c);
         for c in 0..s.clients.len() {
-            if self.runnable(s, c) {
-                actions.push(Action::Step(c));
+            if starved.is_some_and(|x| x != c) {
+                continue;
             }
+            if self.runnable(s, c) {
+                let cl = &s.clients[c];
+                if cl.phase == Phase::Idle {
+                    let i = cl.op_index;
+                    let n = self.alts[c][i as usize].len() as u32;
+                    actions.extend((0..n).map(|alt| Action::Start(c, i, alt)));
+                } else {
+                    actions.push(Action::Step(c));
+                }
+            }
+        }
+        if starved.is_some() {
+            return;
         }
         if s.faults_used.iter().zip(&self.budgets).any(|(u, b)| u < b) {
             let mut faults = Vec::new();
@@ -629,7 +748,14 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
     fn next_state(&self, s: &Self::State, action: Action) -> Option<Self::State> {
         let mut next = s.clone();
         match action {
-            Action::Step(c) => self.step_client(&mut next, c, None),
+            Action::Start(c, _, alt) => {
+                next.clients[c].ready_since = None;
+                self.start_op(&mut next, c, alt)
+            }
+            Action::Step(c) => {
+                next.clients[c].ready_since = None;
+                self.step_client(&mut next, c, None)
+            }
             Action::Fault(f) => self.apply_fault(&mut next, f),
         }
         self.settle(&mut next);
@@ -638,6 +764,10 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
 
     fn format_action(&self, action: &Action) -> String {
         match action {
+            Action::Start(c, i, alt) => format!(
+                "C{c}: start {:?} (operation {i})",
+                self.alts[*c][*i as usize][*alt as usize].0
+            ),
             Action::Step(c) => format!("C{c} steps"),
             Action::Fault(f) => format!("fault: {f:?}"),
         }
@@ -661,6 +791,6 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
     }
 
     fn within_boundary(&self, s: &Self::State) -> bool {
-        self.guard.admit(self.past_horizon(s) && !s.is_final())
+        self.guard.admit(self.cut(s))
     }
 }

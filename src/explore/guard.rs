@@ -8,6 +8,15 @@ use std::sync::Mutex;
 /// How often (in generated states) the resident memory is read.
 const MEMORY_CHECK_EVERY: usize = 4096;
 
+/// A bound of the scope that ends a path before it reaches its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// The time horizon (`--horizon`).
+    Horizon,
+    /// The step bound of one operation (`--max-op-steps`).
+    Steps,
+}
+
 /// Counters and the stop flag shared by the checker's threads.
 #[derive(Debug)]
 pub(crate) struct Guard {
@@ -15,6 +24,7 @@ pub(crate) struct Guard {
     max_memory_bytes: u64,
     generated: AtomicUsize,
     horizon_cut: AtomicUsize,
+    steps_cut: AtomicUsize,
     halted: AtomicBool,
     why: Mutex<Option<String>>,
 }
@@ -26,19 +36,27 @@ impl Guard {
             max_memory_bytes,
             generated: AtomicUsize::new(0),
             horizon_cut: AtomicUsize::new(0),
+            steps_cut: AtomicUsize::new(0),
             halted: AtomicBool::new(false),
             why: Mutex::new(None),
         }
     }
 
-    /// Counts a generated state; `false` once a bound was hit (the state is dropped).
-    pub(crate) fn admit(&self, at_horizon: bool) -> bool {
+    /// Counts a generated state (and the path it ends, if a bound of the scope cuts it);
+    /// `false` once a bound was hit (the state is dropped).
+    pub(crate) fn admit(&self, cut: Option<Cut>) -> bool {
         if self.halted.load(Ordering::Relaxed) {
             return false;
         }
         let n = self.generated.fetch_add(1, Ordering::Relaxed) + 1;
-        if at_horizon {
-            self.horizon_cut.fetch_add(1, Ordering::Relaxed);
+        match cut {
+            Some(Cut::Horizon) => {
+                self.horizon_cut.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(Cut::Steps) => {
+                self.steps_cut.fetch_add(1, Ordering::Relaxed);
+            }
+            None => {}
         }
         if n > self.max_states {
             self.halt(format!(
@@ -82,6 +100,11 @@ impl Guard {
     pub(crate) fn horizon_cut(&self) -> usize {
         self.horizon_cut.load(Ordering::Relaxed)
     }
+
+    /// Generated states that the step bound per operation cut (not expanded).
+    pub(crate) fn steps_cut(&self) -> usize {
+        self.steps_cut.load(Ordering::Relaxed)
+    }
 }
 
 /// The process's resident memory, where the OS tells (Linux: `/proc/self/statm`).
@@ -106,12 +129,12 @@ mod tests {
     #[test]
     fn the_state_bound_stops_admitting_and_says_so() {
         let g = Guard::new(3, u64::MAX);
-        assert!(g.admit(false));
-        assert!(g.admit(true));
-        assert!(g.admit(false));
-        assert!(!g.admit(false));
-        assert!(!g.admit(false));
-        assert_eq!(g.horizon_cut(), 1);
+        assert!(g.admit(None));
+        assert!(g.admit(Some(Cut::Horizon)));
+        assert!(g.admit(Some(Cut::Steps)));
+        assert!(!g.admit(None));
+        assert!(!g.admit(Some(Cut::Steps)));
+        assert_eq!((g.horizon_cut(), g.steps_cut()), (1, 1));
         let why = g.hit().expect("a bound was hit");
         assert!(
             why.starts_with("state bound reached: 3 states generated"),
@@ -125,7 +148,7 @@ mod tests {
             return; // not Linux: only the state bound applies
         }
         let g = Guard::new(usize::MAX, 1);
-        let admitted = (0..MEMORY_CHECK_EVERY).filter(|_| g.admit(false)).count();
+        let admitted = (0..MEMORY_CHECK_EVERY).filter(|_| g.admit(None)).count();
         assert_eq!(admitted, MEMORY_CHECK_EVERY - 1);
         assert!(g.hit().expect("hit").starts_with("memory bound reached"));
     }

@@ -51,9 +51,11 @@ mod scope;
 mod state;
 #[cfg(test)]
 mod tests;
+mod workload;
 
-pub use scope::{Scope, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS};
+pub use scope::{Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS};
 pub use state::State;
+pub use workload::EVERY_VALUE_UP_TO;
 
 use crate::model::Model;
 use crate::rng::SimRng;
@@ -89,6 +91,9 @@ pub struct Limits {
     pub max_memory_bytes: u64,
     /// Checker threads (1: breadth-first on one thread, shortest counterexamples).
     pub threads: usize,
+    /// Print progress on stderr once a second (states, unique states, depth, states/s,
+    /// memory).
+    pub progress: bool,
 }
 
 impl Default for Limits {
@@ -101,6 +106,7 @@ impl Default for Limits {
                 .map_or(4 << 30, |a| a / 4 * 3)
                 .max(64 << 20),
             threads: 1,
+            progress: false,
         }
     }
 }
@@ -119,9 +125,12 @@ pub struct Exploration {
     pub max_depth: usize,
     /// Wall-clock time of the search.
     pub elapsed: Duration,
-    /// Generated states the time horizon or the step bound per operation cut (not
-    /// expanded, not judged).
+    /// Paths the time horizon cut (states not expanded, not judged).
     pub horizon_cut: usize,
+    /// Paths the step bound per operation cut (states not expanded, not judged).
+    pub steps_cut: usize,
+    /// Workloads the scope covers (every alternative of every operation; saturating).
+    pub workloads: u64,
     /// The guard rail that stopped the search, if one did.
     pub bound: Option<String>,
     /// For a violation or an unjudgeable path: the shortest path to it, as the
@@ -140,18 +149,87 @@ impl Exploration {
     }
 }
 
+/// The workloads `scope` covers for `model`: how many (every alternative of every
+/// operation [`Model::op`] can give; saturating), and whether some choice among many values
+/// took only [`Scope::draw_values`] of them. An error when the workload is too large to
+/// enumerate.
+pub fn workloads<M: Model>(model: &M, scope: &Scope) -> Result<(u64, bool), String> {
+    if scope.seeded_workload {
+        return Ok((1, false));
+    }
+    let mut n = 1u64;
+    let mut spread = false;
+    for c in 0..scope.clients {
+        for i in 0..scope.ops {
+            let (alts, s) = workload::alternatives(
+                model,
+                scope.seed,
+                c,
+                i,
+                scope.draw_values,
+                workload::MAX_ALTERNATIVES,
+            )?;
+            n = n.saturating_mul(alts.len() as u64);
+            spread |= s;
+        }
+    }
+    Ok((n, spread))
+}
+
 /// Explores every path of `model` in `scope`, breadth-first, within `limits`.
 pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Exploration {
     let start = Instant::now();
     let guard = Arc::new(Guard::new(limits.max_states, limits.max_memory_bytes));
-    let bridge = Bridge::new(model, scope, Arc::clone(&guard));
-    let config = bridge.cfg.clone();
+    let bridge = match Bridge::new(model, scope, Arc::clone(&guard)) {
+        Ok(b) => b,
+        Err(why) => {
+            return Exploration {
+                verdict: Verdict::Unknown(why),
+                unique_states: 0,
+                total_states: 0,
+                max_depth: 0,
+                elapsed: start.elapsed(),
+                horizon_cut: 0,
+                steps_cut: 0,
+                workloads: 0,
+                bound: None,
+                counterexample: None,
+                config: scope.config(),
+                seed: scope.seed,
+            }
+        }
+    };
+    let mut config = bridge.cfg.clone();
+    let workloads = bridge.workloads();
     let checker = bridge
         .checker()
         .threads(limits.threads.max(1))
         .finish_when(HasDiscoveries::AnyFailures)
-        .spawn_bfs()
-        .join();
+        .spawn_bfs();
+    if limits.progress {
+        let mut last = Instant::now();
+        while !checker.is_done() {
+            std::thread::sleep(Duration::from_millis(20));
+            if last.elapsed() >= Duration::from_secs(1) {
+                last = Instant::now();
+                let secs = start.elapsed().as_secs_f64();
+                let total = checker.state_count();
+                eprint!(
+                    "\r\x1b[K{} states, {} unique · depth {} · {:.0} states/s · {} MiB · {:.0} s",
+                    total,
+                    checker.unique_state_count(),
+                    checker.max_depth(),
+                    total as f64 / secs.max(1e-9),
+                    guard::resident_bytes().unwrap_or(0) >> 20,
+                    secs
+                );
+            }
+        }
+        if start.elapsed() >= Duration::from_secs(1) {
+            eprint!("\r\x1b[K");
+        }
+    }
+    let checker = checker.join();
     let elapsed = start.elapsed();
     let bridge = checker.model();
     let mut discoveries = checker.discoveries();
@@ -164,10 +242,15 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
         Some(path) => {
             let steps = path.into_vec();
             let last = &steps.last().expect("a path has a state").0;
+            config.workload = bridge.workload(&steps);
             (bridge.verdict(last), Some(bridge.choices(&steps)))
         }
         None => match &bound {
             Some(why) => (Verdict::Unknown(why.clone()), None),
+            None if guard.horizon_cut() + guard.steps_cut() > 0 => (
+                Verdict::Unknown(cut_reason(guard.horizon_cut(), guard.steps_cut(), scope)),
+                None,
+            ),
             None if !discoveries.contains_key(PROP_COMPLETES) => (
                 Verdict::Unknown(format!(
                     "vacuous scope: no path completes every operation within the horizon of {}",
@@ -185,11 +268,36 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
         max_depth: checker.max_depth(),
         elapsed,
         horizon_cut: guard.horizon_cut(),
+        steps_cut: guard.steps_cut(),
+        workloads,
         bound,
         counterexample,
         config,
         seed: scope.seed,
     }
+}
+
+/// Why a search whose paths a bound of the scope cut is not exhaustive: each bound, how
+/// many paths it cut, and the flag that raises it.
+fn cut_reason(horizon: usize, steps: usize, scope: &Scope) -> String {
+    let mut parts = Vec::new();
+    if horizon > 0 {
+        parts.push(format!(
+            "{horizon} paths cut by the time horizon of {} (raise it with --horizon)",
+            sim::ms(scope.horizon_ms)
+        ));
+    }
+    if steps > 0 {
+        parts.push(format!(
+            "{steps} paths cut by the step bound of {} steps per operation (raise it with \
+             --max-op-steps)",
+            scope.max_op_steps
+        ));
+    }
+    format!(
+        "{}: those paths were not judged, the search is not exhaustive",
+        parts.join(" and ")
+    )
 }
 
 /// Serves stateright's Explorer for `model` in `scope` on `addr` (e.g. `127.0.0.1:3000`);
@@ -198,7 +306,7 @@ pub fn serve<M: Explorable>(model: Arc<M>, scope: &Scope, addr: &str) -> Result<
     // tiny_http panics on a bad address; find out first, with a message.
     drop(std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
     let guard = Arc::new(Guard::new(usize::MAX, u64::MAX));
-    let _checker = Bridge::new(model, scope, guard).checker().serve(addr);
+    let _checker = Bridge::new(model, scope, guard)?.checker().serve(addr);
     Ok(())
 }
 

@@ -28,8 +28,9 @@ pub struct Scope {
     /// cut: a spin loop under an unfair schedule never ends, and a busy one never even
     /// advances time far.
     pub max_op_steps: u32,
-    /// The seed: it fixes the workload (which operations each client runs), the clocks
-    /// drawn with `skew`, and the random numbers the structure draws.
+    /// The seed: it fixes the clocks drawn with `skew` and the random numbers the
+    /// structure draws through its kv handle. The workload is not drawn: every operation
+    /// [`crate::model::Model::op`] can give is a branch of the search.
     pub seed: u64,
     /// The store's memory limit in bytes, if any.
     pub memory_limit: Option<usize>,
@@ -42,6 +43,22 @@ pub struct Scope {
     /// paths that differ only in when things happened merge, and a check sees times 0.
     /// Default: kept.
     pub times: bool,
+    /// Values a large workload choice takes: a choice of [`crate::model::Model::op`] among
+    /// more than [`super::EVERY_VALUE_UP_TO`] values (and more than this) takes this many,
+    /// spread over its range (both ends); smaller choices take every value.
+    #[serde(default = "default_draw_values")]
+    pub draw_values: u64,
+    /// One workload, drawn from the seed as the simulator draws it, instead of every
+    /// workload: a narrower scope, to search one workload a random run found.
+    #[serde(default)]
+    pub seeded_workload: bool,
+}
+
+/// The default of [`Scope::draw_values`].
+pub const DEFAULT_DRAW_VALUES: u64 = 4;
+
+fn default_draw_values() -> u64 {
+    DEFAULT_DRAW_VALUES
 }
 
 impl Scope {
@@ -58,6 +75,8 @@ impl Scope {
             persistent: false,
             shards: 1,
             times: true,
+            draw_values: DEFAULT_DRAW_VALUES,
+            seeded_workload: false,
         }
     }
 
@@ -80,6 +99,8 @@ impl Scope {
             persistent: s.persistent,
             shards: s.shards,
             times: true,
+            draw_values: DEFAULT_DRAW_VALUES,
+            seeded_workload: false,
         }
     }
 
@@ -158,6 +179,9 @@ impl Scope {
         }
         if !self.times {
             s.push_str(" · history times ignored");
+        }
+        if self.seeded_workload {
+            s.push_str(" · the seed's workload only");
         }
         s
     }

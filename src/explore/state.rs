@@ -87,6 +87,11 @@ pub(crate) struct ClientState {
     pub paused_until: u64,
     /// The clock's current offset (its drift is fixed per client).
     pub offset_ms: i64,
+    /// Which alternative of the workload the current (or last) operation is.
+    pub alt: u32,
+    /// Since when (true time) it has been runnable without being stepped (the
+    /// simulator's fairness: [`crate::sim::SimConfig::starve_ms`]).
+    pub ready_since: Option<u64>,
     /// The current operation's index in the history.
     pub hist_index: u32,
     /// Every poll of the current operation so far.

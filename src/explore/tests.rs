@@ -115,7 +115,8 @@ fn random_paths_of_the_bridge_replay_identically_in_the_simulator() {
             Arc::clone(&model),
             &scope,
             Arc::new(Guard::new(usize::MAX, u64::MAX)),
-        );
+        )
+        .expect("a small workload");
         let mut s = bridge.init_states().remove(0);
         let mut path = Vec::new();
         loop {
@@ -131,7 +132,7 @@ fn random_paths_of_the_bridge_replay_identically_in_the_simulator() {
                 .collect();
             let steps: Vec<&Action> = actions
                 .iter()
-                .filter(|a| matches!(a, Action::Step(_)))
+                .filter(|a| matches!(a, Action::Step(_) | Action::Start(..)))
                 .collect();
             let a = if !faults.is_empty() && (steps.is_empty() || rng.chance(0.25)) {
                 faults_taken += 1;
@@ -145,7 +146,9 @@ fn random_paths_of_the_bridge_replay_identically_in_the_simulator() {
         }
         path.push((s.clone(), None));
         let choices = bridge.choices(&path);
-        let out = sim::run(&*model, &bridge.cfg, scope.seed, Some(&choices));
+        let mut cfg = bridge.cfg.clone();
+        cfg.workload = bridge.workload(&path);
+        let out = sim::run(&*model, &cfg, scope.seed, Some(&choices));
         assert_eq!(
             out.choices, choices,
             "round {round}: the simulator took the same choices"

@@ -24,6 +24,12 @@ pub struct SimConfig {
     /// operations or whole clients while every other operation stays the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_ops: Option<Vec<Vec<usize>>>,
+    /// The workload, when chosen rather than drawn from the seed: per client, per
+    /// operation index, the values of the choices [`crate::model::Model::op`] makes (a
+    /// scripted [`crate::rng::SimRng`]; exhaustive exploration chooses them). Indices past
+    /// a client's list are drawn from the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Vec<Vec<Vec<u64>>>>,
     /// Faults the world may inject.
     pub faults: FaultSet,
     /// Most faults per run.
@@ -74,6 +80,7 @@ impl SimConfig {
             clients: s.clients,
             ops: s.ops,
             client_ops: None,
+            workload: None,
             faults: s.faults.clone(),
             fault_budget: s.fault_budget,
             fault_probability: 0.05,

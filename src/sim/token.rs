@@ -97,6 +97,8 @@ impl Token {
     pub const MAX_SHARDS: u64 = 64;
     /// Largest fault budget a token may name.
     pub const MAX_FAULT_BUDGET: u64 = 100_000;
+    /// Most choice values one operation of a chosen workload may carry.
+    pub const MAX_CHOICES_PER_OP: u64 = 1 << 16;
     /// Largest `pct` depth a token may name.
     pub const MAX_PCT_DEPTH: u64 = 1_000;
     /// Largest memory limit (bytes) a token may name: 1 TiB.
@@ -117,6 +119,7 @@ impl Token {
         w.num(c.clients as u64);
         w.num(c.ops as u64);
         w.client_ops(&c.client_ops);
+        w.workload(&c.workload);
         w.faults(&c.faults);
         w.num(c.fault_budget as u64);
         w.probability(c.fault_probability);
@@ -208,6 +211,7 @@ impl Token {
             clients: r.bounded("clients", Token::MAX_CLIENTS)? as usize,
             ops: r.bounded("ops", Token::MAX_OPS)? as usize,
             client_ops: r.client_ops()?,
+            workload: r.workload()?,
             faults: r.faults()?,
             fault_budget: r.bounded("fault budget", Token::MAX_FAULT_BUDGET)? as u32,
             fault_probability: r.probability()?,
@@ -332,6 +336,26 @@ impl Writer {
         }
     }
 
+    /// `0` for none, else the number of clients + 1 and, per client, its operations, per
+    /// operation its choice values (count, values).
+    fn workload(&mut self, workload: &Option<Vec<Vec<Vec<u64>>>>) {
+        match workload {
+            None => self.num(0),
+            Some(clients) => {
+                self.num(clients.len() as u64 + 1);
+                for ops in clients {
+                    self.num(ops.len() as u64);
+                    for values in ops {
+                        self.num(values.len() as u64);
+                        for &v in values {
+                            self.num(v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// A bit mask over [`FaultKind::ALL`].
     fn faults(&mut self, faults: &FaultSet) {
         let mask = FaultKind::ALL
@@ -430,6 +454,32 @@ impl Reader<'_> {
         Ok(Some(lists))
     }
 
+    /// A chosen workload (see [`Writer::workload`]), every count checked before allocating.
+    #[allow(clippy::type_complexity)]
+    fn workload(&mut self) -> Result<Option<Vec<Vec<Vec<u64>>>>, TokenError> {
+        let n = match self.bounded("workload clients", Token::MAX_CLIENTS + 1)? {
+            0 => return Ok(None),
+            n => self.fits("workload clients", n - 1)?,
+        };
+        let mut clients = Vec::with_capacity(n);
+        for _ in 0..n {
+            let ops = self.bounded("workload operations", Token::MAX_OPS)?;
+            let ops = self.fits("workload operations", ops)?;
+            let mut per_op = Vec::with_capacity(ops);
+            for _ in 0..ops {
+                let len = self.bounded("choices of an operation", Token::MAX_CHOICES_PER_OP)?;
+                let len = self.fits("choices of an operation", len)?;
+                let mut values = Vec::with_capacity(len);
+                for _ in 0..len {
+                    values.push(self.num()?);
+                }
+                per_op.push(values);
+            }
+            clients.push(per_op);
+        }
+        Ok(Some(clients))
+    }
+
     fn faults(&mut self) -> Result<FaultSet, TokenError> {
         let all = FaultKind::ALL.len();
         let mask = self.bounded("fault mask", (1u64 << all) - 1)?;
@@ -481,6 +531,7 @@ mod tests {
             clients: 5,
             ops: 7,
             client_ops: Some(vec![vec![0, 6], vec![], vec![1, 2, 3]]),
+            workload: Some(vec![vec![vec![3, 1]], vec![], vec![vec![], vec![7]]]),
             faults: FaultSet::of(&[FaultKind::Evict, FaultKind::Pause, FaultKind::Lru]),
             fault_budget: 9,
             fault_probability: 0.125,
@@ -510,7 +561,7 @@ mod tests {
         let a = serde_json::to_value(&unusual).unwrap();
         let b = serde_json::to_value(&default).unwrap();
         let fields = a.as_object().unwrap();
-        assert_eq!(fields.len(), b.as_object().unwrap().len() + 1); // client_ops
+        assert_eq!(fields.len(), b.as_object().unwrap().len() + 2); // client_ops, workload
         for (name, value) in fields {
             if name != "record_trace" {
                 assert_ne!(Some(value), b.get(name), "{name} is at its default");
@@ -833,4 +884,21 @@ mod tests {
             let _ = Token::decode(&forged("m/v", "s", &body));
         }
     }
+
+    #[test]
+    fn tokens_with_a_chosen_workload_round_trip() {
+        let mut config = SimConfig::from_scenario(&Scenario::new("explore", 2, 2));
+        config.workload = Some(vec![vec![vec![1], vec![0, 300]], vec![vec![], vec![2]]]);
+        let mut t = Token {
+            target: "fifo/published".into(),
+            scenario: "explore".into(),
+            config,
+            seed: 1,
+            choices: Some(vec![0, 1, 1, 0]),
+        };
+        assert_eq!(Token::decode(&t.encode()).unwrap(), t);
+        t.config.client_ops = Some(vec![vec![1], vec![0, 1]]);
+        assert_eq!(Token::decode(&t.encode()).unwrap(), t);
+    }
+
 }

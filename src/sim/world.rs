@@ -866,7 +866,19 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
             let _ = model.op(c, skipped, &mut self.clients[c].workload);
         }
         self.clients[c].op_index = index;
-        let op = model.op(c, index, &mut self.clients[c].workload);
+        let op = match self
+            .cfg
+            .workload
+            .as_ref()
+            .and_then(|w| w.get(c)?.get(index))
+        {
+            Some(values) => {
+                let mut scripted =
+                    SimRng::scripted(values.clone(), op_rng_seed(self.seed, c, index));
+                model.op(c, index, &mut scripted)
+            }
+            None => model.op(c, index, &mut self.clients[c].workload),
+        };
         self.seq += 1;
         let hist_index = self.history.ops.len();
         self.history.ops.push(Operation {

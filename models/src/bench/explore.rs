@@ -3,8 +3,13 @@
 //! fifo/fixed with 2 clients × 2 operations, no faults, and the peers' workload (client 0
 //! enqueues `a` then `b`, client 1 dequeues twice): the time to exhaust it (loom needs
 //! 1,448,850 executions and 48.5 s for the same scope) and states per second.
+//!
+//! Then the registry's targets with every workload (explore's default): fifo/fixed 2 × 2
+//! (every enqueue/dequeue mix) and spinlock/fixed 4 × 1 (its default scope), within 1 GiB:
+//! verdict, time, states per second and peak memory.
 
 use crate::fifo::{self, Fifo, Op, Ret};
+use crate::spinlock;
 use kvsim::explore::{self, Limits, Scope};
 use kvsim::history::History;
 use kvsim::kv::{Kv, KvError};
@@ -75,5 +80,57 @@ pub fn run() -> Result<Map<String, Value>, String> {
     m.insert("unique_states".into(), json!(found.unique_states));
     m.insert("total_states".into(), json!(found.total_states));
     m.insert("max_depth".into(), json!(found.max_depth));
+    let fifo_all = all_workloads(Arc::new(fifo::fixed()), 2, 2, 3);
+    let spin_all = all_workloads(Arc::new(spinlock::fixed()), 4, 1, 1);
+    m.insert("fifo_fixed_2x2_all_workloads".into(), fifo_all);
+    m.insert("spinlock_fixed_4x1_all_workloads".into(), spin_all);
     Ok(m)
+}
+
+/// Explores `model` at `clients` × `ops` with every workload, `runs` times within 1 GiB;
+/// the median time, the verdict and the figures.
+fn all_workloads<M: explore::Explorable>(
+    model: Arc<M>,
+    clients: usize,
+    ops: usize,
+    runs: usize,
+) -> Value {
+    let mut scope = Scope::new(clients, ops);
+    scope.times = false;
+    let limits = Limits {
+        max_memory_bytes: 1 << 30,
+        ..Limits::default()
+    };
+    let mut millis = Vec::new();
+    let mut last = None;
+    for _ in 0..runs {
+        let found = explore::explore(Arc::clone(&model), &scope, &limits);
+        millis.push(found.elapsed.as_secs_f64() * 1000.0);
+        last = Some(found);
+    }
+    millis.sort_by(f64::total_cmp);
+    let found = last.expect("at least one run");
+    let median = millis[millis.len() / 2];
+    json!({
+        "scope": scope.describe(),
+        "workloads": found.workloads,
+        "verdict": found.verdict.name(),
+        "reason": match &found.verdict {
+            Verdict::Unknown(why) => Some(why.clone()),
+            _ => None,
+        },
+        "millis": (median * 10.0).round() / 10.0,
+        "states_per_s": (found.total_states as f64 / (median / 1000.0)).round(),
+        "unique_states": found.unique_states,
+        "total_states": found.total_states,
+        "peak_mib": peak_mib(),
+    })
+}
+
+/// The process's peak resident memory so far, in MiB (Linux: `VmHWM`), if known.
+fn peak_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib >> 10)
 }

@@ -2,10 +2,13 @@
 //! stateright; or its Explorer in a browser (`--serve`).
 
 use crate::registry::{self, registry};
-use kvsim::explore::{Limits, Scope, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS};
+use kvsim::explore::{
+    Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS, EVERY_VALUE_UP_TO,
+};
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
 use serde_json::json;
+use std::io::{IsTerminal, Write};
 
 /// Models whose checks read the history's virtual times (time-window specs): explored
 /// with the times kept in the state.
@@ -16,12 +19,12 @@ const TIMED_MODELS: &[&str] = &["event-log", "visitor-counter"];
 pub struct Args {
     /// The target, `MODEL/VARIANT` (e.g. `fifo/fixed`).
     pub target: String,
-    /// Number of clients.
-    #[arg(long, default_value_t = 2)]
-    pub clients: usize,
-    /// Operations per client.
-    #[arg(long, default_value_t = 2)]
-    pub ops: usize,
+    /// Number of clients (default: the model's explore scope, `kvsim list`; 2 for most).
+    #[arg(long)]
+    pub clients: Option<usize>,
+    /// Operations per client (default: the model's explore scope; 2 for most).
+    #[arg(long)]
+    pub ops: Option<usize>,
     /// Faults: `none` or a comma-separated list of KIND or KIND:BUDGET (budget per kind,
     /// 1 when not given), kinds evict, lru, expire, skew, restart, crash, lose, pause,
     /// shard-fail.
@@ -38,9 +41,20 @@ pub struct Args {
     /// loopback, `HOST:PORT` where told).
     #[arg(long)]
     pub serve: Option<String>,
-    /// The seed: fixes the workload and the random numbers the structure draws.
+    /// The seed: fixes the random numbers the structure draws through its kv handle and
+    /// the clocks `skew` draws. The workload is not drawn: every operation the model can
+    /// give is explored.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Values a large workload choice takes: a choice among more than 32 values (a sleep
+    /// of 500..3000 ms) takes this many, spread over its range; smaller choices take
+    /// every value.
+    #[arg(long, default_value_t = DEFAULT_DRAW_VALUES)]
+    pub draws: u64,
+    /// Which workloads: `all` (every operation each client can run) or `seed` (only the
+    /// one the seed draws, as `kvsim check` does: a narrower scope).
+    #[arg(long, default_value = "all")]
+    pub workload: String,
     /// Virtual seconds after which a path is not expanded further.
     #[arg(long, default_value_t = DEFAULT_HORIZON_MS as f64 / 1000.0)]
     pub horizon: f64,
@@ -71,9 +85,23 @@ pub fn serve_address(addr: &str) -> String {
     }
 }
 
-/// The scope the options describe.
-pub fn scope(args: &Args) -> Result<Scope, String> {
-    let mut scope = Scope::new(args.clients, args.ops);
+/// The scope the options describe; `default` is the model's (clients, operations).
+pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
+    let clients = args.clients.unwrap_or(default.0);
+    let ops = args.ops.unwrap_or(default.1);
+    let mut scope = Scope::new(clients, ops);
+    if args.draws < 2 {
+        return Err(format!(
+            "bad --draws {}: expected at least 2 values per choice",
+            args.draws
+        ));
+    }
+    scope.draw_values = args.draws;
+    scope.seeded_workload = match args.workload.as_str() {
+        "all" => false,
+        "seed" => true,
+        other => return Err(format!("bad --workload {other:?}: expected all or seed")),
+    };
     scope.faults = Scope::parse_faults(&args.faults)?;
     scope.seed = args.seed;
     if !(args.horizon > 0.0 && args.horizon.is_finite()) {
@@ -86,7 +114,7 @@ pub fn scope(args: &Args) -> Result<Scope, String> {
     scope.max_op_steps = args.max_op_steps.max(1);
     let model = args.target.split('/').next().unwrap_or_default();
     scope.times = args.timed || TIMED_MODELS.contains(&model);
-    if args.clients == 0 || args.ops == 0 {
+    if clients == 0 || ops == 0 {
         return Err("expected at least 1 client and 1 operation".to_string());
     }
     Ok(scope)
@@ -94,16 +122,16 @@ pub fn scope(args: &Args) -> Result<Scope, String> {
 
 /// Runs `kvsim explore`; returns the exit code (0 ok, 1 violation, 2 usage, 3 unknown).
 pub fn main(args: &Args) -> i32 {
-    let scope = match scope(args) {
-        Ok(s) => s,
+    let entries = registry();
+    let (index, variants) = match registry::resolve(&entries, &args.target) {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("kvsim: {e}");
             return 2;
         }
     };
-    let entries = registry();
-    let (index, variants) = match registry::resolve(&entries, &args.target) {
-        Ok(x) => x,
+    let scope = match scope(args, entries[index].explore_scope) {
+        Ok(s) => s,
         Err(e) => {
             eprintln!("kvsim: {e}");
             return 2;
@@ -134,6 +162,7 @@ pub fn main(args: &Args) -> i32 {
     }
     let mut limits = Limits {
         threads: args.threads.max(1),
+        progress: !args.json && std::io::stderr().is_terminal(),
         ..Limits::default()
     };
     if let Some(n) = args.max_states {
@@ -142,17 +171,65 @@ pub fn main(args: &Args) -> i32 {
     if let Some(mib) = args.max_memory {
         limits.max_memory_bytes = mib << 20;
     }
+    let workloads = match target.workloads(&scope) {
+        Ok(w) => w,
+        Err(why) => {
+            // A bound of the search, not bad input: unknown, with the reason.
+            if args.json {
+                println!(
+                    "{}",
+                    json!({"target": target.name(), "scope": scope, "verdict": "unknown",
+                           "reason": why})
+                );
+            } else {
+                println!("kvsim explore {} · {}", target.name(), scope.describe());
+                println!("  verdict  unknown: {why}");
+            }
+            return 3;
+        }
+    };
+    if !args.json {
+        // The header before the search: a long search shows what it is doing.
+        print!("{}", header(target.name(), &scope, workloads));
+        let _ = std::io::stdout().flush();
+    }
     let report = explore(target, &scope, &limits);
     if args.json {
         println!("{}", to_json(&report));
     } else {
-        print!("{}", text(&report));
+        print!("{}", body(&report));
     }
     report.verdict.exit_code()
 }
 
 fn explore(target: &dyn Target, scope: &Scope, limits: &Limits) -> ExploreReport {
     target.explore(scope, limits)
+}
+
+/// The first lines of the text form, printed before the search: the target, the scope,
+/// and how many workloads it covers.
+pub fn header(target: &str, scope: &Scope, (workloads, spread): (u64, bool)) -> String {
+    let mut out = format!("kvsim explore {target} · {}\n", scope.describe());
+    if scope.seeded_workload {
+        out.push_str(&format!(
+            "  scope    1 workload: the one seed {} draws (--workload all for every one)\n",
+            scope.seed
+        ));
+        return out;
+    }
+    let plural = if workloads == 1 { "" } else { "s" };
+    out.push_str(&format!(
+        "  scope    {workloads} workload{plural}: every operation each client can run"
+    ));
+    if spread {
+        out.push_str(&format!(
+            " (a choice among more than {} values takes {} of them, --draws)",
+            EVERY_VALUE_UP_TO.max(scope.draw_values),
+            scope.draw_values
+        ));
+    }
+    out.push('\n');
+    out
 }
 
 /// The JSON form: `verdict` (`ok`, `violation`, `unknown`), `reason`, the state counts,
@@ -174,6 +251,8 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
         "millis": r.millis,
         "states_per_s": r.states_per_s,
         "horizon_cut": r.horizon_cut,
+        "steps_cut": r.steps_cut,
+        "workloads": r.workloads,
         "bound": r.bound,
         "warning": r.warning,
         "token": r.token,
@@ -184,26 +263,19 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
 /// The text form: the scope, the verdict, the figures, and for a violation the
 /// counterexample's report (the same as `kvsim check` prints) with its replay token.
 pub fn text(r: &ExploreReport) -> String {
+    let mut out = header(&r.target, &r.scope, (r.workloads, false));
+    out.push_str(&body(r));
+    out
+}
+
+/// The text form after the header: the verdict, the figures, the counterexample.
+pub fn body(r: &ExploreReport) -> String {
     let mut out = String::new();
     if let Some(w) = &r.warning {
         out.push_str(&format!("warning: {w}\n"));
     }
-    out.push_str(&format!(
-        "kvsim explore {} · {}\n",
-        r.target,
-        r.scope.describe()
-    ));
     let verdict = match &r.verdict {
-        Verdict::Ok => {
-            let mut s = "ok: every path of the scope passes".to_string();
-            if r.horizon_cut > 0 {
-                s.push_str(&format!(
-                    " ({} states past the horizon or step bound were not expanded)",
-                    r.horizon_cut
-                ));
-            }
-            s
-        }
+        Verdict::Ok => "ok: every path of the scope passes".to_string(),
         Verdict::Violation(v) => format!("violation: {}: {}", v.property, v.reason),
         Verdict::Unknown(why) => format!("unknown: {why}"),
     };

@@ -1,0 +1,146 @@
+//! `kvsim explore` searches every workload, and says what it did not cover: through the
+//! binary, where the CLI is the contract.
+//!
+//! Each test here failed before operations were choices (the workload was drawn once from
+//! `--seed 1`) and before cut paths made the verdict `unknown`.
+
+use kvsim::explore::{Limits, Scope};
+use kvsim::sim::Token;
+use kvsim::verdict::Verdict;
+use kvsim_models::expect::Variant;
+use kvsim_models::registry::registry;
+use std::process::Command;
+
+/// Runs the `kvsim` binary; (exit code, stdout).
+fn kvsim(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kvsim"))
+        .args(args)
+        .args(["--max-memory", "1024"])
+        .output()
+        .expect("kvsim runs");
+    (
+        out.status.code().expect("an exit code"),
+        String::from_utf8(out.stdout).expect("utf-8"),
+    )
+}
+
+/// Seed 1 draws four enqueues for fifo/published at 2 × 2, and the search of that one
+/// workload said `ok`; every workload (16) includes the failing ones.
+#[test]
+fn the_published_fifo_fails_at_its_default_scope_with_no_seed() {
+    let (code, out) = kvsim(&["explore", "fifo/published"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("  scope    16 workloads: every operation each client can run\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("verdict  violation: linearizability (queue)"),
+        "{out}"
+    );
+    // The fixed variant passes the same scope, with nothing cut.
+    let (code, out) = kvsim(&["explore", "fifo/fixed"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("verdict  ok: every path of the scope passes"),
+        "{out}"
+    );
+}
+
+/// The published lock's waiters spin on `add` with no pause between attempts; a pause
+/// makes the spin outlast the step bound, and those cut paths were counted as passes.
+#[test]
+fn the_lock_under_pause_is_never_ok_when_paths_are_cut() {
+    let (code, out) = kvsim(&[
+        "explore",
+        "lock/published",
+        "--faults",
+        "pause",
+        "--clients",
+        "2",
+        "--ops",
+        "1",
+    ]);
+    assert_ne!(code, 0, "{out}");
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains(
+            "paths cut by the step bound of 24 steps per operation (raise it with --max-op-steps)"
+        ),
+        "{out}"
+    );
+}
+
+/// Seed 1's workload of the published spin lock at 4 × 1 passes; its default scope (4 × 1,
+/// every workload) finds the initialisation race.
+#[test]
+fn the_published_spinlock_fails_at_its_default_scope() {
+    let (code, out) = kvsim(&["explore", "spinlock/published"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.starts_with("kvsim explore spinlock/published · 4 clients × 1 ops"),
+        "{out}"
+    );
+    assert!(
+        out.contains("verdict  violation: mutual exclusion"),
+        "{out}"
+    );
+}
+
+/// A violation found in a chosen workload replays in the simulator from its token: the
+/// token carries the workload.
+#[test]
+fn a_counterexample_of_a_chosen_workload_replays_from_its_token() {
+    let entries = registry();
+    let entry = entries.iter().find(|e| e.name == "fifo").expect("fifo");
+    let target = entry.target(Variant::Published);
+    let mut scope = Scope::new(2, 2);
+    scope.times = false;
+    let r = target.explore(&scope, &Limits::default());
+    assert!(matches!(r.verdict, Verdict::Violation(_)), "{}", r.verdict);
+    assert_eq!(r.workloads, 16);
+    let token = Token::decode(r.token.as_deref().expect("a token")).expect("decodes");
+    assert!(
+        token.config.workload.is_some(),
+        "the token carries the workload"
+    );
+    let again = target.run(
+        &token.scenario,
+        &token.config,
+        token.seed,
+        token.choices.as_deref(),
+    );
+    let cx = r.counterexample.expect("a counterexample");
+    assert_eq!(again.trace, cx.trace);
+    assert_eq!(again.verdict, r.verdict);
+}
+
+/// A step bound too small for a complete operation cuts every path: `unknown`, with the
+/// count and the flag, never `ok`.
+#[test]
+fn cut_paths_make_the_verdict_unknown() {
+    let (code, out) = kvsim(&["explore", "fifo/fixed", "--max-op-steps", "2"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("verdict  unknown: "), "{out}");
+    assert!(
+        out.contains("paths cut by the step bound of 2 steps per operation (raise it with --max-op-steps): those paths were not judged"),
+        "{out}"
+    );
+    let (code, out) = kvsim(&["explore", "fifo/fixed", "--horizon", "0.001"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("paths cut by the time horizon of 1 ms (raise it with --horizon)"),
+        "{out}"
+    );
+}
+
+/// `--workload seed` narrows the scope to the seed's one workload (as before), and says so.
+#[test]
+fn the_seed_s_workload_is_a_narrower_scope_that_says_so() {
+    let (code, out) = kvsim(&["explore", "fifo/published", "--workload", "seed"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("  scope    1 workload: the one seed 1 draws (--workload all for every one)"),
+        "{out}"
+    );
+}
