@@ -76,7 +76,15 @@ fn random_walk_finds_the_lost_update_of_get_then_set() {
     let model = Counter { by_incr: false };
     let r = sim::check(&model, &config(2, 2, Strategy::Random), &limits(1000));
     assert!(r.verdict.is_violation(), "{}", r.verdict);
-    assert!(r.runs < 50, "found only after {} runs", r.runs);
+    // A check keeps going after its first violation: every run is made, and the
+    // violating ones are grouped (one defect: one property, one reason class).
+    assert_eq!(r.runs, 1000);
+    assert!(r.violating_runs > 20, "found in {} runs", r.violating_runs);
+    assert_eq!(
+        r.groups.iter().map(|g| g.runs).sum::<u64>(),
+        r.violating_runs
+    );
+    assert_eq!(r.groups.len(), 1, "{:#?}", r.groups);
     let (_, out) = r.failure.expect("a violation comes with its run");
     assert!(!out.trace.is_empty());
 }
