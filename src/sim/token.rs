@@ -900,5 +900,4 @@ mod tests {
         t.config.client_ops = Some(vec![vec![1], vec![0, 1]]);
         assert_eq!(Token::decode(&t.encode()).unwrap(), t);
     }
-
 }

@@ -101,9 +101,10 @@ struct Tuning {
     time_limit: Option<Duration>,
 }
 
-/// The most of each scope knob (a larger value is a usage error, never an attempt).
+/// The most of each scope knob (a larger value is a usage error, never an attempt): within
+/// what a replay token carries ([`kvsim::sim::Token`]'s limits), so every run replays.
 const MAX_CLIENTS: usize = 64;
-const MAX_OPS: usize = 10_000;
+const MAX_OPS: usize = kvsim::sim::Token::MAX_OPS as usize;
 const MAX_RUNS: u64 = 100_000_000;
 
 fn at_least_one<T: PartialOrd + From<u8> + std::fmt::Display>(
@@ -156,6 +157,24 @@ impl Args {
                     })?,
             ),
         };
+        if let Some(Strategy::Pct { depth }) =
+            self.strategy.as_deref().map(Strategy::parse).transpose()?
+        {
+            if depth as u64 > kvsim::sim::Token::MAX_PCT_DEPTH {
+                return Err(format!(
+                    "bad --strategy pct:{depth}: expected a depth of at most {}",
+                    kvsim::sim::Token::MAX_PCT_DEPTH
+                ));
+            }
+        }
+        if let (Some(c), Some(o)) = (self.clients, self.ops) {
+            let max = kvsim::sim::Token::MAX_OPERATIONS as usize;
+            if c.saturating_mul(o) > max {
+                return Err(format!(
+                    "--clients {c} × --ops {o} is too large: expected at most {max} operations"
+                ));
+            }
+        }
         Ok(Tuning {
             clients: at_least_one(self.clients, "clients", MAX_CLIENTS)?,
             ops: at_least_one(self.ops, "ops", MAX_OPS)?,
