@@ -37,7 +37,24 @@ fn threads() -> usize {
 
 #[test]
 fn committed_reports_are_current() {
-    let fresh: BTreeMap<PathBuf, String> = files(&matrices(threads(), true)).into_iter().collect();
+    let ms = matrices(threads(), true);
+    // A fault's cell shows a counterexample only when its minimal form needs that fault;
+    // the `none` cell's needs none.
+    for m in &ms {
+        for c in &m.cells {
+            let Some(r) = &c.counterexample else { continue };
+            let needs = kvsim::findings::faults_of(r);
+            match c.profile {
+                report::Profile::NoFaults => {
+                    assert!(needs.is_empty(), "{}/{}: {needs:?}", m.model, c.stem())
+                }
+                report::Profile::Only(kind) => {
+                    assert!(needs.contains(&kind), "{}/{}: {needs:?}", m.model, c.stem())
+                }
+            }
+        }
+    }
+    let fresh: BTreeMap<PathBuf, String> = files(&ms).into_iter().collect();
     let committed = read_tree(&default_dir());
     let mut problems = Vec::new();
     for (path, text) in &fresh {
