@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 /// Most violation groups minimized per check (fewest faults first); the rest are
 /// reported as found, marked not minimized.
-pub const MAX_SHRUNK: usize = 8;
+pub const MAX_SHRUNK: usize = 24;
 
 /// One defect a check found.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -57,20 +57,22 @@ impl Finding {
         self.faults.contains(&kind)
     }
 
-    /// One line: property, reason class, faults, runs.
+    /// One line: property, reason, faults, runs.
     pub fn line(&self) -> String {
+        let faults = if self.minimized {
+            format!("needs {}", self.describe_faults())
+        } else {
+            format!(
+                "not minimized (the run injected {})",
+                self.describe_faults()
+            )
+        };
         format!(
-            "{}: {} · needs {} · {} run{}{}",
+            "{}: {} · {faults} · {} run{}",
             self.property,
             self.reason,
-            self.describe_faults(),
             self.runs,
             if self.runs == 1 { "" } else { "s" },
-            if self.minimized {
-                ""
-            } else {
-                " · not minimized"
-            }
         )
     }
 }
@@ -137,9 +139,24 @@ pub fn findings(
     groups: &[ViolationGroup],
     shrink: Option<&ShrinkLimits>,
 ) -> Vec<Finding> {
-    // Fewest faults first: the simplest explanation of a defect wins the merge.
+    // Fewest faults first (the simplest explanation of a defect wins the merge), and each
+    // property and reason class once before any twice (so the minimization budget covers
+    // every kind of failure).
     let mut order: Vec<&ViolationGroup> = groups.iter().collect();
     order.sort_by_key(|g| g.faults.len());
+    let (mut firsts, mut repeats): (Vec<&ViolationGroup>, Vec<&ViolationGroup>) =
+        (Vec::new(), Vec::new());
+    for g in order {
+        if firsts
+            .iter()
+            .any(|f| f.property == g.property && f.class == g.class)
+        {
+            repeats.push(g);
+        } else {
+            firsts.push(g);
+        }
+    }
+    let order = firsts.into_iter().chain(repeats);
     let mut out: Vec<Finding> = Vec::new();
     for (rank, g) in order.into_iter().enumerate() {
         let found = target.run(scenario, config, g.seed, None);

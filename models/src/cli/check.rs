@@ -389,7 +389,7 @@ pub fn main(args: &Args) -> i32 {
 /// The findings of a gate, each once per target (a defect several scenarios found is one
 /// finding), with its minimal counterexample.
 fn print_findings(results: &[CheckReport]) {
-    let mut seen: Vec<(&str, &Finding, Vec<&str>)> = Vec::new();
+    let mut seen: Vec<(&str, Finding, Vec<&str>)> = Vec::new();
     for r in results {
         for f in &r.findings {
             match seen.iter_mut().find(|(t, g, _)| {
@@ -398,8 +398,11 @@ fn print_findings(results: &[CheckReport]) {
                     && g.class == f.class
                     && g.faults == f.faults
             }) {
-                Some((_, _, scenarios)) => scenarios.push(&r.scenario),
-                None => seen.push((&r.target, f, vec![&r.scenario])),
+                Some((_, g, scenarios)) => {
+                    g.runs += f.runs;
+                    scenarios.push(&r.scenario);
+                }
+                None => seen.push((&r.target, f.clone(), vec![&r.scenario])),
             }
         }
     }
