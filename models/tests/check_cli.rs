@@ -27,13 +27,24 @@ fn json(out: &Output) -> Value {
 
 #[test]
 fn raising_runs_keeps_every_scenario_and_its_faults() {
-    let out = kvsim(&["check", "lock/published", "--runs", "300", "--json", "--no-shrink"]);
+    let out = kvsim(&[
+        "check",
+        "lock/published",
+        "--runs",
+        "300",
+        "--json",
+        "--no-shrink",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let v = json(&out);
     let rows = v["results"].as_array().unwrap();
     let entries = registry();
     let lock = entries.iter().find(|e| e.name == "lock").unwrap();
-    assert_eq!(rows.len(), lock.scenarios.len(), "one row per scenario of the model");
+    assert_eq!(
+        rows.len(),
+        lock.scenarios.len(),
+        "one row per scenario of the model"
+    );
     for ((s, _), row) in lock.scenarios.iter().zip(rows) {
         assert_eq!(row["scenario"], s.name.as_str());
         assert_eq!(row["faults"], s.faults.to_string().as_str(), "faults kept");
@@ -137,7 +148,10 @@ fn a_fault_column_does_not_claim_a_defect_that_needs_no_fault() {
         for k in f["faults"].as_array().unwrap() {
             assert_eq!(k, "restart", "{f:#?}");
         }
-        assert!(f["replay"].as_str().unwrap().starts_with("fifo/published:restart:"));
+        assert!(f["replay"]
+            .as_str()
+            .unwrap()
+            .starts_with("fifo/published:restart:"));
     }
 }
 
@@ -152,7 +166,10 @@ fn a_defect_found_by_several_scenarios_is_listed_once() {
         .skip(1)
         .take_while(|l| !l.is_empty())
         .collect();
-    let no_fault: Vec<&&str> = list.iter().filter(|l| l.contains("needs no fault")).collect();
+    let no_fault: Vec<&&str> = list
+        .iter()
+        .filter(|l| l.contains("needs no fault"))
+        .collect();
     assert!(!list.is_empty(), "{stdout}");
     // One line per (property, reason class) that needs no fault: the head-loss defect is
     // listed once, naming the scenarios that found it.
@@ -163,7 +180,10 @@ fn a_defect_found_by_several_scenarios_is_listed_once() {
     let n = classes.len();
     classes.dedup();
     assert_eq!(classes.len(), n, "{stdout}");
-    assert!(no_fault.iter().any(|l| l.contains("scenarios ")), "{stdout}");
+    assert!(
+        no_fault.iter().any(|l| l.contains("scenarios ")),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -182,7 +202,12 @@ fn pct_without_faults_never_starves_the_lock_holder() {
             "300",
             "--no-shrink",
         ]);
-        assert_eq!(out.status.code(), Some(0), "{target}: {}", text(&out.stdout));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{target}: {}",
+            text(&out.stdout)
+        );
     }
     // With pauses, the same strategy finds the expiry defect.
     let out = kvsim(&[
@@ -221,4 +246,60 @@ fn a_closed_pipe_ends_quietly() {
             assert_eq!(out.status.signal(), Some(13), "SIGPIPE");
         }
     }
+}
+
+/// The progress finding of `target` under `scenario`, after replaying its token: a
+/// lockout once faults stop, which needs `fault`.
+fn lockout_finding(target: &str, scenario: &str, fault: &str) -> Value {
+    let out = kvsim(&["check", target, "--scenario", scenario, "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let v = json(&out);
+    let findings = v["results"][0]["findings"].as_array().unwrap();
+    let progress = findings
+        .iter()
+        .find(|f| f["property"] == "progress")
+        .unwrap_or_else(|| panic!("a progress finding: {findings:#?}"))
+        .clone();
+    let reason = progress["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("after the last fault ended") && reason.contains("GaveUp"),
+        "{reason}"
+    );
+    assert_eq!(
+        progress["faults"],
+        serde_json::json!([fault]),
+        "{progress:#?}"
+    );
+    // The counterexample replays: the same progress violation.
+    let replay = kvsim(&["replay", progress["replay"].as_str().unwrap()]);
+    assert_eq!(replay.status.code(), Some(1), "{}", text(&replay.stderr));
+    assert!(
+        text(&replay.stdout).contains("violation: progress"),
+        "{}",
+        text(&replay.stdout)
+    );
+    progress
+}
+
+#[test]
+fn a_crashed_spin_lock_holder_locks_everyone_out_for_ever() {
+    // The published spin lock has no expiry: a holder that crashes keeps it, and every
+    // operation that starts afterwards gives up. So does the fixed one's owner token.
+    lockout_finding("spinlock/published", "crash", "crash");
+    lockout_finding("spinlock/fixed", "crash", "crash");
+}
+
+#[test]
+fn a_lost_spin_lock_release_locks_everyone_out_for_ever() {
+    // A lost `decr` request leaves the published lock taken with nobody inside.
+    lockout_finding("spinlock/published", "lose-pause", "lose");
+    // The fixed variant reads every timed-out command back: nothing is locked out.
+    let out = kvsim(&[
+        "check",
+        "spinlock/fixed",
+        "--scenario",
+        "lose-pause",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }

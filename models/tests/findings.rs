@@ -207,6 +207,23 @@ fn spinlock_published_initialisation_race_breaks_mutual_exclusion_without_faults
 }
 
 #[test]
+fn spinlock_published_locks_everyone_out_once_a_client_crashes() {
+    let s = Scenario::new("crash", 2, 2)
+        .faults(&[FaultKind::Crash])
+        .fault_budget(1);
+    let progress = |v: &Verdict| matches!(v, Verdict::Violation(x) if x.property == "progress");
+    let (v, report) = smallest_failure_where(
+        "spinlock/published",
+        spinlock::published(),
+        &s,
+        2000,
+        progress,
+    );
+    assert_eq!(property(&v), "progress");
+    insta::assert_snapshot!(report);
+}
+
+#[test]
 fn spinlock_published_breaks_when_memcache_drops_a_value() {
     let s = Scenario::new("evict", 2, 3)
         .faults(&[FaultKind::Evict])

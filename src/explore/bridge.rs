@@ -240,6 +240,13 @@ impl<M: Explorable> Bridge<M> {
             kv_calls: 0,
             faults_on: self.kinds.clone(),
             faults_used: Vec::new(),
+            // A path with no fault is quiet from the start; after a fault the state does
+            // not say when the last one was, so progress after faults is not judged here.
+            quiet: s
+                .faults_used
+                .iter()
+                .all(|&u| u == 0)
+                .then_some(sim::Quiet::default()),
         };
         sim::judge(&*self.model, &out)
     }
