@@ -232,3 +232,31 @@ fn spinlock_published_breaks_when_memcache_drops_a_value() {
     assert!(v.is_violation());
     insta::assert_snapshot!(report);
 }
+
+/// A lockout is judged against when the faults stopped; a driver that cannot tell (an
+/// explored path with a pause, times left out of the state) gets `unknown`, never a pass.
+#[test]
+fn a_lockout_without_a_known_end_of_faults_is_unknown_not_ok() {
+    let s = Scenario::new("crash", 2, 2)
+        .faults(&[FaultKind::Crash])
+        .fault_budget(1);
+    let cfg = SimConfig::from_scenario(&s);
+    let model = spinlock::fixed();
+    let mut out = (0..2000)
+        .map(|i| sim::run(&model, &cfg, run_seed(1, i), None))
+        .find(|out| property_of(&sim::judge(&model, out)) == Some("progress".into()))
+        .expect("a lockout after a crash");
+    out.quiet = None;
+    assert!(
+        matches!(sim::judge(&model, &out), Verdict::Unknown(ref why) if why.contains("progress not judged")),
+        "{}",
+        sim::judge(&model, &out)
+    );
+}
+
+fn property_of(v: &Verdict) -> Option<String> {
+    match v {
+        Verdict::Violation(x) => Some(x.property.clone()),
+        _ => None,
+    }
+}

@@ -28,6 +28,7 @@ pub use trace::{ms, Delivery, Event, Fault, Trace, TraceStep};
 pub(crate) use world::{after_setup, enumerate_faults, op_rng_seed, FaultAction, FaultClient};
 pub use world::{Quiet, RunOutput, Stop};
 
+use crate::history::Outcome;
 use crate::model::Model;
 use crate::rng::mix64;
 use crate::scenario::FaultKind;
@@ -84,10 +85,25 @@ pub fn judge<M: Model>(model: &M, out: &RunOutput<M>) -> Verdict {
         )),
         None => match model.check(&out.history) {
             Verdict::Violation(v) => Verdict::Violation(v),
-            other => out
-                .quiet
-                .and_then(|q| lockout(model, &out.history, q, !out.faults_used.is_empty()))
-                .map_or(other, Verdict::Violation),
+            other => match out.quiet {
+                Some(q) => lockout(model, &out.history, q, !out.faults_used.is_empty())
+                    .map_or(other, Verdict::Violation),
+                // When the faults stopped is unknown: a return without progress can be
+                // judged neither way.
+                None if out.history.ops.iter().any(
+                    |o| matches!(&o.outcome, Outcome::Ok(r) if !model.made_progress(&o.op, r)),
+                ) =>
+                {
+                    Verdict::Unknown(
+                        "progress not judged: an operation returned without completing its \
+                         purpose on a path with a lasting fault (pause, shard-fail), and the \
+                         history holds no times to tell whether it started after that fault \
+                         ended (explore with --timed)"
+                            .to_string(),
+                    )
+                }
+                None => other,
+            },
         },
     }
 }
@@ -102,7 +118,7 @@ fn lockout<M: Model>(
     faulted: bool,
 ) -> Option<Violation> {
     history.ops.iter().enumerate().find_map(|(i, o)| {
-        let crate::history::Outcome::Ok(ret) = &o.outcome else {
+        let Outcome::Ok(ret) = &o.outcome else {
             return None;
         };
         if o.call <= quiet.seq || o.call_ms < quiet.ms || model.made_progress(&o.op, ret) {
