@@ -33,6 +33,16 @@ pub trait Model {
     /// The workload: the `index`-th operation of client `client`.
     fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> Self::Op;
 
+    /// Whether an operation that returned `ret` did what it is for (the `progress`
+    /// property). Default: every return made progress. A model says `false` for answers
+    /// such as "gave up" or "locked out": once faults stop, every operation that starts
+    /// must complete its purpose, so such an answer after the last fault is a `progress`
+    /// violation (a lockout).
+    fn made_progress(&self, op: &Self::Op, ret: &Self::Ret) -> bool {
+        let _ = (op, ret);
+        true
+    }
+
     /// Judges a complete history (linearizability against a spec, mutual exclusion, a
     /// time-window spec, …).
     fn check(&self, history: &History<Self::Op, Self::Ret>) -> Verdict;

@@ -25,7 +25,9 @@
 //! # Property
 //! Mutual exclusion of the sections `runSynchronized` runs, then linearizability of the
 //! counter against [`CounterSpec`]. `GaveUp` and `Lost` answers are judged as having had no
-//! effect (the body never ran).
+//! effect (the body never ran). Progress once faults stop: an operation that starts after
+//! the last fault and answers `GaveUp` (locked out) or `Lost` (the structure is gone) did
+//! not complete its purpose ([`Model::made_progress`]), a `progress` violation.
 //!
 //! # Findings (kvsim, pinned in `tests/findings.rs`)
 //! - No faults, 4 clients: the initialisation race the article's comments feared. Two
@@ -38,6 +40,11 @@
 //! - `evict`, `restart`: an evicted counter restarts from zero under the lock (increments
 //!   lost, `spinlock_published_breaks_when_memcache_drops_a_value`); an evicted lock key is
 //!   re-initialised to 0 while held, and a second client enters.
+//! - `crash`, `lose`: permanent lockout, a `progress` violation. A holder that crashes, a
+//!   client that crashes between its `incr` and its `decr`, or a release whose `decr`
+//!   request is lost leaves the lock's count above 0 for good: every operation that starts
+//!   afterwards gives up
+//!   (`spinlock_published_locks_everyone_out_once_a_client_crashes`).
 //!
 //! # Fixed
 //! An owner-token lock without expiry: `setup` creates the lock (`"0"` = free) and the
@@ -50,11 +57,12 @@
 //!
 //! Tolerates (mutual exclusion and a linearizable counter): no faults, `lose`, `pause`,
 //! `expire` and `skew` (no expiry, no clock in the protocol), `evict`, `lru`, `shard-fail` and
-//! `restart` (safe: the structure stops with `Lost`; the counter's only copy is gone, so
-//! no design can go on counting). A crashed holder keeps the lock for good and the others
-//! answer `GaveUp`: without an expiry nothing can tell a crashed holder from a slow one;
-//! with one (see [`crate::lock`]) a slow holder breaks mutual exclusion. No design gets
-//! both.
+//! `restart` for safety (the structure stops with `Lost`; the counter's only copy is gone,
+//! so no design can go on counting: a `progress` violation under `evict` and `restart`,
+//! expected). A crashed holder keeps the lock for good and the others answer `GaveUp`, a
+//! `progress` violation under `crash`: without an expiry nothing can tell a crashed holder
+//! from a slow one; with one (see [`crate::lock`]) a slow holder breaks mutual exclusion.
+//! No design gets both, so these scenarios expect a violation of both variants.
 
 use crate::counter::parse_number;
 use crate::expect::{Expect, Variant};
@@ -305,6 +313,12 @@ impl Model for SpinLock {
         }
     }
 
+    /// `GaveUp` (locked out) and `Lost` (the structure is gone) did not do what the
+    /// operation is for.
+    fn made_progress(&self, _op: &Op, ret: &Ret) -> bool {
+        !matches!(ret, Ret::GaveUp | Ret::Lost)
+    }
+
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
         let v = kvsim::check::mutual_exclusion(history);
         if v != Verdict::Ok {
@@ -360,7 +374,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Evict])
                 .fault_budget(1)
                 .runs(500),
-            Expect::BROKEN_FIXED,
+            Expect::IMPOSSIBLE,
         ),
         (
             Scenario::new("restart", 3, 3)
@@ -368,7 +382,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Restart])
                 .fault_budget(1)
                 .runs(500),
-            Expect::BROKEN_FIXED,
+            Expect::IMPOSSIBLE,
         ),
         (
             Scenario::new("lose-pause", 3, 3)
@@ -384,7 +398,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Crash])
                 .fault_budget(1)
                 .runs(500),
-            Expect::BROKEN_FIXED,
+            Expect::IMPOSSIBLE,
         ),
     ]
 }

@@ -247,3 +247,59 @@ fn a_closed_pipe_ends_quietly() {
         }
     }
 }
+
+/// The progress finding of `target` under `scenario`, after replaying its token: a
+/// lockout once faults stop, which needs `fault`.
+fn lockout_finding(target: &str, scenario: &str, fault: &str) -> Value {
+    let out = kvsim(&["check", target, "--scenario", scenario, "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let v = json(&out);
+    let findings = v["results"][0]["findings"].as_array().unwrap();
+    let progress = findings
+        .iter()
+        .find(|f| f["property"] == "progress")
+        .unwrap_or_else(|| panic!("a progress finding: {findings:#?}"))
+        .clone();
+    let reason = progress["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("after the last fault ended") && reason.contains("GaveUp"),
+        "{reason}"
+    );
+    assert_eq!(
+        progress["faults"],
+        serde_json::json!([fault]),
+        "{progress:#?}"
+    );
+    // The counterexample replays: the same progress violation.
+    let replay = kvsim(&["replay", progress["replay"].as_str().unwrap()]);
+    assert_eq!(replay.status.code(), Some(1), "{}", text(&replay.stderr));
+    assert!(
+        text(&replay.stdout).contains("violation: progress"),
+        "{}",
+        text(&replay.stdout)
+    );
+    progress
+}
+
+#[test]
+fn a_crashed_spin_lock_holder_locks_everyone_out_for_ever() {
+    // The published spin lock has no expiry: a holder that crashes keeps it, and every
+    // operation that starts afterwards gives up. So does the fixed one's owner token.
+    lockout_finding("spinlock/published", "crash", "crash");
+    lockout_finding("spinlock/fixed", "crash", "crash");
+}
+
+#[test]
+fn a_lost_spin_lock_release_locks_everyone_out_for_ever() {
+    // A lost `decr` request leaves the published lock taken with nobody inside.
+    lockout_finding("spinlock/published", "lose-pause", "lose");
+    // The fixed variant reads every timed-out command back: nothing is locked out.
+    let out = kvsim(&[
+        "check",
+        "spinlock/fixed",
+        "--scenario",
+        "lose-pause",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}

@@ -144,3 +144,37 @@ fn the_seed_s_workload_is_a_narrower_scope_that_says_so() {
         "{out}"
     );
 }
+
+/// A crashed spin-lock client locks everyone out for ever: the search finds an operation
+/// that starts after the crash and gives up, a `progress` violation, and its token
+/// replays it. (The published variant needs a step bound that fits ten attempts.)
+#[test]
+fn the_spinlock_lockout_after_a_crash_is_a_progress_violation() {
+    for (target, steps) in [("spinlock/published", "40"), ("spinlock/fixed", "24")] {
+        let (code, out) = kvsim(&[
+            "explore",
+            target,
+            "--clients",
+            "2",
+            "--ops",
+            "2",
+            "--faults",
+            "crash",
+            "--max-op-steps",
+            steps,
+        ]);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("violation: progress: "), "{out}");
+        assert!(out.contains("returned GaveUp"), "{out}");
+        let token = out
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("replay: kvsim replay "))
+            .expect("a replay command");
+        let replay = Command::new(env!("CARGO_BIN_EXE_kvsim"))
+            .args(["replay", token])
+            .output()
+            .expect("kvsim runs");
+        assert_eq!(replay.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&replay.stdout).contains("violation: progress"));
+    }
+}

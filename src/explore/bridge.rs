@@ -149,6 +149,7 @@ impl<M: Explorable> Bridge<M> {
             tail: Tail::Marks,
             tail_start: 0,
             faults_used: vec![0; scope.faults.len()],
+            last_fault: None,
             halt: setup.failed.map(Halt::SetupFailed),
         };
         let mut bridge = Bridge {
@@ -239,7 +240,24 @@ impl<M: Explorable> Bridge<M> {
             steps: 0,
             kv_calls: 0,
             faults_on: self.kinds.clone(),
-            faults_used: Vec::new(),
+            faults_used: self
+                .kinds
+                .iter()
+                .zip(&s.faults_used)
+                .filter(|(_, &u)| u > 0)
+                .map(|(k, _)| *k)
+                .collect(),
+            // Progress is judged after the last fault. Without times in the state, a
+            // fault that lasts (a pause, a downed server) has no end the history can be
+            // compared with: such a path is not judged for progress.
+            quiet: match s.last_fault {
+                None => Some(sim::Quiet::default()),
+                Some((seq, _, end)) if self.times => Some(sim::Quiet {
+                    seq,
+                    ms: end - EPOCH_MS,
+                }),
+                Some((seq, at, end)) => (end == at).then_some(sim::Quiet { seq, ms: 0 }),
+            },
         };
         sim::judge(&*self.model, &out)
     }
@@ -610,6 +628,11 @@ impl<M: Explorable> Bridge<M> {
         if let Some(k) = self.kinds.iter().position(|k| *k == action.kind()) {
             s.faults_used[k] += 1;
         }
+        let lasts_ms = match action {
+            FaultAction::Pause(_, ms) => ms,
+            FaultAction::ShardDown(_) => self.cfg.shard_down_ms,
+            _ => 0,
+        };
         match action {
             FaultAction::Evict(shard, key) => {
                 s.servers[shard].store.evict(&key);
@@ -648,6 +671,11 @@ impl<M: Explorable> Bridge<M> {
                 s.servers[shard].store = crate::store::Store::new(cfg, s.now);
             }
         }
+        let end = s
+            .last_fault
+            .map_or(0, |(_, _, end)| end)
+            .max(s.now + lasts_ms);
+        s.last_fault = Some((s.seq, s.now, end));
     }
 
     /// The replay choices of a path: client steps by index, faults by their position in

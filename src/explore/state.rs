@@ -143,6 +143,9 @@ pub struct State<Op, Ret> {
     /// The first event of the trailing run of invocations or returns.
     pub(crate) tail_start: u64,
     pub(crate) faults_used: Vec<u32>,
+    /// The last fault so far: its event position, its true time, and the true time its
+    /// effect ends (a pause's end, a downed server's return; the latest of all faults).
+    pub(crate) last_fault: Option<(u64, u64, u64)>,
     pub(crate) halt: Option<Halt>,
 }
 

@@ -26,8 +26,9 @@ pub use config::{SimConfig, DEFAULT_LRU_LIMIT, EPOCH_MS};
 pub use token::{Token, TokenError};
 pub use trace::{ms, Delivery, Event, Fault, Trace, TraceStep};
 pub(crate) use world::{after_setup, enumerate_faults, op_rng_seed, FaultAction, FaultClient};
-pub use world::{RunOutput, Stop};
+pub use world::{Quiet, RunOutput, Stop};
 
+use crate::history::Outcome;
 use crate::model::Model;
 use crate::rng::mix64;
 use crate::scenario::FaultKind;
@@ -58,7 +59,9 @@ pub fn run<M: Model>(
 }
 
 /// Judges a run: a livelock or an exhausted step bound is a `progress` violation;
-/// otherwise the model's own check of the history.
+/// otherwise the model's own check of the history, then `progress` once faults stop: an
+/// operation invoked after the last fault that returned without completing its purpose
+/// ([`Model::made_progress`]) is a lockout.
 pub fn judge<M: Model>(model: &M, out: &RunOutput<M>) -> Verdict {
     match &out.stop {
         Some(Stop::Livelock { client, op, steps }) => Verdict::Violation(Violation {
@@ -80,8 +83,65 @@ pub fn judge<M: Model>(model: &M, out: &RunOutput<M>) -> Verdict {
             "client C{client} awaited something other than its kv handle (a structure must \
              take time, sleep and randomness from the kv handle)"
         )),
-        None => model.check(&out.history),
+        None => match model.check(&out.history) {
+            Verdict::Violation(v) => Verdict::Violation(v),
+            other => match out.quiet {
+                Some(q) => lockout(model, &out.history, q, !out.faults_used.is_empty())
+                    .map_or(other, Verdict::Violation),
+                // When the faults stopped is unknown: a return without progress can be
+                // judged neither way.
+                None if out.history.ops.iter().any(
+                    |o| matches!(&o.outcome, Outcome::Ok(r) if !model.made_progress(&o.op, r)),
+                ) =>
+                {
+                    Verdict::Unknown(
+                        "progress not judged: an operation returned without completing its \
+                         purpose on a path with a lasting fault (pause, shard-fail), and the \
+                         history holds no times to tell whether it started after that fault \
+                         ended (explore with --timed)"
+                            .to_string(),
+                    )
+                }
+                None => other,
+            },
+        },
     }
+}
+
+/// The `progress` property once faults stop: the first operation invoked after the last
+/// fault (and after its effect ended) that returned without completing its purpose
+/// ([`Model::made_progress`]).
+fn lockout<M: Model>(
+    model: &M,
+    history: &crate::history::History<M::Op, M::Ret>,
+    quiet: Quiet,
+    faulted: bool,
+) -> Option<Violation> {
+    history.ops.iter().enumerate().find_map(|(i, o)| {
+        let Outcome::Ok(ret) = &o.outcome else {
+            return None;
+        };
+        if o.call <= quiet.seq || o.call_ms < quiet.ms || model.made_progress(&o.op, ret) {
+            return None;
+        }
+        let when = if faulted {
+            format!("after the last fault ended ({})", ms(quiet.ms))
+        } else {
+            "in a run without faults".to_string()
+        };
+        Some(Violation {
+            property: "progress".into(),
+            reason: format!(
+                "C{}'s {:?}, started at {} {when}, returned {ret:?} without completing its \
+                 purpose",
+                o.client,
+                o.op,
+                ms(o.call_ms)
+            ),
+            ops: vec![i],
+            partial: Vec::new(),
+        })
+    })
 }
 
 /// The seed of run number `index` of a check started from `base`.

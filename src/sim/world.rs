@@ -252,6 +252,18 @@ pub enum Stop {
     },
 }
 
+/// From when on no fault acts in a run: the point after which every operation must
+/// complete its purpose ([`crate::model::Model::made_progress`]; the `progress` property).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Quiet {
+    /// The history's event position of the last fault (0: none): operations invoked after
+    /// it (`call > seq`) started once every fault had happened.
+    pub seq: u64,
+    /// Virtual time (ms since the epoch, as in the history) at which the last fault's
+    /// effect ends (a pause's end, a downed server's return; else when it happened).
+    pub ms: u64,
+}
+
 /// Everything one run produced.
 pub struct RunOutput<M: Model> {
     /// The history.
@@ -271,6 +283,9 @@ pub struct RunOutput<M: Model> {
     /// The fault kinds the run injected (in the CLI's order; `lru` when the store evicted
     /// to make room).
     pub faults_used: Vec<FaultKind>,
+    /// From when on no fault acted; `None` if the driver cannot tell (then `progress`
+    /// after faults is not judged).
+    pub quiet: Option<Quiet>,
 }
 
 pub(crate) struct World<'m, 'c, M: Model> {
@@ -295,6 +310,8 @@ pub(crate) struct World<'m, 'c, M: Model> {
     ready_since: Vec<Option<u64>>,
     /// The fault kinds injected so far.
     kinds_used: Vec<FaultKind>,
+    /// From when on no fault acted so far.
+    quiet: Quiet,
 }
 
 impl<'m, 'c, M: Model> World<'m, 'c, M> {
@@ -361,6 +378,7 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
             runnable: Vec::new(),
             ready_since: vec![None; cfg.clients],
             kinds_used: Vec::new(),
+            quiet: Quiet::default(),
         }
     }
 
@@ -605,6 +623,7 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
             steps: self.steps,
             kv_calls: self.kv_calls,
             faults_on: self.faults_on,
+            quiet: Some(self.quiet),
         }
     }
 
@@ -733,6 +752,11 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
 
     fn apply_fault(&mut self, action: FaultAction) {
         self.faults_used += 1;
+        let lasts_ms = match action {
+            FaultAction::Pause(_, ms) => ms,
+            FaultAction::ShardDown(_) => self.cfg.shard_down_ms,
+            _ => 0,
+        };
         if !self.kinds_used.contains(&action.kind()) {
             self.kinds_used.push(action.kind());
         }
@@ -794,6 +818,8 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
                 self.log(None, Event::Fault(Fault::ShardDown { shard, ms }));
             }
         }
+        self.quiet.seq = self.seq;
+        self.quiet.ms = self.quiet.ms.max(self.now - EPOCH_MS + lasts_ms);
     }
 
     /// Takes one step of client `c`. `lose`: `Some(false)` loses the request,
