@@ -179,7 +179,10 @@ impl<M: Explorable> Explore<M> {
         let workloads = self.target.workloads(&self.scope);
         let report = self.target.explore(&self.scope, &self.limits);
         let spread = workloads.map(|(_, s)| s).unwrap_or(false);
-        ExploreOutcome { report, spread }
+        ExploreOutcome {
+            search: report,
+            spread,
+        }
     }
 
     /// Replays a token this search printed (see [`ExploreOutcome::assert_ok`]): the
@@ -203,8 +206,8 @@ impl<M: Explorable> Explore<M> {
 /// What an [`Explore`] found.
 #[derive(Clone, Debug)]
 pub struct ExploreOutcome {
-    /// The search's report, as `kvsim explore --json` gives it.
-    pub report: ExploreReport,
+    /// The search's figures and verdict, as `kvsim explore --json` gives them.
+    pub search: ExploreReport,
     spread: bool,
 }
 
@@ -212,18 +215,18 @@ impl ExploreOutcome {
     /// `Ok` (every path of the scope reached its end and passes), `Violation` or
     /// `Unknown` (a bound cut paths or stopped the search).
     pub fn verdict(&self) -> &Verdict {
-        &self.report.verdict
+        &self.search.verdict
     }
 
     /// The shortest counterexample, replayed by the simulator, if a violation was found.
     pub fn counterexample(&self) -> Option<&RunReport> {
-        self.report.counterexample.as_ref()
+        self.search.counterexample.as_ref()
     }
 
     /// The text report, as `kvsim explore` prints it, except that the counterexample's
     /// replay line says how to replay it in the test ([`Explore::replay`]).
     pub fn report(&self) -> String {
-        let r = &self.report;
+        let r = &self.search;
         let mut text = report::explore_header(&r.target, &r.scope, (r.workloads, self.spread));
         text.push_str(&report::explore_body(r));
         if let Some(token) = &r.token {
@@ -240,7 +243,7 @@ impl ExploreOutcome {
 
     /// Which knobs of [`Explore`] raise the bounds that left the search unfinished.
     fn raise_hint(&self) -> String {
-        let r = &self.report;
+        let r = &self.search;
         let mut knobs = Vec::new();
         if r.horizon_cut > 0 {
             knobs.push("Explore::horizon (the time horizon)");
@@ -267,7 +270,7 @@ impl ExploreOutcome {
     /// which names the bound that cut paths or stopped the search.
     #[track_caller]
     pub fn assert_ok(&self) {
-        let r = &self.report;
+        let r = &self.search;
         match &r.verdict {
             Verdict::Ok => {}
             Verdict::Unknown(why) => panic!(
@@ -289,7 +292,7 @@ impl ExploreOutcome {
     /// Panics unless a violation was found; returns its shortest counterexample.
     #[track_caller]
     pub fn assert_violation(&self) -> &RunReport {
-        let r = &self.report;
+        let r = &self.search;
         match self.counterexample() {
             Some(cx) if r.verdict.is_violation() => cx,
             _ => panic!(

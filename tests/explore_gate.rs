@@ -93,7 +93,7 @@ fn the_get_then_set_counter_is_a_violation_with_the_explore_report() {
         report.contains("\nshortest counterexample:\n\n"),
         "{report}"
     );
-    let token = outcome.report.token.clone().expect("a token");
+    let token = outcome.search.token.clone().expect("a token");
     assert!(
         report.contains(&format!("    explore.replay({token:?})\n")),
         "{report}"
@@ -118,8 +118,8 @@ fn the_get_then_set_counter_is_a_violation_with_the_explore_report() {
 fn the_incr_counter_is_ok_over_its_scope_with_lost_replies() {
     let outcome = Explore::new("counter/incr", Counter { atomic: true }).run();
     outcome.assert_ok();
-    assert_eq!(outcome.report.horizon_cut + outcome.report.steps_cut, 0);
-    assert!(outcome.report.unique_states > 0);
+    assert_eq!(outcome.search.horizon_cut + outcome.search.steps_cut, 0);
+    assert!(outcome.search.unique_states > 0);
     let msg = panic_text(|| {
         outcome.assert_violation();
     });
