@@ -103,6 +103,7 @@
 pub mod check;
 pub mod command;
 pub mod explore;
+mod explore_gate;
 pub mod findings;
 pub mod formats;
 mod gate;
@@ -123,4 +124,5 @@ pub mod target;
 pub mod verdict;
 pub mod wire;
 
+pub use explore_gate::{Explore, ExploreOutcome};
 pub use gate::{Check, Outcome};

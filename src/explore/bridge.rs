@@ -427,6 +427,31 @@ impl<M: Explorable> Bridge<M> {
         })
     }
 
+    /// The request client `c` waits on (rebuilt from its recorded inputs): the command it
+    /// sent or the sleep it asked for; `None` when it is not inside an operation or did not
+    /// repeat its requests. For the Explorer's labels.
+    pub(crate) fn pending(&self, s: &State<M::Op, M::Ret>, c: usize) -> Option<Request> {
+        match s.clients[c].phase {
+            Phase::Calling | Phase::Sleeping(_) => self.rebuild(s, c)?.request,
+            _ => None,
+        }
+    }
+
+    /// The time horizon, in ms from the start.
+    pub(crate) fn horizon_ms(&self) -> u64 {
+        self.horizon - EPOCH_MS
+    }
+
+    /// The step bound of one operation.
+    pub(crate) fn max_op_steps(&self) -> u32 {
+        self.max_op_steps
+    }
+
+    /// Operation `index` of client `c` as alternative `alt` of the workload.
+    pub(crate) fn op_of(&self, c: usize, index: u32, alt: u32) -> &M::Op {
+        &self.alts[c][index as usize][alt as usize].0
+    }
+
     /// Client `c` takes its step; `lose`: `Some(false)` loses the request, `Some(true)` the
     /// reply (the simulator's `step_client`).
     fn step_client(&self, s: &mut State<M::Op, M::Ret>, c: usize, lose: Option<bool>) {

@@ -46,6 +46,7 @@
 //! [stateright]: https://docs.rs/stateright
 
 mod bridge;
+mod explorer;
 mod guard;
 mod scope;
 mod state;
@@ -306,7 +307,8 @@ pub fn serve<M: Explorable>(model: Arc<M>, scope: &Scope, addr: &str) -> Result<
     // tiny_http panics on a bad address; find out first, with a message.
     drop(std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
     let guard = Arc::new(Guard::new(usize::MAX, u64::MAX));
-    let _checker = Bridge::new(model, scope, guard)?.checker().serve(addr);
+    let explorer = explorer::Explorer::new(Bridge::new(model, scope, guard)?);
+    let _checker = explorer.checker().serve(addr);
     Ok(())
 }
 

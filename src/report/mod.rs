@@ -1,11 +1,13 @@
 //! Counterexamples people can read: one run rendered as text (terminal), JSON (tools) and
 //! a self-contained HTML page with a sequence diagram.
 
+mod explore;
 mod html;
 mod json;
 mod rows;
 mod text;
 
+pub use explore::{explore_body, explore_header, explore_text};
 pub use html::{escape, html};
 pub use json::{json, JsonOp, JsonReport, JsonStep, FORMAT};
 pub use rows::{clients, describe, offending, op_label, rows, secs, Row, Who};

@@ -3,7 +3,7 @@
 
 use crate::registry::{self, registry};
 use kvsim::explore::{
-    Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS, EVERY_VALUE_UP_TO,
+    Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS,
 };
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
@@ -207,29 +207,9 @@ fn explore(target: &dyn Target, scope: &Scope, limits: &Limits) -> ExploreReport
 }
 
 /// The first lines of the text form, printed before the search: the target, the scope,
-/// and how many workloads it covers.
-pub fn header(target: &str, scope: &Scope, (workloads, spread): (u64, bool)) -> String {
-    let mut out = format!("kvsim explore {target} · {}\n", scope.describe());
-    if scope.seeded_workload {
-        out.push_str(&format!(
-            "  scope    1 workload: the one seed {} draws (--workload all for every one)\n",
-            scope.seed
-        ));
-        return out;
-    }
-    let plural = if workloads == 1 { "" } else { "s" };
-    out.push_str(&format!(
-        "  scope    {workloads} workload{plural}: every operation each client can run"
-    ));
-    if spread {
-        out.push_str(&format!(
-            " (a choice among more than {} values takes {} of them, --draws)",
-            EVERY_VALUE_UP_TO.max(scope.draw_values),
-            scope.draw_values
-        ));
-    }
-    out.push('\n');
-    out
+/// and how many workloads it covers ([`kvsim::report::explore_header`]).
+pub fn header(target: &str, scope: &Scope, workloads: (u64, bool)) -> String {
+    kvsim::report::explore_header(target, scope, workloads)
 }
 
 /// The JSON form: `verdict` (`ok`, `violation`, `unknown`), `reason`, the state counts,
@@ -263,32 +243,12 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
 /// The text form: the scope, the verdict, the figures, and for a violation the
 /// counterexample's report (the same as `kvsim check` prints) with its replay token.
 pub fn text(r: &ExploreReport) -> String {
-    let mut out = header(&r.target, &r.scope, (r.workloads, false));
-    out.push_str(&body(r));
-    out
+    kvsim::report::explore_text(r)
 }
 
 /// The text form after the header: the verdict, the figures, the counterexample.
 pub fn body(r: &ExploreReport) -> String {
-    let mut out = String::new();
-    if let Some(w) = &r.warning {
-        out.push_str(&format!("warning: {w}\n"));
-    }
-    let verdict = match &r.verdict {
-        Verdict::Ok => "ok: every path of the scope passes".to_string(),
-        Verdict::Violation(v) => format!("violation: {}: {}", v.property, v.reason),
-        Verdict::Unknown(why) => format!("unknown: {why}"),
-    };
-    out.push_str(&format!("  verdict  {verdict}\n"));
-    out.push_str(&format!(
-        "  states   {} unique, {} total · depth {} · {} ms · {} states/s\n",
-        r.unique_states, r.total_states, r.max_depth, r.millis, r.states_per_s
-    ));
-    if let Some(cx) = &r.counterexample {
-        out.push_str("\nshortest counterexample:\n\n");
-        out.push_str(&kvsim::report::text_styled(cx, false));
-    }
-    out
+    kvsim::report::explore_body(r)
 }
 
 #[cfg(test)]
