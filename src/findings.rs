@@ -52,6 +52,12 @@ impl Finding {
         describe_faults(&self.faults)
     }
 
+    /// Whether `other` is the same defect: the same property, reason class and faults
+    /// needed (as found by another scenario or run).
+    pub fn same_defect(&self, other: &Finding) -> bool {
+        self.property == other.property && self.class == other.class && self.faults == other.faults
+    }
+
     /// Whether this finding needs `kind`.
     pub fn needs(&self, kind: FaultKind) -> bool {
         self.faults.contains(&kind)

@@ -9,16 +9,8 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 
-fn kvsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvsim"))
-        .args(args)
-        .output()
-        .expect("kvsim runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod cli;
+use cli::{kvsim, text};
 
 fn json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout)

@@ -6,16 +6,8 @@ use kvsim::net::MemcachedProcess;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn kvsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvsim"))
-        .args(args)
-        .output()
-        .expect("kvsim runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod cli;
+use cli::{kvsim, text};
 
 /// A loopback port nothing listens on.
 fn closed_port() -> u16 {

@@ -392,12 +392,10 @@ fn print_findings(results: &[CheckReport]) {
     let mut seen: Vec<(&str, Finding, Vec<&str>)> = Vec::new();
     for r in results {
         for f in &r.findings {
-            match seen.iter_mut().find(|(t, g, _)| {
-                *t == r.target
-                    && g.property == f.property
-                    && g.class == f.class
-                    && g.faults == f.faults
-            }) {
+            match seen
+                .iter_mut()
+                .find(|(t, g, _)| *t == r.target && g.same_defect(f))
+            {
                 Some((_, g, scenarios)) => {
                     g.runs += f.runs;
                     scenarios.push(&r.scenario);

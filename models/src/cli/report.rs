@@ -460,12 +460,10 @@ pub fn model_findings(m: &Matrix) -> Vec<(Variant, &Finding, Option<String>)> {
     let mut out: Vec<(Variant, &Finding, Option<String>)> = Vec::new();
     for c in &m.cells {
         for f in &c.findings {
-            if out.iter().any(|(v, g, _)| {
-                *v == c.variant
-                    && g.property == f.property
-                    && g.class == f.class
-                    && g.faults == f.faults
-            }) {
+            if out
+                .iter()
+                .any(|(v, g, _)| *v == c.variant && g.same_defect(f))
+            {
                 continue;
             }
             let shown = m.cells.iter().find(|d| {
