@@ -73,6 +73,10 @@ pub(crate) struct Bridge<M: Explorable> {
     seeded: bool,
     /// Each client's clock drift.
     drift: Vec<i64>,
+    /// Whether the simulator's fairness bound can force a step within the horizon (a
+    /// state then keeps since when each client is runnable; otherwise it never does, and
+    /// the state stays free of it).
+    fair: bool,
     init: State<M::Op, M::Ret>,
     pub(crate) guard: Arc<Guard>,
 }
@@ -152,6 +156,7 @@ impl<M: Explorable> Bridge<M> {
             last_fault: None,
             halt: setup.failed.map(Halt::SetupFailed),
         };
+        let fair = cfg.starve_ms < scope.horizon_ms;
         let mut bridge = Bridge {
             model,
             cfg,
@@ -164,6 +169,7 @@ impl<M: Explorable> Bridge<M> {
             alts,
             seeded: scope.seeded_workload,
             drift,
+            fair,
             init,
             guard,
         };
@@ -315,6 +321,9 @@ impl<M: Explorable> Bridge<M> {
                 }
             }
             if s.halt.is_some() || (0..s.clients.len()).any(|c| self.runnable(s, c)) {
+                if !self.fair {
+                    return;
+                }
                 // The simulator's fairness clock: since when each client is runnable.
                 for c in 0..s.clients.len() {
                     let runnable = self.runnable(s, c);
