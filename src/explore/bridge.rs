@@ -73,7 +73,7 @@ pub(crate) struct Bridge<M: Explorable> {
     seeded: bool,
     /// Each client's clock drift.
     drift: Vec<i64>,
-    /// Whether the simulator's fairness bound can force a step within the horizon (a
+    /// Whether the simulator's fairness bound can ever force a step in this scope (a
     /// state then keeps since when each client is runnable; otherwise it never does, and
     /// the state stays free of it).
     fair: bool,
@@ -156,7 +156,17 @@ impl<M: Explorable> Bridge<M> {
             last_fault: None,
             halt: setup.failed.map(Halt::SetupFailed),
         };
-        let fair = cfg.starve_ms < scope.horizon_ms;
+        // The simulator's fairness bound can only force a step if a runnable client can
+        // wait longer than it: time passes while a client is runnable only by the other
+        // clients' KV calls (each op at most `max_op_steps + 1` of them before its path is
+        // cut) and by the `expire` fault's jumps. When it cannot, states need not carry
+        // since when each client has been runnable, and interleavings that differ only
+        // there merge.
+        let others_calls = (cfg.clients.saturating_sub(1) as u64)
+            .saturating_mul(cfg.ops as u64)
+            .saturating_mul(u64::from(scope.max_op_steps) + 1);
+        let fair = scope.faults.iter().any(|(k, _)| *k == FaultKind::Expire)
+            || cfg.step_ms.saturating_mul(others_calls) > cfg.starve_ms;
         let mut bridge = Bridge {
             model,
             cfg,

@@ -46,6 +46,7 @@
 //! [stateright]: https://docs.rs/stateright
 
 mod bridge;
+mod canon;
 mod explorer;
 mod guard;
 mod scope;

@@ -130,8 +130,9 @@ pub(crate) enum Halt {
     Nondeterministic { client: usize },
 }
 
-/// The state of a world under exploration: a stateright `Model::State`.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// The state of a world under exploration: a stateright `Model::State`. Its `Hash`
+/// (its identity for stateright) renames cas uniques: see `canon.rs`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct State<Op, Ret> {
     pub(crate) servers: Vec<ServerState>,
     pub(crate) now: u64,
