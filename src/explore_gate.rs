@@ -155,8 +155,7 @@ impl<M: Explorable> Explore<M> {
         self
     }
 
-    /// Checker threads (`--threads`, default 1: breadth-first on one thread, which gives
-    /// the shortest counterexample).
+    /// Checker threads of the depth-first search (`--threads`, default 1).
     pub fn threads(mut self, n: usize) -> Explore<M> {
         self.limits.threads = n.max(1);
         self

@@ -261,7 +261,7 @@ fn the_published_spinlock_initialisation_race_needs_four_clients() {
         "spinlock",
         &scope(4, 1, 3),
         "mutual exclusion",
-        (365_841, 538_129),
+        (60_022, 75_257),
     );
     insta::assert_snapshot!(report);
     // Three clients (all incrementing) cannot break it without faults.
@@ -292,6 +292,6 @@ fn the_published_spinlock_initialisation_race_needs_four_clients() {
 fn the_published_message_queue_reader_skips_a_file_rolled_over_between_two_reads() {
     let mut s = scope(2, 1, 4);
     s.max_op_steps = 100;
-    let report = shortest_counterexample("message-queue", &s, "message log", (116_228, 123_903));
+    let report = shortest_counterexample("message-queue", &s, "message log", (1_507, 1_583));
     insta::assert_snapshot!(report);
 }

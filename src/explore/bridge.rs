@@ -205,13 +205,8 @@ impl<M: Explorable> Bridge<M> {
         if self.seeded {
             return None;
         }
-        let mut chosen: Vec<Vec<u32>> = self.alts.iter().map(|a| vec![0; a.len()]).collect();
-        for (s, a) in path {
-            if let Some(Action::Start(c, _, alt)) = a {
-                chosen[*c][s.clients[*c].op_index as usize] = *alt;
-            }
-        }
-        let values = chosen
+        let values = self
+            .chosen(path)
             .iter()
             .enumerate()
             .map(|(c, per_op)| {
@@ -223,6 +218,51 @@ impl<M: Explorable> Bridge<M> {
             })
             .collect();
         Some(values)
+    }
+
+    /// The alternative a path started, per client and operation index (the first for
+    /// operations it never started).
+    pub(crate) fn chosen(&self, path: &[PathStep<M>]) -> Vec<Vec<u32>> {
+        let mut chosen: Vec<Vec<u32>> = self.alts.iter().map(|a| vec![0; a.len()]).collect();
+        for (s, a) in path {
+            if let Some(Action::Start(c, _, alt)) = a {
+                chosen[*c][s.clients[*c].op_index as usize] = *alt;
+            }
+        }
+        chosen
+    }
+
+    /// The same search restricted to one workload: per client and operation index, only
+    /// the alternative `chosen` names (see [`Bridge::chosen`]), under its own guard.
+    pub(crate) fn restricted(&self, chosen: &[Vec<u32>], guard: Arc<Guard>) -> Bridge<M> {
+        let alts = self
+            .alts
+            .iter()
+            .zip(chosen)
+            .map(|(per_op, ch)| {
+                per_op
+                    .iter()
+                    .zip(ch)
+                    .map(|(alts, &k)| vec![alts[k as usize].clone()])
+                    .collect()
+            })
+            .collect();
+        Bridge {
+            model: Arc::clone(&self.model),
+            cfg: self.cfg.clone(),
+            seed: self.seed,
+            kinds: self.kinds.clone(),
+            budgets: self.budgets.clone(),
+            horizon: self.horizon,
+            times: self.times,
+            max_op_steps: self.max_op_steps,
+            alts,
+            seeded: self.seeded,
+            drift: self.drift.clone(),
+            fair: self.fair,
+            init: self.init.clone(),
+            guard,
+        }
     }
 
     /// The simulator's judgement of a final state: progress (livelock), the model's

@@ -67,7 +67,7 @@ pub fn run() -> Result<Map<String, Value>, String> {
     let mut m = Map::new();
     m.insert(
         "workload".into(),
-        json!("fifo/fixed, C0 enqueue a,b; C1 dequeue x2; no faults; BFS on 1 thread"),
+        json!("fifo/fixed, C0 enqueue a,b; C1 dequeue x2; no faults; DFS on 1 thread"),
     );
     m.insert(
         "fifo_fixed_2x2_millis".into(),

@@ -33,8 +33,8 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Checker threads (1: breadth-first on one thread, which gives the shortest
-    /// counterexample).
+    /// Checker threads of the depth-first search (a violation's shortest counterexample
+    /// within its workload is then searched on one thread).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Serve stateright's Explorer on this address instead (`PORT` or `:PORT` listen on
