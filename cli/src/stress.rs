@@ -8,17 +8,17 @@
 //! by earlier runs cannot fake a violation. `--history-out FILE` saves the history in the
 //! `jsonl` format of `kvsim check-history`.
 
-use crate::expect::Variant;
-use crate::registry::{registry, resolve};
-use crate::{
-    array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
-    visitor_counter,
-};
 use clap::Args;
 use kvsim::check::Limits;
 use kvsim::history::JsonlOp;
 use kvsim::model::Model;
 use kvsim::net::{stress, StressConfig};
+use kvsim_models::expect::Variant;
+use kvsim_models::registry::{registry, resolve};
+use kvsim_models::{
+    array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
+    visitor_counter,
+};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -59,7 +59,7 @@ pub struct StressArgs {
     pub check_time_limit: f64,
     /// Give up checking the history after this many search steps of the linearizability
     /// checker (the verdict is then `unknown`).
-    #[arg(long, value_name = "N", default_value_t = crate::lincheck::MAX_STEPS)]
+    #[arg(long, value_name = "N", default_value_t = kvsim_models::lincheck::MAX_STEPS)]
     pub check_max_steps: u64,
     /// Save the recorded history to FILE as JSON lines (the `jsonl` format of
     /// `kvsim check-history`).
@@ -224,7 +224,7 @@ where
         args.seed
     );
     let started = Instant::now();
-    let run = crate::lincheck::with_limits(limits, || stress(&model, &config))
+    let run = kvsim_models::lincheck::with_limits(limits, || stress(&model, &config))
         .map_err(|e| e.to_string())?;
     let checked = started.elapsed().saturating_sub(run.elapsed);
     let secs = run.elapsed.as_secs_f64();

@@ -1,6 +1,6 @@
 //! `kvsim list`: models, variants and scenarios.
 
-use crate::registry::registry;
+use kvsim_models::registry::registry;
 use serde_json::json;
 
 /// Prints the registry; returns the exit code.

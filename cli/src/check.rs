@@ -1,14 +1,14 @@
 //! `kvsim check`: the main job (every model × scenario against its expectation) and the CI
 //! gate for one target.
 
-use crate::expect::{ExpectedVerdict, Variant};
-use crate::registry::{self, registry, Entry};
 use kvsim::findings::Finding;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use kvsim::shrink::ShrinkLimits;
 use kvsim::sim::{CheckLimits, SimConfig};
 use kvsim::target::CheckReport;
 use kvsim::verdict::Verdict;
+use kvsim_models::expect::{ExpectedVerdict, Variant};
+use kvsim_models::registry::{self, registry, Entry};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

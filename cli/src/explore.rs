@@ -1,12 +1,12 @@
 //! `kvsim explore TARGET`: every interleaving and fault of a bounded scope, with
 //! stateright; or its Explorer in a browser (`--serve`).
 
-use crate::registry::{self, registry};
 use kvsim::explore::{
     Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS,
 };
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
+use kvsim_models::registry::{self, registry};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 
@@ -238,12 +238,6 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
         "token": r.token,
         "counterexample": r.counterexample,
     })
-}
-
-/// The text form: the scope, the verdict, the figures, and for a violation the
-/// counterexample's report (the same as `kvsim check` prints) with its replay token.
-pub fn text(r: &ExploreReport) -> String {
-    kvsim::report::explore_text(r)
 }
 
 /// The text form after the header: the verdict, the figures, the counterexample.

@@ -6,10 +6,10 @@
 //! [`scenario_is_known`]); anything else is an error (exit 2), never a run of something
 //! else.
 
-use crate::registry::{registry, Entry};
 use kvsim::scenario::FaultKind;
 use kvsim::sim::Token;
 use kvsim::target::Target;
+use kvsim_models::registry::{registry, Entry};
 
 /// Scenario names kvsim gives runs that are not one of a model's scenarios: `custom`
 /// (`kvsim check` with options that change the scenarios), `explore` (`kvsim explore`) and
@@ -133,8 +133,8 @@ mod tests {
         }
         // Every scenario `kvsim report` checks is known.
         for e in &entries {
-            for p in crate::cli::report::profiles(e) {
-                let s = crate::cli::report::scenario_for(e, p);
+            for p in kvsim_models::reports::profiles(e) {
+                let s = kvsim_models::reports::scenario_for(e, p);
                 assert!(scenario_is_known(e, &s.name), "{}", s.name);
             }
         }

@@ -1,7 +1,16 @@
 //! The `kvsim` command.
 #![forbid(unsafe_code)]
 
-use kvsim_models::{bench, cli};
+mod bench;
+mod check;
+mod check_history;
+mod explore;
+mod list;
+mod progress;
+mod replay;
+mod report;
+mod serve;
+mod stress;
 
 use clap::{Parser, Subcommand};
 
@@ -30,12 +39,12 @@ enum Cmd {
     ///
     /// Exit codes: 0 pass (or every verdict as expected), 1 violation (or a verdict
     /// differs from its expectation), 2 usage or I/O error, 3 unknown.
-    Check(cli::check::Args),
+    Check(check::Args),
     /// Exhaustive check of one target in a bounded scope (stateright), or its Explorer.
     ///
     /// Exit codes: 0 every path passes, 1 violation, 2 usage or I/O error, 3 unknown
     /// (a bound was hit).
-    Explore(cli::explore::Args),
+    Explore(explore::Args),
     /// Replay one run from its token, with the full trace.
     Replay {
         /// The token a failing run printed.
@@ -54,7 +63,7 @@ enum Cmd {
         out: Option<std::path::PathBuf>,
     },
     /// Check history files (JSON lines, Jepsen EDN or Jepsen log) for linearizability.
-    CheckHistory(cli::check_history::Args),
+    CheckHistory(check_history::Args),
     /// Run the performance suite (figures named with their unit).
     Bench {
         /// Print one JSON object with a section per suite.
@@ -64,11 +73,11 @@ enum Cmd {
         suites: Vec<String>,
     },
     /// Serve the simulated memcached over TCP (memcached 1.6.18's text protocol).
-    Serve(cli::serve::ServeArgs),
+    Serve(serve::ServeArgs),
     /// Run a model against real servers from OS threads and check its history.
     ///
     /// Exit codes: 0 ok, 1 violation, 2 usage or I/O error, 3 unknown.
-    Stress(cli::stress::StressArgs),
+    Stress(stress::StressArgs),
 }
 
 fn main() {
@@ -76,18 +85,18 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
-        Cmd::Serve(args) => cli::serve::main(args),
-        Cmd::Stress(args) => cli::stress::main(&args),
-        Cmd::List { json } => cli::list::main(json),
-        Cmd::Check(args) => cli::check::main(&args),
-        Cmd::Explore(args) => cli::explore::main(&args),
+        Cmd::Serve(args) => serve::main(args),
+        Cmd::Stress(args) => stress::main(&args),
+        Cmd::List { json } => list::main(json),
+        Cmd::Check(args) => check::main(&args),
+        Cmd::Explore(args) => explore::main(&args),
         Cmd::Replay {
             token,
             json,
             shrink,
-        } => cli::replay::main(&token, json, shrink),
-        Cmd::Report { out } => cli::report::main(out),
-        Cmd::CheckHistory(args) => cli::check_history::main(args),
+        } => replay::main(&token, json, shrink),
+        Cmd::Report { out } => report::main(out),
+        Cmd::CheckHistory(args) => check_history::main(args),
     };
     std::process::exit(code)
 }
