@@ -4,6 +4,7 @@
 mod bench;
 mod check;
 mod check_history;
+mod error;
 mod explore;
 mod list;
 mod progress;
@@ -13,6 +14,8 @@ mod serve;
 mod stress;
 
 use clap::{Parser, Subcommand};
+use error::CliError;
+use std::process::ExitCode;
 
 // The simulator allocates small, short-lived values on every step (commands, replies,
 // futures); mimalloc serves them markedly faster than the system allocator.
@@ -80,10 +83,15 @@ enum Cmd {
     Stress(stress::StressArgs),
 }
 
-fn main() {
+fn main() -> ExitCode {
     sigpipe::reset();
-    let cli = Cli::parse();
-    let code = match cli.command {
+    error::exit(run(Cli::parse().command))
+}
+
+/// Runs one command: its exit code (0 pass, 1 violation, 3 unknown), or the error that
+/// stopped it (exit code 2, see [`error::exit`]).
+fn run(command: Cmd) -> Result<ExitCode, CliError> {
+    match command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
         Cmd::Serve(args) => serve::main(args),
         Cmd::Stress(args) => stress::main(&args),
@@ -97,6 +105,5 @@ fn main() {
         } => replay::main(&token, json, shrink),
         Cmd::Report { out } => report::main(out),
         Cmd::CheckHistory(args) => check_history::main(args),
-    };
-    std::process::exit(code)
+    }
 }

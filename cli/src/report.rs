@@ -1,11 +1,13 @@
 //! `kvsim report`: regenerates `reports/` (see [`kvsim_models::reports`]).
 
+use crate::error::CliError;
 use kvsim_models::reports::{cell_count, default_dir, files, matrices_with, write};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Instant;
 
 /// Runs `kvsim report`; returns the exit code.
-pub fn main(out: Option<PathBuf>) -> i32 {
+pub fn main(out: Option<PathBuf>) -> Result<ExitCode, CliError> {
     let dir = out.unwrap_or_else(default_dir);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let progress = crate::progress::Progress::new(cell_count() as u64, false);
@@ -13,10 +15,8 @@ pub fn main(out: Option<PathBuf>) -> i32 {
     let ms = matrices_with(threads, &|cell| progress.tick(cell));
     progress.finish(started.elapsed());
     let files = files(&ms);
-    if let Err(e) = write(&dir, &files) {
-        eprintln!("kvsim: cannot write reports to {}: {e}", dir.display());
-        return 2;
-    }
+    write(&dir, &files)
+        .map_err(|e| CliError::new(format!("cannot write reports to {}: {e}", dir.display())))?;
     let found: usize = ms
         .iter()
         .map(|m| {
@@ -32,5 +32,5 @@ pub fn main(out: Option<PathBuf>) -> i32 {
         ms.len(),
         dir.display()
     );
-    0
+    Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@
 //! by earlier runs cannot fake a violation. `--history-out FILE` saves the history in the
 //! `jsonl` format of `kvsim check-history`.
 
+use crate::error::{self, CliError};
 use clap::Args;
 use kvsim::check::Limits;
 use kvsim::history::JsonlOp;
@@ -21,6 +22,7 @@ use kvsim_models::{
 };
 use serde_json::json;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// The flags of `kvsim stress`.
@@ -295,14 +297,10 @@ where
 
 /// Runs `kvsim stress`; returns the exit code (0 ok, 1 violation, 2 usage or I/O error,
 /// 3 unknown).
-pub fn main(args: &StressArgs) -> i32 {
-    match dispatch(args) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("kvsim stress: {e}");
-            2
-        }
-    }
+pub fn main(args: &StressArgs) -> Result<ExitCode, CliError> {
+    dispatch(args)
+        .map(error::code)
+        .map_err(|e| CliError::of("stress", e))
 }
 
 fn dispatch(args: &StressArgs) -> Result<i32, String> {
