@@ -4,6 +4,7 @@
 use crate::explore::{self, Explorable, Limits, Scope};
 use crate::history::Outcome;
 use crate::model::Model;
+use crate::net::{StressConfig, StressError, StressReport};
 use crate::scenario::{FaultKind, Scenario};
 use crate::sim::{self, CheckLimits, SimConfig, Token, TraceStep};
 use crate::verdict::Verdict;
@@ -162,6 +163,10 @@ pub trait Target {
 
     /// Serves stateright's Explorer for `scope` on `addr`; blocks while it runs.
     fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String>;
+
+    /// Runs the model from OS threads against real servers and checks its history
+    /// ([`crate::net::stress`]): the engine of `kvsim stress`.
+    fn stress(&self, config: &StressConfig) -> Result<StressReport, StressError>;
 }
 
 /// A [`Model`] with its name: the standard [`Target`].
@@ -344,6 +349,10 @@ impl<M: Explorable> Target for ModelTarget<M> {
 
     fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String> {
         explore::serve(Arc::clone(&self.model), scope, addr)
+    }
+
+    fn stress(&self, config: &StressConfig) -> Result<StressReport, StressError> {
+        crate::net::stress(self.model(), config).map(|run| run.erase(self.model().history_format()))
     }
 }
 
