@@ -23,10 +23,11 @@
 //! ```
 
 use crate::explore::{Explorable, Limits, Scope};
+use crate::records::{ExploreReport, RunReport};
 use crate::report;
 use crate::scenario::FaultKind;
 use crate::sim::{Token, TokenError};
-use crate::target::{ExploreReport, ModelTarget, RunReport, Target};
+use crate::target::{ModelTarget, Target};
 use crate::verdict::Verdict;
 use std::time::Duration;
 

@@ -1,10 +1,12 @@
 //! `kvsim list`: models, variants and scenarios.
 
-use crate::registry::registry;
+use crate::error::CliError;
+use kvsim_models::registry::registry;
 use serde_json::json;
+use std::process::ExitCode;
 
 /// Prints the registry; returns the exit code.
-pub fn main(json_out: bool) -> i32 {
+pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
     let entries = registry();
     if json_out {
         let models: Vec<_> = entries
@@ -33,7 +35,7 @@ pub fn main(json_out: bool) -> i32 {
             "{}",
             serde_json::to_string_pretty(&json!({ "models": models })).expect("json")
         );
-        return 0;
+        return Ok(ExitCode::SUCCESS);
     }
     for e in &entries {
         let variants: Vec<&str> = e.variants.iter().map(|(v, _)| v.name()).collect();
@@ -60,5 +62,5 @@ pub fn main(json_out: bool) -> i32 {
             }
         }
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }

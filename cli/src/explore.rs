@@ -1,14 +1,16 @@
 //! `kvsim explore TARGET`: every interleaving and fault of a bounded scope, with
 //! stateright; or its Explorer in a browser (`--serve`).
 
-use crate::registry::{self, registry};
+use crate::error::{self, CliError};
 use kvsim::explore::{
     Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS,
 };
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
+use kvsim_models::registry::{self, registry};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
 
 /// Models whose checks read the history's virtual times (time-window specs): explored
 /// with the times kept in the state.
@@ -121,28 +123,15 @@ pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
 }
 
 /// Runs `kvsim explore`; returns the exit code (0 ok, 1 violation, 2 usage, 3 unknown).
-pub fn main(args: &Args) -> i32 {
+pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let entries = registry();
-    let (index, variants) = match registry::resolve(&entries, &args.target) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("kvsim: {e}");
-            return 2;
-        }
-    };
-    let scope = match scope(args, entries[index].explore_scope) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("kvsim: {e}");
-            return 2;
-        }
-    };
+    let (index, variants) = registry::resolve(&entries, &args.target).map_err(CliError::new)?;
+    let scope = scope(args, entries[index].explore_scope).map_err(CliError::new)?;
     let [variant] = variants[..] else {
-        eprintln!(
-            "kvsim: expected one target MODEL/VARIANT (e.g. {0}/fixed), found {0:?}",
+        return Err(CliError::new(format!(
+            "expected one target MODEL/VARIANT (e.g. {0}/fixed), found {0:?}",
             args.target
-        );
-        return 2;
+        )));
     };
     let target = entries[index].target(variant);
     if let Some(addr) = &args.serve {
@@ -152,13 +141,10 @@ pub fn main(args: &Args) -> i32 {
             target.name(),
             scope.describe()
         );
-        return match target.serve_explorer(&scope, &addr) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("kvsim: {e}");
-                2
-            }
-        };
+        target
+            .serve_explorer(&scope, &addr)
+            .map_err(CliError::new)?;
+        return Ok(ExitCode::SUCCESS);
     }
     let mut limits = Limits {
         threads: args.threads.max(1),
@@ -185,7 +171,7 @@ pub fn main(args: &Args) -> i32 {
                 println!("kvsim explore {} · {}", target.name(), scope.describe());
                 println!("  verdict  unknown: {why}");
             }
-            return 3;
+            return Ok(error::code(Verdict::Unknown(why).exit_code()));
         }
     };
     if !args.json {
@@ -199,7 +185,7 @@ pub fn main(args: &Args) -> i32 {
     } else {
         print!("{}", body(&report));
     }
-    report.verdict.exit_code()
+    Ok(error::code(report.verdict.exit_code()))
 }
 
 fn explore(target: &dyn Target, scope: &Scope, limits: &Limits) -> ExploreReport {
@@ -238,12 +224,6 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
         "token": r.token,
         "counterexample": r.counterexample,
     })
-}
-
-/// The text form: the scope, the verdict, the figures, and for a violation the
-/// counterexample's report (the same as `kvsim check` prints) with its replay token.
-pub fn text(r: &ExploreReport) -> String {
-    kvsim::report::explore_text(r)
 }
 
 /// The text form after the header: the verdict, the figures, the counterexample.
