@@ -2,19 +2,13 @@
 //! stateright; or its Explorer in a browser (`--serve`).
 
 use crate::error::{self, CliError};
-use kvsim::explore::{
-    Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS,
-};
+use kvsim::explore::{Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_MAX_OP_STEPS};
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
 use kvsim_models::registry::{self, registry};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-
-/// Models whose checks read the history's virtual times (time-window specs): explored
-/// with the times kept in the state.
-const TIMED_MODELS: &[&str] = &["event-log", "visitor-counter"];
 
 /// Options of `kvsim explore`.
 #[derive(clap::Args, Debug, Clone)]
@@ -57,9 +51,10 @@ pub struct Args {
     /// one the seed draws, as `kvsim check` does: a narrower scope).
     #[arg(long, default_value = "all")]
     pub workload: String,
-    /// Virtual seconds after which a path is not expanded further.
-    #[arg(long, default_value_t = DEFAULT_HORIZON_MS as f64 / 1000.0)]
-    pub horizon: f64,
+    /// Virtual seconds after which a path is not expanded further (default: the model's,
+    /// `kvsim list`; 10 for most).
+    #[arg(long)]
+    pub horizon: Option<f64>,
     /// Steps (KV calls and wake-ups) one operation may take before its path is cut.
     #[arg(long, default_value_t = DEFAULT_MAX_OP_STEPS)]
     pub max_op_steps: u32,
@@ -87,10 +82,10 @@ pub fn serve_address(addr: &str) -> String {
     }
 }
 
-/// The scope the options describe; `default` is the model's (clients, operations).
-pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
-    let clients = args.clients.unwrap_or(default.0);
-    let ops = args.ops.unwrap_or(default.1);
+/// The scope the options describe; `entry` gives the model's defaults.
+pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
+    let clients = args.clients.unwrap_or(entry.explore_scope.0);
+    let ops = args.ops.unwrap_or(entry.explore_scope.1);
     let mut scope = Scope::new(clients, ops);
     if args.draws < 2 {
         return Err(format!(
@@ -106,16 +101,17 @@ pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
     };
     scope.faults = Scope::parse_faults(&args.faults)?;
     scope.seed = args.seed;
-    if !(args.horizon > 0.0 && args.horizon.is_finite()) {
-        return Err(format!(
-            "bad --horizon {}: expected a positive number of seconds",
-            args.horizon
-        ));
-    }
-    scope.horizon_ms = (args.horizon * 1000.0).round() as u64;
+    scope.horizon_ms = match args.horizon {
+        None => entry.explore_horizon_ms,
+        Some(h) if h > 0.0 && h.is_finite() => (h * 1000.0).round() as u64,
+        Some(h) => {
+            return Err(format!(
+                "bad --horizon {h}: expected a positive number of seconds"
+            ))
+        }
+    };
     scope.max_op_steps = args.max_op_steps.max(1);
-    let model = args.target.split('/').next().unwrap_or_default();
-    scope.times = args.timed || TIMED_MODELS.contains(&model);
+    scope.times = args.timed || entry.timed;
     if clients == 0 || ops == 0 {
         return Err("expected at least 1 client and 1 operation".to_string());
     }
@@ -126,7 +122,7 @@ pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
 pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let entries = registry();
     let (index, variants) = registry::resolve(&entries, &args.target).map_err(CliError::new)?;
-    let scope = scope(args, entries[index].explore_scope).map_err(CliError::new)?;
+    let scope = scope(args, &entries[index]).map_err(CliError::new)?;
     let [variant] = variants[..] else {
         return Err(CliError::new(format!(
             "expected one target MODEL/VARIANT (e.g. {0}/fixed), found {0:?}",

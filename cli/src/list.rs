@@ -16,6 +16,12 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                     "model": e.name,
                     "about": e.about,
                     "variants": e.variants.iter().map(|(v, _)| v.name()).collect::<Vec<_>>(),
+                    "explore": {
+                        "clients": e.explore_scope.0,
+                        "ops": e.explore_scope.1,
+                        "horizon_ms": e.explore_horizon_ms,
+                        "timed": e.timed,
+                    },
                     "scenarios": e.scenarios.iter().map(|(s, x)| json!({
                         "name": s.name,
                         "about": s.about,
@@ -40,6 +46,17 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
     for e in &entries {
         let variants: Vec<&str> = e.variants.iter().map(|(v, _)| v.name()).collect();
         println!("{}  ({})  {}", e.name, variants.join(", "), e.about);
+        println!(
+            "  explore: {} × {} · horizon {}{}",
+            e.explore_scope.0,
+            e.explore_scope.1,
+            kvsim::sim::ms(e.explore_horizon_ms),
+            if e.timed {
+                " · history times kept"
+            } else {
+                ""
+            }
+        );
         for (s, x) in &e.scenarios {
             println!(
                 "  {:<18} {}×{} faults {:<20} {:<7} runs {:<6} expect published={} fixed={}{}",
