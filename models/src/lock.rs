@@ -354,5 +354,21 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .runs(500),
             Expect::IMPOSSIBLE,
         ),
+        (
+            Scenario::new("restart", 3, 3)
+                .about("the server restarts and forgets who holds the lock")
+                .faults(&[FaultKind::Restart])
+                .fault_budget(1)
+                .runs(500),
+            Expect::IMPOSSIBLE,
+        ),
+        (
+            Scenario::new("expire", 3, 3)
+                .about("time jumps to the lease's expiry while its holder is inside")
+                .faults(&[FaultKind::Expire])
+                .fault_budget(1)
+                .runs(500),
+            Expect::IMPOSSIBLE,
+        ),
     ]
 }

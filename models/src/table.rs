@@ -355,5 +355,21 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .runs(300),
             Expect::BROKEN_FIXED,
         ),
+        (
+            Scenario::new("restart", 3, 4)
+                .about("the server restarts and loses its volatile data")
+                .faults(&[FaultKind::Restart])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("expire", 3, 4)
+                .about("time jumps to the next expiry (the lock's lease) while work goes on")
+                .faults(&[FaultKind::Expire])
+                .fault_budget(1)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
     ]
 }

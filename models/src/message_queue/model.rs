@@ -256,5 +256,12 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .fault_budget(2),
             Expect::IMPOSSIBLE,
         ),
+        row(
+            Scenario::new("skew", 4, 3)
+                .about("clients' clocks are offset, drift and jump: writers stamp and readers time out by them")
+                .faults(&[FaultKind::Skew])
+                .fault_budget(2),
+            Expect::BROKEN_FIXED,
+        ),
     ]
 }
