@@ -4,7 +4,7 @@
 //! # Published
 //! ```text
 //! acquireLock(key):  l = increment(key, 1)
-//!                    on a missing key: put(key, 0); return false
+//!                    on an exception: put(key, 0); return false
 //!                    if l == 1: return true
 //!                    if l != 0: increment(key, -1); return false
 //! releaseLock(key):  increment(key, -1)
@@ -12,6 +12,12 @@
 //!                    try: body() finally: releaseLock(key)
 //! body:              get("counter") (missing reads as 0), add 1, put("counter")
 //! ```
+//! The article (in Japanese) says 例外出たら0で初期化してfalseを返す, "if an exception
+//! occurs, initialise to 0 and return false": GAE's `increment` answers `null` on a
+//! missing key, which the article's `long l = …` turns into an exception, and a memcache
+//! service error or a timeout is one too. So every failure of the `increment` leads to
+//! the reset, a timed-out one included (whose `incr` may have been applied).
+//!
 //! GAE's `increment(key, 1)` is memcached `incr key 1`; `increment(key, -1)` is
 //! `decr key 1`, which clamps at 0 as GAE's unsigned counters do; `put` is `set` with no
 //! expiry. "After about 10 failures throw" is [`ATTEMPTS`] attempts; the operation then
@@ -40,6 +46,10 @@
 //! - `evict`, `restart`: an evicted counter restarts from zero under the lock (increments
 //!   lost, `spinlock_published_breaks_when_memcache_drops_a_value`); an evicted lock key is
 //!   re-initialised to 0 while held, and a second client enters.
+//! - `lose`: the article's catch resets the lock on any failure of `increment`, a
+//!   timeout included. A waiter whose `incr` reply is lost (its increment applied, the
+//!   lock held by another) resets the lock to 0 under the holder, and a third client
+//!   enters: two inside (scenario `lose`).
 //! - `crash`, `lose`: permanent lockout, a `progress` violation. A holder that crashes, a
 //!   client that crashes between its `incr` and its `decr`, or a release whose `decr`
 //!   request is lost leaves the lock's count above 0 for good: every operation that starts
@@ -142,9 +152,10 @@ impl SpinLock {
     }
 
     async fn published_acquire<K: Kv>(&self, kv: &K) -> Result<bool, KvError> {
-        let l = match kv.incr(&self.lock, 1).await? {
-            Some(l) => l,
-            None => {
+        let l = match kv.incr(&self.lock, 1).await {
+            Ok(Some(l)) => l,
+            // A miss (GAE's `null`) or any error: the article's catch resets the lock.
+            Ok(None) | Err(_) => {
                 kv.set(&self.lock, b"0", 0).await?;
                 return Ok(false);
             }
@@ -404,6 +415,14 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .fault_budget(1)
                 .runs(500),
             Expect::IMPOSSIBLE,
+        ),
+        (
+            Scenario::new("lose", 3, 3)
+                .about("one request or reply is lost: the article's catch resets the lock")
+                .faults(&[FaultKind::Lose])
+                .fault_budget(1)
+                .runs(2000),
+            Expect::BROKEN_FIXED,
         ),
         (
             Scenario::new("lose-pause", 3, 3)

@@ -233,6 +233,37 @@ fn spinlock_published_breaks_when_memcache_drops_a_value() {
     insta::assert_snapshot!(report);
 }
 
+/// The article resets the lock to 0 on any exception of `increment`, a timeout included:
+/// a waiter whose `incr` reply is lost (its increment applied, the lock held by another)
+/// resets the lock under its holder, and a third client enters. Resetting only on a miss,
+/// as the port did before, never does this.
+#[test]
+fn spinlock_published_resets_the_lock_under_its_holder_after_a_lost_reply() {
+    let s = Scenario::new("lose", 3, 3)
+        .faults(&[FaultKind::Lose])
+        .fault_budget(1);
+    let cfg = SimConfig::from_scenario(&s);
+    let model = spinlock::published();
+    let target = ModelTarget::new("spinlock/published", spinlock::published());
+    let mut best: Option<(u32, String)> = None;
+    for i in 0..3000 {
+        let seed = run_seed(1, i);
+        let out = sim::run(&model, &cfg, seed, None);
+        if property_of(&sim::judge(&model, &out)).as_deref() != Some("mutual exclusion") {
+            continue;
+        }
+        let report = text(&target.run(&s.name, &cfg, seed, None));
+        let lost_incr = report
+            .lines()
+            .any(|l| l.contains("incr counter_lock 1 → 2 ✗ reply lost"));
+        if lost_incr && best.as_ref().is_none_or(|(steps, _)| out.steps < *steps) {
+            best = Some((out.steps, report));
+        }
+    }
+    let (_, report) = best.expect("a reset under the holder after a lost incr reply");
+    insta::assert_snapshot!(condense(&report));
+}
+
 /// A lockout is judged against when the faults stopped; a driver that cannot tell (an
 /// explored path with a pause, times left out of the state) gets `unknown`, never a pass.
 #[test]
