@@ -296,11 +296,12 @@ impl<M: Explorable> Bridge<M> {
     /// canonical: with one client runnable and no fault left, the next action steps it
     /// (which restarts its fairness clock), whatever its clock says.
     fn settle(&self, s: &mut State<M::Op, M::Ret>) {
-        s.settle(self.rules(), &mut ());
+        let mut runnable = Vec::with_capacity(s.clients.len());
+        s.settle(self.rules(), &mut (), &mut runnable);
         if !self.fair {
             return;
         }
-        let runnable = (0..s.clients.len()).filter(|&c| s.runnable(c)).count();
+        let runnable = runnable.len();
         let no_fault_left = s.faults_used.iter().zip(&self.budgets).all(|(u, b)| u >= b);
         if runnable <= 1 && no_fault_left {
             for cl in &mut s.clients {
@@ -431,7 +432,10 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
         }
         // The simulator's fairness: a client runnable for longer than `starve_ms` steps
         // now, and nothing else happens (a longer stall is the `pause` fault).
-        let starved = s.starved(self.rules());
+        let starved = s.starved(
+            self.rules(),
+            (0..s.clients.len()).filter(|&c| s.runnable(c)),
+        );
         for c in 0..s.clients.len() {
             if starved.is_some_and(|x| x != c) {
                 continue;

@@ -281,7 +281,8 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
 
     /// The client the fairness rule steps now, if one has waited too long.
     pub(super) fn starved(&self) -> Option<usize> {
-        self.world.starved(rules!(self.cfg, self.drift))
+        self.world
+            .starved(rules!(self.cfg, self.drift), self.runnable.iter().copied())
     }
 
     /// Faults applied so far.
@@ -347,11 +348,11 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
         let mut faults = Vec::new();
         let n = self.world.clients.len();
         while self.stop.is_none() && self.world.halt.is_none() {
-            self.world
-                .settle(rules!(self.cfg, self.drift), &mut self.log);
-            self.runnable.clear();
-            self.runnable
-                .extend((0..n).filter(|&c| self.world.runnable(c)));
+            self.world.settle(
+                rules!(self.cfg, self.drift),
+                &mut self.log,
+                &mut self.runnable,
+            );
             if self.runnable.is_empty() {
                 break;
             }

@@ -466,8 +466,9 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
 
     /// What happens between steps: servers whose outage is over come back, pauses that
     /// are over are forgotten, and while no client can move, time jumps to the next
-    /// wake-up. Under [`Rules::fair`], since when each client is runnable.
-    pub(crate) fn settle(&mut self, rules: Rules, sink: &mut impl Sink) {
+    /// wake-up. Under [`Rules::fair`], since when each client is runnable. `runnable`: the
+    /// clients that can step now.
+    pub(crate) fn settle(&mut self, rules: Rules, sink: &mut impl Sink, runnable: &mut Vec<usize>) {
         loop {
             for shard in 0..self.servers.len() {
                 if self.servers[shard]
@@ -481,17 +482,20 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                 }
             }
             let now = self.now;
-            for cl in &mut self.clients {
-                if cl.paused_until <= now {
-                    cl.paused_until = 0;
+            runnable.clear();
+            for c in 0..self.clients.len() {
+                if self.clients[c].paused_until <= now {
+                    self.clients[c].paused_until = 0;
+                }
+                if self.runnable(c) {
+                    runnable.push(c);
                 }
             }
-            if self.halt.is_some() || (0..self.clients.len()).any(|c| self.runnable(c)) {
+            if self.halt.is_some() || !runnable.is_empty() {
                 if rules.fair {
-                    for c in 0..self.clients.len() {
-                        let runnable = self.runnable(c);
-                        let cl = &mut self.clients[c];
-                        if runnable {
+                    let mut next = runnable.iter().copied().peekable();
+                    for (c, cl) in self.clients.iter_mut().enumerate() {
+                        if next.next_if_eq(&c).is_some() {
                             cl.ready_since.get_or_insert(now);
                         } else {
                             cl.ready_since = None;
@@ -510,11 +514,14 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
         }
     }
 
-    /// The runnable client that has waited longest, if it has waited longer than the
+    /// The client of `runnable` that has waited longest, if it has waited longer than the
     /// fairness bound ([`SimConfig::starve_ms`]): it steps now, and nothing else happens.
-    pub(crate) fn starved(&self, rules: Rules) -> Option<usize> {
-        (0..self.clients.len())
-            .filter(|&c| self.runnable(c))
+    pub(crate) fn starved(
+        &self,
+        rules: Rules,
+        runnable: impl Iterator<Item = usize>,
+    ) -> Option<usize> {
+        runnable
             .filter_map(|c| self.clients[c].ready_since.map(|t| (t, c)))
             .filter(|&(t, _)| self.now - t > rules.cfg.starve_ms)
             .min()
@@ -798,16 +805,23 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             self.seq
         };
         let ops = &mut self.history.ops;
+        if start == self.seq {
+            // A new run: this event alone.
+            match kind {
+                Tail::Calls => ops[op].call = start,
+                _ => ops[op].ret = Some(start),
+            }
+            self.tail = kind;
+            self.tail_start = start;
+            return;
+        }
         let pos = |o: &Operation<Op, Ret>| match kind {
             Tail::Calls => Some(o.call),
             _ => o.ret,
         };
-        let mut run: Vec<usize> = Vec::new();
-        if start < self.seq {
-            run.extend(
-                (0..ops.len()).filter(|&i| i != op && pos(&ops[i]).is_some_and(|p| p >= start)),
-            );
-        }
+        let mut run: Vec<usize> = (0..ops.len())
+            .filter(|&i| i != op && pos(&ops[i]).is_some_and(|p| p >= start))
+            .collect();
         run.push(op);
         run.sort_by_key(|&i| ops[i].client);
         for (k, &i) in run.iter().enumerate() {
