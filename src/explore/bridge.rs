@@ -296,12 +296,19 @@ impl<M: Explorable> Bridge<M> {
     /// canonical: with one client runnable and no fault left, the next action steps it
     /// (which restarts its fairness clock), whatever its clock says.
     fn settle(&self, s: &mut State<M::Op, M::Ret>) {
-        let mut runnable = Vec::with_capacity(s.clients.len());
-        s.settle(self.rules(), &mut (), &mut runnable);
+        thread_local! {
+            /// The runnable clients of the state being settled (a buffer kept per checker
+            /// thread: no allocation per state).
+            static RUNNABLE: std::cell::RefCell<Vec<usize>> =
+                const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let runnable = RUNNABLE.with_borrow_mut(|runnable| {
+            s.settle(self.rules(), &mut (), runnable);
+            runnable.len()
+        });
         if !self.fair {
             return;
         }
-        let runnable = runnable.len();
         let no_fault_left = s.faults_used.iter().zip(&self.budgets).all(|(u, b)| u >= b);
         if runnable <= 1 && no_fault_left {
             for cl in &mut s.clients {
