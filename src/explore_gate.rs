@@ -23,10 +23,11 @@
 //! ```
 
 use crate::explore::{Explorable, Limits, Scope};
+use crate::records::{ExploreReport, RunReport};
 use crate::report;
 use crate::scenario::FaultKind;
 use crate::sim::{Token, TokenError};
-use crate::target::{ExploreReport, ModelTarget, RunReport, Target};
+use crate::target::{ModelTarget, Target};
 use crate::verdict::Verdict;
 use std::time::Duration;
 
@@ -155,8 +156,7 @@ impl<M: Explorable> Explore<M> {
         self
     }
 
-    /// Checker threads (`--threads`, default 1: breadth-first on one thread, which gives
-    /// the shortest counterexample).
+    /// Checker threads of the depth-first search (`--threads`, default 1).
     pub fn threads(mut self, n: usize) -> Explore<M> {
         self.limits.threads = n.max(1);
         self

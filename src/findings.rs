@@ -12,89 +12,18 @@
 //! This is the one check → shrink → report path: `kvsim check`, `kvsim report` and
 //! [`crate::Check`] all call [`check`].
 
+use crate::records::{CheckReport, RunReport};
 use crate::scenario::{FaultKind, Scenario};
 use crate::shrink::{self, ShrinkLimits};
 use crate::sim::{self, CheckLimits, SimConfig, ViolationGroup};
-use crate::target::{CheckReport, RunReport, Target};
+use crate::target::Target;
 use crate::verdict::{Verdict, Violation};
-use serde::{Deserialize, Serialize};
+
+pub use crate::records::{describe_faults, Finding};
 
 /// Most violation groups minimized per check (fewest faults first); the rest are
 /// reported as found, marked not minimized.
 pub const MAX_SHRUNK: usize = 24;
-
-/// One defect a check found.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// The property that fails.
-    pub property: String,
-    /// The reason, as the (minimal) counterexample gives it.
-    pub reason: String,
-    /// The reason's class ([`Violation::class`]).
-    pub class: String,
-    /// The fault kinds the minimal counterexample still injects: the faults this defect
-    /// needs (empty: it needs none).
-    pub faults: Vec<FaultKind>,
-    /// Violating runs that showed it.
-    pub runs: u64,
-    /// The token that replays the counterexample.
-    pub replay: String,
-    /// Whether the counterexample was minimized (the faults are then what it needs;
-    /// otherwise, what the run happened to inject).
-    pub minimized: bool,
-    /// The counterexample.
-    pub counterexample: RunReport,
-}
-
-impl Finding {
-    /// The faults for people: `no fault` or `evict, restart`.
-    pub fn describe_faults(&self) -> String {
-        describe_faults(&self.faults)
-    }
-
-    /// Whether `other` is the same defect: the same property, reason class and faults
-    /// needed (as found by another scenario or run).
-    pub fn same_defect(&self, other: &Finding) -> bool {
-        self.property == other.property && self.class == other.class && self.faults == other.faults
-    }
-
-    /// Whether this finding needs `kind`.
-    pub fn needs(&self, kind: FaultKind) -> bool {
-        self.faults.contains(&kind)
-    }
-
-    /// One line: property, reason, faults, runs.
-    pub fn line(&self) -> String {
-        let faults = if self.minimized {
-            format!("needs {}", self.describe_faults())
-        } else {
-            format!(
-                "not minimized (the run injected {})",
-                self.describe_faults()
-            )
-        };
-        format!(
-            "{}: {} · {faults} · {} run{}",
-            self.property,
-            self.reason,
-            self.runs,
-            if self.runs == 1 { "" } else { "s" },
-        )
-    }
-}
-
-/// `no fault`, or the kinds' names joined by `, `.
-pub fn describe_faults(kinds: &[FaultKind]) -> String {
-    if kinds.is_empty() {
-        "no fault".to_string()
-    } else {
-        kinds
-            .iter()
-            .map(|k| k.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
 
 /// The fault kinds a traced run injected, in the CLI's order.
 pub fn faults_of(r: &RunReport) -> Vec<FaultKind> {

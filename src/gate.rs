@@ -18,11 +18,12 @@
 //! ```
 
 use crate::model::Model;
+use crate::records::{CheckReport, RunReport};
 use crate::report;
 use crate::scenario::Scenario;
 use crate::shrink::ShrinkLimits;
 use crate::sim::{CheckLimits, SimConfig, Token, TokenError};
-use crate::target::{CheckReport, ModelTarget, RunReport, Target};
+use crate::target::{ModelTarget, Target};
 use crate::verdict::Verdict;
 use std::time::Duration;
 

@@ -107,6 +107,55 @@ pub struct JsonlOp {
     pub fail: bool,
 }
 
+impl JsonlOp {
+    /// An operation's fields: its function, the invocation's value, the completion's
+    /// value, and whether the completion is `fail`.
+    pub fn new(
+        f: &str,
+        value: serde_json::Value,
+        result: serde_json::Value,
+        fail: bool,
+    ) -> JsonlOp {
+        JsonlOp {
+            f: f.to_string(),
+            value,
+            result,
+            fail,
+        }
+    }
+
+    /// For operations no check-history spec reads: the operation's Debug text as `f`, the
+    /// return value's Debug text (when it returned) as the completion's value.
+    pub fn debug<Op: std::fmt::Debug, Ret: std::fmt::Debug>(op: &Op, ret: Option<&Ret>) -> JsonlOp {
+        JsonlOp {
+            f: format!("{op:?}"),
+            value: serde_json::Value::Null,
+            result: ret.map_or(serde_json::Value::Null, |r| {
+                serde_json::Value::from(format!("{r:?}"))
+            }),
+            fail: false,
+        }
+    }
+}
+
+/// How a model's operations are written to a history file for `kvsim check-history`
+/// ([`crate::model::Model::history_format`]): the spec that reads them, and each
+/// operation's fields.
+pub struct JsonlFormat<Op, Ret> {
+    /// The `--spec` of `kvsim check-history` that reads these operations (`queue`, …).
+    pub spec: &'static str,
+    /// An operation's fields, from the operation and its return value.
+    pub describe: fn(&Op, Option<&Ret>) -> JsonlOp,
+}
+
+impl<Op, Ret> Clone for JsonlFormat<Op, Ret> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<Op, Ret> Copy for JsonlFormat<Op, Ret> {}
+
 impl<Op, Ret> History<Op, Ret> {
     /// Writes the history as JSON lines in the `jsonl` format `kvsim check-history` reads
     /// (see `kvsim::formats::jsonl`): an `invoke` and a completion per operation, in the

@@ -112,6 +112,7 @@ pub mod kv;
 pub mod memstore;
 pub mod model;
 pub mod net;
+pub mod records;
 pub mod report;
 pub mod rng;
 pub mod scenario;

@@ -1,6 +1,6 @@
 //! The [`Model`] trait: a structure, its workload and its property, ready to be checked.
 
-use crate::history::History;
+use crate::history::{History, JsonlFormat};
 use crate::kv::{Kv, KvError};
 use crate::rng::SimRng;
 use crate::verdict::Verdict;
@@ -46,4 +46,11 @@ pub trait Model {
     /// Judges a complete history (linearizability against a spec, mutual exclusion, a
     /// time-window spec, …).
     fn check(&self, history: &History<Self::Op, Self::Ret>) -> Verdict;
+
+    /// How the operations are written to a history file that `kvsim check-history` can
+    /// check (`kvsim stress --history-out`). Default: `None`, no spec reads them (each
+    /// operation is written as its Debug text, [`crate::history::JsonlOp::debug`]).
+    fn history_format(&self) -> Option<JsonlFormat<Self::Op, Self::Ret>> {
+        None
+    }
 }

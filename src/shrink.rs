@@ -15,11 +15,13 @@
 //! choices are replayed and for every seed of the bounded search. Everything is a pure
 //! function of its inputs; the work is bounded by a probe count, never by wall-clock time.
 
+use crate::records::RunReport;
 use crate::scenario::FaultKind;
-use crate::sim::{run_seed, Delivery, Event, Fault, SimConfig};
-use crate::target::{RunReport, Target};
+use crate::sim::{run_seed, SimConfig};
+use crate::target::Target;
 use crate::verdict::{Verdict, Violation};
-use serde::{Deserialize, Serialize};
+
+pub use crate::records::{active_clients, faults_in, total_ops, ShrinkStats};
 
 /// How hard the minimizer tries.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,54 +38,6 @@ impl Default for ShrinkLimits {
             max_probes: 20_000,
             seeds: 64,
         }
-    }
-}
-
-/// How far a run shrank.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShrinkStats {
-    /// Steps of the original run.
-    pub from_steps: u32,
-    /// Clients of the original run (with at least one operation).
-    pub from_clients: usize,
-    /// Operations of the original run.
-    pub from_ops: usize,
-    /// Faults injected in the original run.
-    pub from_faults: usize,
-    /// Runs the minimizer made.
-    pub probes: u64,
-    /// Whether it stopped at its probe limit (then the result may not be minimal).
-    pub exhausted: bool,
-}
-
-impl ShrinkStats {
-    /// `shrunk 41 → 6 steps, 3 → 2 clients, 8 → 2 ops, 2 → 1 faults` (only what changed,
-    /// steps always).
-    pub fn describe(&self, now: &RunReport) -> String {
-        let mut parts = vec![format!("shrunk {} → {} steps", self.from_steps, now.steps)];
-        let clients = active_clients(&now.config).len();
-        if clients != self.from_clients {
-            let noun = if clients == 1 { "client" } else { "clients" };
-            parts.push(format!("{} → {clients} {noun}", self.from_clients));
-        }
-        let ops = total_ops(&now.config);
-        if ops != self.from_ops {
-            let noun = if ops == 1 { "op" } else { "ops" };
-            parts.push(format!("{} → {ops} {noun}", self.from_ops));
-        }
-        let faults = faults_in(now);
-        if faults != self.from_faults {
-            let noun = if faults == 1 { "fault" } else { "faults" };
-            parts.push(format!("{} → {faults} {noun}", self.from_faults));
-        }
-        let mut s = parts.join(", ");
-        if self.exhausted {
-            s.push_str(&format!(
-                " (stopped at its limit of {} runs: may not be minimal)",
-                self.probes
-            ));
-        }
-        s
     }
 }
 
@@ -106,34 +60,6 @@ pub struct Reduction {
     pub what: String,
     /// The smaller run, with the old choices remapped to it.
     pub candidate: Candidate,
-}
-
-/// The clients that run at least one operation.
-pub fn active_clients(config: &SimConfig) -> Vec<usize> {
-    (0..config.clients)
-        .filter(|&c| !config.ops_of(c).is_empty())
-        .collect()
-}
-
-/// Operations over all clients.
-pub fn total_ops(config: &SimConfig) -> usize {
-    (0..config.clients).map(|c| config.ops_of(c).len()).sum()
-}
-
-/// Faults injected in a traced run (the store's own LRU evictions are not counted: they
-/// follow from the memory limit).
-pub fn faults_in(r: &RunReport) -> usize {
-    r.trace
-        .iter()
-        .filter(|s| match &s.event {
-            Event::Fault(Fault::LruEvict { .. } | Fault::ShardUp { .. }) => false,
-            Event::Fault(_) => true,
-            Event::Call { delivery, .. } => {
-                matches!(delivery, Delivery::RequestLost | Delivery::ReplyLost(_))
-            }
-            _ => false,
-        })
-        .count()
 }
 
 /// The config with every client's operation list spelled out.

@@ -4,131 +4,13 @@
 use crate::explore::{self, Explorable, Limits, Scope};
 use crate::history::Outcome;
 use crate::model::Model;
-use crate::scenario::{FaultKind, Scenario};
-use crate::sim::{self, CheckLimits, SimConfig, Token, TraceStep};
+use crate::net::{StressConfig, StressError, StressReport};
+use crate::scenario::Scenario;
+use crate::sim::{self, CheckLimits, SimConfig, Token};
 use crate::verdict::Verdict;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// One operation of a run, rendered for people.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OpRecord {
-    /// The client.
-    pub client: usize,
-    /// The operation (`{:?}`).
-    pub op: String,
-    /// `ok`, `failed` or `unknown`.
-    pub outcome: String,
-    /// What it returned (`{:?}`), when it returned.
-    pub ret: Option<String>,
-    /// Invocation, in the history's event order.
-    pub call_seq: u64,
-    /// Completion, in the history's event order.
-    pub ret_seq: Option<u64>,
-    /// Invocation, virtual ms.
-    pub call_ms: u64,
-    /// Completion, virtual ms.
-    pub ret_ms: Option<u64>,
-}
-
-/// One run, with everything a report shows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunReport {
-    /// `MODEL/VARIANT`.
-    pub target: String,
-    /// The scenario's name.
-    pub scenario: String,
-    /// Every knob of the run.
-    pub config: SimConfig,
-    /// The run's seed.
-    pub seed: u64,
-    /// The token that replays it (`kvsim replay TOKEN`).
-    pub token: String,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// The operations.
-    pub ops: Vec<OpRecord>,
-    /// The trace.
-    pub trace: Vec<TraceStep>,
-    /// Steps (choices) taken.
-    pub steps: u32,
-    /// The run's choices.
-    pub choices: Vec<u32>,
-    /// The fault kinds that were on (swarm draws a subset).
-    pub faults_on: Vec<FaultKind>,
-    /// How far the minimizer shrank it (`None`: not minimized).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shrink: Option<crate::shrink::ShrinkStats>,
-}
-
-/// The result of checking one target against one scenario.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CheckReport {
-    /// `MODEL/VARIANT`.
-    pub target: String,
-    /// The scenario's name.
-    pub scenario: String,
-    /// The verdict over all runs.
-    pub verdict: Verdict,
-    /// Runs done.
-    pub runs: u64,
-    /// Runs that violated a property.
-    #[serde(default)]
-    pub violating_runs: u64,
-    /// Wall-clock milliseconds.
-    pub millis: u64,
-    /// KV calls delivered over all runs.
-    pub kv_calls: u64,
-    /// The first failing run, if any (for a check made by [`crate::findings::check`], the
-    /// first finding's counterexample).
-    pub failure: Option<RunReport>,
-    /// The violating runs, grouped by property, reason class and the faults they injected.
-    #[serde(default)]
-    pub groups: Vec<sim::ViolationGroup>,
-    /// What the check found, one entry per defect; made from `groups` by
-    /// [`crate::findings::check`] (empty for a bare [`Target::check`]).
-    #[serde(default)]
-    pub findings: Vec<crate::findings::Finding>,
-}
-
-/// The result of an exhaustive search of one target ([`Target::explore`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExploreReport {
-    /// `MODEL/VARIANT`.
-    pub target: String,
-    /// What was searched.
-    pub scope: Scope,
-    /// `Ok` (every path of the scope passes), `Violation` or `Unknown` (which bound).
-    pub verdict: Verdict,
-    /// Distinct states (by 64-bit hash).
-    pub unique_states: usize,
-    /// States generated, repeats included.
-    pub total_states: usize,
-    /// The deepest path, in steps.
-    pub max_depth: usize,
-    /// Wall-clock milliseconds.
-    pub millis: u64,
-    /// Generated states per second.
-    pub states_per_s: f64,
-    /// Paths the time horizon cut (not expanded, not judged).
-    pub horizon_cut: usize,
-    /// Paths the step bound per operation cut (not expanded, not judged).
-    #[serde(default)]
-    pub steps_cut: usize,
-    /// Workloads the scope covers: every alternative of every operation the model's `op`
-    /// can give (saturating).
-    #[serde(default)]
-    pub workloads: u64,
-    /// The guard rail that stopped the search, if one did.
-    pub bound: Option<String>,
-    /// A warning about the scope's size, given before the search.
-    pub warning: Option<String>,
-    /// The shortest counterexample, replayed by the simulator (its trace is the
-    /// simulator's own).
-    pub counterexample: Option<RunReport>,
-    /// The counterexample's replay token (`kvsim replay TOKEN`).
-    pub token: Option<String>,
-}
+pub use crate::records::{CheckReport, ExploreReport, OpRecord, RunReport};
 
 /// A model behind a name (`MODEL/VARIANT`), driven without knowing its types.
 pub trait Target {
@@ -162,6 +44,10 @@ pub trait Target {
 
     /// Serves stateright's Explorer for `scope` on `addr`; blocks while it runs.
     fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String>;
+
+    /// Runs the model from OS threads against real servers and checks its history
+    /// ([`crate::net::stress`]): the engine of `kvsim stress`.
+    fn stress(&self, config: &StressConfig) -> Result<StressReport, StressError>;
 }
 
 /// A [`Model`] with its name: the standard [`Target`].
@@ -344,6 +230,10 @@ impl<M: Explorable> Target for ModelTarget<M> {
 
     fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String> {
         explore::serve(Arc::clone(&self.model), scope, addr)
+    }
+
+    fn stress(&self, config: &StressConfig) -> Result<StressReport, StressError> {
+        crate::net::stress(self.model(), config).map(|run| run.erase(self.model().history_format()))
     }
 }
 

@@ -33,13 +33,14 @@
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
-use kvsim::history::History;
+use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
+use serde_json::json;
 
 /// A counter operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -134,6 +135,21 @@ pub(crate) fn parse_number(data: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
+/// An operation's fields in a history file (read by `kvsim check-history --spec counter`).
+fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
+    let fail = ret == Some(&Ret::Lost);
+    match op {
+        Op::Increment(n) => JsonlOp::new("add", json!(n), json!(null), fail),
+        Op::Value => {
+            let n = match ret {
+                Some(Ret::Value(n)) => json!(n),
+                _ => json!(null),
+            };
+            JsonlOp::new("read", json!(null), n, fail)
+        }
+    }
+}
+
 impl Model for Counter {
     type Op = Op;
     type Ret = Ret;
@@ -160,6 +176,13 @@ impl Model for Counter {
         } else {
             Op::Value
         }
+    }
+
+    fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
+        Some(JsonlFormat {
+            spec: "counter",
+            describe: jsonl_op,
+        })
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {

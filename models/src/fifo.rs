@@ -54,13 +54,14 @@
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
-use kvsim::history::History;
+use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, Versioned};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
+use serde_json::json;
 use std::collections::VecDeque;
 
 /// Length of the random suffix of a node's key.
@@ -273,6 +274,21 @@ impl Fifo {
     }
 }
 
+/// An operation's fields in a history file (read by `kvsim check-history --spec queue`).
+fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
+    let fail = ret == Some(&Ret::Lost);
+    match op {
+        Op::Enqueue(x) => JsonlOp::new("enqueue", json!(x), json!(null), fail),
+        Op::Dequeue => {
+            let x = match ret {
+                Some(Ret::Dequeued(x)) => json!(x),
+                _ => json!(null),
+            };
+            JsonlOp::new("dequeue", json!(null), x, fail)
+        }
+    }
+}
+
 impl Model for Fifo {
     type Op = Op;
     type Ret = Ret;
@@ -300,6 +316,13 @@ impl Model for Fifo {
         } else {
             Op::Dequeue
         }
+    }
+
+    fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
+        Some(JsonlFormat {
+            spec: "queue",
+            describe: jsonl_op,
+        })
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {

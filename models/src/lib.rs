@@ -1,13 +1,11 @@
 //! The seed structures of kvsim (published and fixed variants), their specs and
-//! scenarios, and the registry the `kvsim` command uses.
+//! scenarios, the registry the `kvsim` command uses, and the reports it generates.
 #![forbid(unsafe_code)]
 
-pub mod bench;
-pub mod cli;
 pub mod expect;
 pub mod lincheck;
-pub mod progress;
 pub mod registry;
+pub mod reports;
 
 pub mod array_append;
 pub mod array_locked;

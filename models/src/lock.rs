@@ -59,13 +59,14 @@
 use crate::counter::parse_number;
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use crate::lincheck;
-use kvsim::history::History;
+use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
+use serde_json::json;
 
 /// The published lock's expiry, in seconds (the article leaves it to the caller).
 pub const LOCK_TIMEOUT_SECS: i64 = 2;
@@ -234,6 +235,15 @@ async fn fixed_body<K: Kv>(kv: &K, key: &[u8]) -> Result<Ret, KvError> {
     }
 }
 
+/// An operation's fields in a history file (read by `kvsim check-history --spec counter`).
+fn jsonl_op(_op: &Op, ret: Option<&Ret>) -> JsonlOp {
+    match ret {
+        Some(Ret::Value(n)) => JsonlOp::new("incr", json!(1), json!(n), false),
+        Some(Ret::Lost) => JsonlOp::new("incr", json!(1), json!(null), true),
+        None => JsonlOp::new("incr", json!(1), json!(null), false),
+    }
+}
+
 impl Model for Lock {
     type Op = Op;
     type Ret = Ret;
@@ -254,6 +264,13 @@ impl Model for Lock {
 
     fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) -> Op {
         Op::Increment
+    }
+
+    fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
+        Some(JsonlFormat {
+            spec: "counter",
+            describe: jsonl_op,
+        })
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {

@@ -19,6 +19,11 @@ pub struct Entry {
     /// The default scope of `kvsim explore`: (clients, operations per client), the
     /// smallest that shows the published variant's defect without faults.
     pub explore_scope: (usize, usize),
+    /// The default time horizon of `kvsim explore`, in virtual ms.
+    pub explore_horizon_ms: u64,
+    /// Whether the model's check reads the history's virtual times (time-window specs):
+    /// `kvsim explore` then keeps them in the state.
+    pub timed: bool,
 }
 
 impl Entry {
@@ -45,12 +50,26 @@ impl Entry {
             ],
             scenarios,
             explore_scope: (2, 2),
+            explore_horizon_ms: kvsim::explore::DEFAULT_HORIZON_MS,
+            timed: false,
         }
     }
 
     /// The same model with `clients` × `ops` as its default explore scope.
     pub fn explore_scope(mut self, clients: usize, ops: usize) -> Entry {
         self.explore_scope = (clients, ops);
+        self
+    }
+
+    /// The same model with a default explore horizon of `secs` virtual seconds.
+    pub fn explore_horizon(mut self, secs: u64) -> Entry {
+        self.explore_horizon_ms = secs * 1000;
+        self
+    }
+
+    /// The same model, its check reading the history's virtual times.
+    pub fn timed(mut self) -> Entry {
+        self.timed = true;
         self
     }
 
@@ -98,14 +117,29 @@ pub fn registry() -> Vec<Entry> {
             visitor_counter::published(),
             visitor_counter::fixed(),
             visitor_counter::scenarios(),
-        ),
+        )
+        // The lost visit needs a visit, a later one in the period after next, and a
+        // read in the period after that: moments seconds apart, reached through `Sleep`
+        // operations. One client does it in 6 operations (46,656 workloads); two clients
+        // would need 2 × 5, far too many workloads to enumerate. Every path of the fixed
+        // variant ends within 20 s.
+        .explore_scope(1, 6)
+        .explore_horizon(20)
+        .timed(),
         Entry::new(
             "event-log",
             "event log as a ring of time chunks (001)",
             event_log::published(),
             event_log::fixed(),
             event_log::scenarios(),
-        ),
+        )
+        // A missed event needs a chunk that dies W = 10 s after its first event while a
+        // later event in it is still inside the window: 10 s of sleeps between a put and
+        // a fetch. One client in 7 operations (279,936 workloads); every path of the fixed
+        // variant ends within 25 s.
+        .explore_scope(1, 7)
+        .explore_horizon(25)
+        .timed(),
         Entry::new(
             "array-locked",
             "read-mostly array, changed under the lock (001, MCArray1)",

@@ -67,13 +67,14 @@
 use crate::counter::parse_number;
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
-use kvsim::history::History;
+use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
+use serde_json::json;
 
 /// Attempts `runSynchronized` makes before it throws ("about 10").
 pub const ATTEMPTS: u32 = 10;
@@ -285,6 +286,19 @@ impl SpinLock {
     }
 }
 
+/// An operation's fields in a history file (read by `kvsim check-history --spec counter`).
+fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
+    let fail = matches!(ret, Some(Ret::Lost | Ret::GaveUp));
+    let n = match ret {
+        Some(Ret::Value(n)) => json!(n),
+        _ => json!(null),
+    };
+    match op {
+        Op::Increment => JsonlOp::new("incr", json!(1), n, fail),
+        Op::Read => JsonlOp::new("read", json!(null), n, fail),
+    }
+}
+
 impl Model for SpinLock {
     type Op = Op;
     type Ret = Ret;
@@ -317,6 +331,13 @@ impl Model for SpinLock {
     /// operation is for.
     fn made_progress(&self, _op: &Op, ret: &Ret) -> bool {
         !matches!(ret, Ret::GaveUp | Ret::Lost)
+    }
+
+    fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
+        Some(JsonlFormat {
+            spec: "counter",
+            describe: jsonl_op,
+        })
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {

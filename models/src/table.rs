@@ -47,13 +47,14 @@
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
 use crate::lock::{published_try_lock, published_unlock};
-use kvsim::history::History;
+use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
+use serde_json::json;
 use std::collections::BTreeSet;
 
 /// The members the workload uses.
@@ -204,6 +205,19 @@ impl Table {
     }
 }
 
+/// An operation's fields in a history file (read by `kvsim check-history --spec set`).
+fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
+    let fail = ret == Some(&Ret::Lost);
+    match (op, ret) {
+        (Op::Add(k), _) => JsonlOp::new("add", json!(k), json!(null), fail),
+        (Op::Delete(k), _) => JsonlOp::new("remove", json!(k), json!(null), fail),
+        (Op::Has(k), Some(Ret::Has(b))) => JsonlOp::new("contains", json!(k), json!(b), fail),
+        (Op::Has(k), _) => JsonlOp::new("contains", json!(k), json!(null), fail),
+        (Op::Fetch, Some(Ret::Members(m))) => JsonlOp::new("read", json!(null), json!(m), fail),
+        (Op::Fetch, _) => JsonlOp::new("read", json!(null), json!(null), fail),
+    }
+}
+
 impl Model for Table {
     type Op = Op;
     type Ret = Ret;
@@ -249,6 +263,13 @@ impl Model for Table {
             4..=6 => Op::Has(k),
             _ => Op::Fetch,
         }
+    }
+
+    fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
+        Some(JsonlFormat {
+            spec: "set",
+            describe: jsonl_op,
+        })
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {

@@ -4,8 +4,8 @@
 
 use kvsim::shrink;
 use kvsim::sim::Token;
-use kvsim_models::cli::report::{self, default_dir, files, matrices};
 use kvsim_models::registry::{self, registry};
+use kvsim_models::reports::{self as report, default_dir, files, matrices};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -37,7 +37,7 @@ fn threads() -> usize {
 
 #[test]
 fn committed_reports_are_current() {
-    let ms = matrices(threads(), true);
+    let ms = matrices(threads());
     // A fault's cell shows a counterexample only when its minimal form needs that fault;
     // the `none` cell's needs none.
     for m in &ms {

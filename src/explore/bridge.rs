@@ -73,7 +73,7 @@ pub(crate) struct Bridge<M: Explorable> {
     seeded: bool,
     /// Each client's clock drift.
     drift: Vec<i64>,
-    /// Whether the simulator's fairness bound can force a step within the horizon (a
+    /// Whether the simulator's fairness bound can ever force a step in this scope (a
     /// state then keeps since when each client is runnable; otherwise it never does, and
     /// the state stays free of it).
     fair: bool,
@@ -194,7 +194,17 @@ impl<M: Explorable> Bridge<M> {
         init.faults_used = vec![0; scope.faults.len()];
         init.halt = setup.failed.map(Halt::SetupFailed);
         let drift = setup.clocks.iter().map(|c| c.drift_ppm).collect();
-        let fair = cfg.starve_ms < scope.horizon_ms;
+        // The simulator's fairness bound can only force a step if a runnable client can
+        // wait longer than it: time passes while a client is runnable only by the other
+        // clients' KV calls (each op at most `max_op_steps + 1` of them before its path is
+        // cut) and by the `expire` fault's jumps. When it cannot, states need not carry
+        // since when each client has been runnable, and interleavings that differ only
+        // there merge.
+        let others_calls = (cfg.clients.saturating_sub(1) as u64)
+            .saturating_mul(cfg.ops as u64)
+            .saturating_mul(u64::from(scope.max_op_steps) + 1);
+        let fair = scope.faults.iter().any(|(k, _)| *k == FaultKind::Expire)
+            || cfg.step_ms.saturating_mul(others_calls) > cfg.starve_ms;
         let mut bridge = Bridge {
             model,
             cfg,
@@ -233,13 +243,8 @@ impl<M: Explorable> Bridge<M> {
         if self.seeded {
             return None;
         }
-        let mut chosen: Vec<Vec<u32>> = self.alts.iter().map(|a| vec![0; a.len()]).collect();
-        for (s, a) in path {
-            if let Some(Action::Start(c, _, alt)) = a {
-                chosen[*c][s.clients[*c].op_index as usize] = *alt;
-            }
-        }
-        let values = chosen
+        let values = self
+            .chosen(path)
             .iter()
             .enumerate()
             .map(|(c, per_op)| {
@@ -251,6 +256,51 @@ impl<M: Explorable> Bridge<M> {
             })
             .collect();
         Some(values)
+    }
+
+    /// The alternative a path started, per client and operation index (the first for
+    /// operations it never started).
+    pub(crate) fn chosen(&self, path: &[PathStep<M>]) -> Vec<Vec<u32>> {
+        let mut chosen: Vec<Vec<u32>> = self.alts.iter().map(|a| vec![0; a.len()]).collect();
+        for (s, a) in path {
+            if let Some(Action::Start(c, _, alt)) = a {
+                chosen[*c][s.clients[*c].op_index as usize] = *alt;
+            }
+        }
+        chosen
+    }
+
+    /// The same search restricted to one workload: per client and operation index, only
+    /// the alternative `chosen` names (see [`Bridge::chosen`]), under its own guard.
+    pub(crate) fn restricted(&self, chosen: &[Vec<u32>], guard: Arc<Guard>) -> Bridge<M> {
+        let alts = self
+            .alts
+            .iter()
+            .zip(chosen)
+            .map(|(per_op, ch)| {
+                per_op
+                    .iter()
+                    .zip(ch)
+                    .map(|(alts, &k)| vec![alts[k as usize].clone()])
+                    .collect()
+            })
+            .collect();
+        Bridge {
+            model: Arc::clone(&self.model),
+            cfg: self.cfg.clone(),
+            seed: self.seed,
+            kinds: self.kinds.clone(),
+            budgets: self.budgets.clone(),
+            horizon: self.horizon,
+            times: self.times,
+            max_op_steps: self.max_op_steps,
+            alts,
+            seeded: self.seeded,
+            drift: self.drift.clone(),
+            fair: self.fair,
+            init: self.init.clone(),
+            guard,
+        }
     }
 
     /// The rules the world is stepped under in this scope.

@@ -36,8 +36,12 @@
 //! - **Determinism.** A structure must take time, randomness and waiting from its kv
 //!   handle. If replaying a client's recorded replies does not reproduce its requests, the
 //!   path ends and the verdict is `Unknown`.
-//! - **Shortest counterexamples** come from breadth-first search on one thread (the
-//!   default); with more threads a counterexample is valid but may not be the shortest.
+//! - **Depth-first, then shortest.** The search is depth-first (its memory is the set of
+//!   state hashes and the paths being expanded; a breadth-first frontier over thousands of
+//!   workloads takes gigabytes). A violation is then searched again breadth-first on one
+//!   thread within the violating path's workload: the counterexample is the shortest of
+//!   that workload, not necessarily of the whole scope (another workload may fail in
+//!   fewer steps).
 //!
 //! Guard rails: the search stops with `Unknown`, naming the bound, when it has generated
 //! [`Limits::max_states`] states or the process holds [`Limits::max_memory_bytes`];
@@ -46,6 +50,7 @@
 //! [stateright]: https://docs.rs/stateright
 
 mod bridge;
+mod canon;
 mod explorer;
 mod guard;
 mod scope;
@@ -90,7 +95,8 @@ pub struct Limits {
     pub max_states: usize,
     /// Most resident memory of the process before the search stops with `Unknown`.
     pub max_memory_bytes: u64,
-    /// Checker threads (1: breadth-first on one thread, shortest counterexamples).
+    /// Checker threads of the depth-first search (the shortest counterexample of a
+    /// violating workload is then searched on one thread).
     pub threads: usize,
     /// Print progress on stderr once a second (states, unique states, depth, states/s,
     /// memory).
@@ -177,7 +183,8 @@ pub fn workloads<M: Model>(model: &M, scope: &Scope) -> Result<(u64, bool), Stri
     Ok((n, spread))
 }
 
-/// Explores every path of `model` in `scope`, breadth-first, within `limits`.
+/// Explores every path of `model` in `scope`, depth-first, within `limits`; a violation's
+/// counterexample is the shortest of its workload.
 pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Exploration {
     let start = Instant::now();
     let guard = Arc::new(Guard::new(limits.max_states, limits.max_memory_bytes));
@@ -202,11 +209,15 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
     };
     let mut config = bridge.cfg.clone();
     let workloads = bridge.workloads();
+    // Depth-first: memory is the visited set and the paths being expanded, where a
+    // breadth-first search holds a whole frontier of states (hundreds of times more on the
+    // scopes of many workloads). The shortest counterexample is searched afterwards,
+    // breadth-first within the violating path's workload.
     let checker = bridge
         .checker()
         .threads(limits.threads.max(1))
         .finish_when(HasDiscoveries::AnyFailures)
-        .spawn_bfs();
+        .spawn_dfs();
     if limits.progress {
         let mut last = Instant::now();
         while !checker.is_done() {
@@ -231,7 +242,6 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
         }
     }
     let checker = checker.join();
-    let elapsed = start.elapsed();
     let bridge = checker.model();
     let mut discoveries = checker.discoveries();
     let failure = [PROP_CHECK, PROP_PROGRESS]
@@ -241,10 +251,13 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
     let bound = guard.hit();
     let (verdict, counterexample) = match failure {
         Some(path) => {
-            let steps = path.into_vec();
-            let last = &steps.last().expect("a path has a state").0;
-            config.workload = bridge.workload(&steps);
-            (bridge.verdict(last), Some(bridge.choices(&steps)))
+            let found = path.into_vec();
+            let guard = Arc::new(Guard::new(limits.max_states, limits.max_memory_bytes));
+            let within = bridge.restricted(&bridge.chosen(&found), guard);
+            let (verdict, workload, choices) =
+                shortest(within).unwrap_or_else(|| conclude(bridge, &found));
+            config.workload = workload;
+            (verdict, Some(choices))
         }
         None => match &bound {
             Some(why) => (Verdict::Unknown(why.clone()), None),
@@ -267,7 +280,8 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
         unique_states: checker.unique_state_count(),
         total_states: checker.state_count(),
         max_depth: checker.max_depth(),
-        elapsed,
+        // The search and, after a violation, the search for its shortest path.
+        elapsed: start.elapsed(),
         horizon_cut: guard.horizon_cut(),
         steps_cut: guard.steps_cut(),
         workloads,
@@ -276,6 +290,36 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
         config,
         seed: scope.seed,
     }
+}
+
+/// What a failing path says: its verdict, its workload and its replay choices.
+type Concluded = (Verdict, Option<Vec<Vec<Vec<u64>>>>, Vec<u32>);
+
+fn conclude<M: Explorable>(bridge: &Bridge<M>, steps: &[bridge::PathStep<M>]) -> Concluded {
+    let last = &steps.last().expect("a path has a state").0;
+    (
+        bridge.verdict(last),
+        bridge.workload(steps),
+        bridge.choices(steps),
+    )
+}
+
+/// The shortest failing path of `bridge` (restricted to the workload a failing path
+/// runs), concluded: a breadth-first search on one thread. `None` when it ends without a
+/// failure (a bound hit): the caller keeps the path it has.
+fn shortest<M: Explorable>(bridge: Bridge<M>) -> Option<Concluded> {
+    let checker = bridge
+        .checker()
+        .threads(1)
+        .finish_when(HasDiscoveries::AnyFailures)
+        .spawn_bfs()
+        .join();
+    let mut discoveries = checker.discoveries();
+    let path = [PROP_CHECK, PROP_PROGRESS]
+        .iter()
+        .filter_map(|p| discoveries.remove(p))
+        .min_by_key(|path| path.clone().into_actions().len())?;
+    Some(conclude(checker.model(), &path.into_vec()))
 }
 
 /// Why a search whose paths a bound of the scope cut is not exhaustive: each bound, how

@@ -22,9 +22,7 @@ pub struct Scope {
     /// Fault kinds, each with how many faults of that kind one path may take.
     pub faults: Vec<(FaultKind, u32)>,
     /// Virtual milliseconds after which a path is not expanded further (spin loops under
-    /// an unfair schedule never end; the horizon cuts them). It is also the fairness bound
-    /// of the search ([`SimConfig::starve_ms`]): every schedule is explored, a client may
-    /// wait as long as the horizon while others step.
+    /// an unfair schedule never end; the horizon cuts them).
     pub horizon_ms: u64,
     /// Steps (KV calls and wake-ups) one operation may take on a path before the path is
     /// cut: a spin loop under an unfair schedule never ends, and a busy one never even
@@ -148,9 +146,6 @@ impl Scope {
         scenario.persistent = self.persistent;
         let mut cfg = SimConfig::from_scenario(&scenario);
         cfg.faults = FaultSet::of(&kinds);
-        // Every schedule within the horizon: no client is forced to step before it has
-        // waited the whole horizon (the bound a replay token can carry).
-        cfg.starve_ms = self.horizon_ms.min(crate::sim::Token::MAX_MS);
         cfg
     }
 

@@ -17,4 +17,6 @@ pub mod server;
 pub use server::{ServeConfig, Server};
 pub mod stress;
 
-pub use stress::{fresh_prefix, stress, StressConfig, StressError, StressRun};
+pub use stress::{
+    fresh_prefix, stress, StressConfig, StressError, StressHistory, StressReport, StressRun,
+};

@@ -26,11 +26,12 @@
 use super::client::{AddrError, StopSignal, TcpKv, TcpKvConfig};
 use super::recorder::{Pending, Recorder};
 use crate::command::{Command, Reply};
-use crate::history::{History, Outcome};
+use crate::history::{History, JsonlFormat, JsonlOp, Outcome};
 use crate::kv::{block_on_ready, Kv, KvError};
 use crate::model::Model;
 use crate::rng::SimRng;
 use crate::verdict::Verdict;
+use std::fmt::Debug;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -174,6 +175,107 @@ pub struct StressRun<Op, Ret> {
     pub stopped: Option<String>,
     /// The first error an operation ended with.
     pub first_error: Option<String>,
+}
+
+/// A stress run of any model, its operation types erased ([`StressRun::erase`]): what
+/// [`crate::target::Target::stress`] returns.
+pub struct StressReport {
+    /// The model's judgement of the history.
+    pub verdict: Verdict,
+    /// Operations whose outcome is unknown.
+    pub unknown: usize,
+    /// Operations that completed.
+    pub ok: usize,
+    /// Operations known to have had no effect.
+    pub failed: usize,
+    /// How long the operations ran.
+    pub elapsed: Duration,
+    /// The key prefix of the run.
+    pub key_prefix: String,
+    /// Why the run was stopped before its bound, if it was.
+    pub stopped: Option<String>,
+    /// The first error an operation ended with.
+    pub first_error: Option<String>,
+    /// The history.
+    pub history: Box<dyn StressHistory>,
+}
+
+/// A stress run's history, its operation types erased.
+pub trait StressHistory {
+    /// Number of operations.
+    fn len(&self) -> usize;
+
+    /// Whether there are no operations.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`-th operation for people: `client C OP → OUTCOME (CALL ms … RET ms)`.
+    fn describe(&self, i: usize) -> Option<String>;
+
+    /// The `kvsim check-history` spec that reads the operations (`None`: none does, each
+    /// is written as its Debug text).
+    fn spec(&self) -> Option<&'static str>;
+
+    /// Writes the history in the `jsonl` format ([`History::write_jsonl`]).
+    fn write_jsonl(&self, out: &mut dyn std::io::Write) -> std::io::Result<()>;
+}
+
+struct Erased<Op, Ret> {
+    history: History<Op, Ret>,
+    format: Option<JsonlFormat<Op, Ret>>,
+}
+
+impl<Op: Debug, Ret: Debug> StressHistory for Erased<Op, Ret> {
+    fn len(&self) -> usize {
+        self.history.len()
+    }
+
+    fn describe(&self, i: usize) -> Option<String> {
+        let op = self.history.ops.get(i)?;
+        Some(format!(
+            "client {} {:?} → {:?} ({} ms … {} ms)",
+            op.client,
+            op.op,
+            op.outcome,
+            op.call_ms,
+            op.ret_ms.map_or("-".to_string(), |t| t.to_string())
+        ))
+    }
+
+    fn spec(&self) -> Option<&'static str> {
+        self.format.map(|f| f.spec)
+    }
+
+    fn write_jsonl(&self, mut out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self.format {
+            Some(f) => self.history.write_jsonl(&mut out, f.describe),
+            None => self
+                .history
+                .write_jsonl(&mut out, |o: &Op, r: Option<&Ret>| JsonlOp::debug(o, r)),
+        }
+    }
+}
+
+impl<Op: Debug + 'static, Ret: Debug + 'static> StressRun<Op, Ret> {
+    /// The run with its operation types erased; `format` writes its history for
+    /// `kvsim check-history`.
+    pub fn erase(self, format: Option<JsonlFormat<Op, Ret>>) -> StressReport {
+        StressReport {
+            verdict: self.verdict,
+            unknown: self.unknown,
+            ok: self.ok,
+            failed: self.failed,
+            elapsed: self.elapsed,
+            key_prefix: self.key_prefix,
+            stopped: self.stopped,
+            first_error: self.first_error,
+            history: Box::new(Erased {
+                history: self.history,
+                format,
+            }),
+        }
+    }
 }
 
 impl StressConfig {

@@ -2,7 +2,7 @@
 //! [`crate::Explore`] panics with.
 
 use crate::explore::{Scope, EVERY_VALUE_UP_TO};
-use crate::target::ExploreReport;
+use crate::records::ExploreReport;
 use crate::verdict::Verdict;
 
 /// The first lines of the text form, printed before the search: the target, the scope,

@@ -5,8 +5,8 @@
 
 use super::rows::{self, Who};
 use super::text::knobs;
+use crate::records::RunReport;
 use crate::sim::{Delivery, Event, Fault};
-use crate::target::RunReport;
 use crate::verdict::Verdict;
 use std::fmt::Write;
 

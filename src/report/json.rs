@@ -4,9 +4,8 @@
 //! fields are exactly what the text report prints.
 
 use super::rows::{self, Who};
-use crate::shrink::ShrinkStats;
+use crate::records::{OpRecord, RunReport, ShrinkStats};
 use crate::sim::{Event, SimConfig};
-use crate::target::{OpRecord, RunReport};
 use crate::verdict::Verdict;
 use serde::Serialize;
 

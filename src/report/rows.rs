@@ -1,8 +1,8 @@
 //! A run's trace as rows for people: who each step belongs to, which operation it is part
 //! of, and its text. Every renderer (text, JSON, HTML) reads the trace through this.
 
+use crate::records::RunReport;
 use crate::sim::{ms, Delivery, Event, TraceStep};
-use crate::target::RunReport;
 use crate::verdict::Verdict;
 
 /// Whose column a row goes in.
@@ -114,7 +114,7 @@ pub fn secs(t: u64) -> String {
 }
 
 /// An operation with its outcome: `Enqueue("a") → Ok(())`, `… → error`, `… (never returned)`.
-pub fn op_label(o: &crate::target::OpRecord) -> String {
+pub fn op_label(o: &crate::records::OpRecord) -> String {
     match (&o.ret, o.outcome.as_str()) {
         (Some(ret), _) => format!("{} → {}", o.op, ret),
         (None, "unknown") if o.ret_seq.is_some() => format!("{} → error (outcome unknown)", o.op),

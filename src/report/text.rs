@@ -5,9 +5,9 @@
 //! colour for terminals (see [`colour_wanted`]).
 
 use super::rows::{self, Who};
+use crate::records::RunReport;
 use crate::scenario::{FaultKind, Strategy};
 use crate::sim::{ms, SimConfig};
-use crate::target::RunReport;
 use crate::verdict::Verdict;
 use anstyle::{AnsiColor, Style};
 use std::fmt::Write;

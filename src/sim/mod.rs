@@ -30,9 +30,11 @@ pub(crate) use runner::after_setup;
 pub use runner::RunOutput;
 pub use token::{Token, TokenError};
 pub use trace::{ms, Delivery, Event, Fault, Trace, TraceStep};
+#[cfg(test)]
+pub(crate) use world::Tail;
 pub(crate) use world::{
     op_rng_seed, ClientState, Clients, Delivered, FaultAction, Halt, Phase, PollAt, Polled,
-    Polling, Rules,
+    Polling, Rules, ServerState,
 };
 pub use world::{Quiet, Stop, World};
 

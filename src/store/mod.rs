@@ -120,6 +120,28 @@ pub struct Store {
     seen: Seen,
 }
 
+/// Names for cas uniques, given in order of first appearance: what
+/// [`Store::hash_renamed`] and the explorer's canonical state hash use instead of the
+/// numbers, so that two worlds that differ only in which unique each item got hash the
+/// same.
+#[derive(Debug, Default)]
+pub(crate) struct CasNames {
+    seen: Vec<u64>,
+}
+
+impl CasNames {
+    /// The name of unique `cas`: the number of distinct uniques named before it.
+    pub(crate) fn name(&mut self, cas: u64) -> usize {
+        match self.seen.iter().position(|&c| c == cas) {
+            Some(i) => i,
+            None => {
+                self.seen.push(cas);
+                self.seen.len() - 1
+            }
+        }
+    }
+}
+
 /// The latest virtual time a store saw. Equal and hash-neutral for every value, so that
 /// stores with the same data compare equal whenever they were last called.
 #[derive(Clone, Copy, Debug, Default)]
@@ -426,6 +448,64 @@ impl Store {
         } else {
             self.config.memory_limit
         }
+    }
+
+    /// Whether the store compares cas uniques by order, not only for equality: a
+    /// `flush_all` with a delay remembers the unique it was given (`oldest_cas`) and
+    /// flushes older items. Renaming uniques is then not sound.
+    pub(crate) fn orders_cas(&self) -> bool {
+        self.flush.oldest_cas != 0
+    }
+
+    /// Hashes the store as its derived `Hash` does, except for cas uniques: each is hashed
+    /// by the name `names` gives it, and the last unique handed out not at all.
+    ///
+    /// Sound when the store compares uniques only for equality (not
+    /// [`Store::orders_cas`]): a store gives a new item a unique larger than every unique
+    /// it gave before, so two stores whose items' uniques are a renaming of each other
+    /// answer every command alike, up to that renaming.
+    pub(crate) fn hash_renamed<H: std::hash::Hasher>(&self, h: &mut H, names: &mut CasNames) {
+        use std::hash::Hash;
+        debug_assert!(!self.orders_cas());
+        // Destructured, so that a new field cannot be left out of the hash unnoticed.
+        let Store {
+            config,
+            clock,
+            items,
+            expiry,
+            lru,
+            cas_id: _,
+            flush,
+            used,
+            evicted,
+            seen: _,
+        } = self;
+        config.hash(h);
+        clock.hash(h);
+        h.write_usize(items.len());
+        for item in items.sorted() {
+            let Item {
+                key,
+                data,
+                flags,
+                exptime,
+                time,
+                cas,
+                tick,
+            } = item;
+            key.hash(h);
+            data.hash(h);
+            flags.hash(h);
+            exptime.hash(h);
+            time.hash(h);
+            h.write_usize(names.name(*cas));
+            tick.hash(h);
+        }
+        expiry.hash(h);
+        lru.hash(h);
+        flush.hash(h);
+        used.hash(h);
+        evicted.hash(h);
     }
 
     fn next_cas(&mut self) -> u64 {

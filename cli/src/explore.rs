@@ -1,18 +1,14 @@
 //! `kvsim explore TARGET`: every interleaving and fault of a bounded scope, with
 //! stateright; or its Explorer in a browser (`--serve`).
 
-use crate::registry::{self, registry};
-use kvsim::explore::{
-    Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS,
-};
+use crate::error::{self, CliError};
+use kvsim::explore::{Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_MAX_OP_STEPS};
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
+use kvsim_models::registry::{self, registry};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
-
-/// Models whose checks read the history's virtual times (time-window specs): explored
-/// with the times kept in the state.
-const TIMED_MODELS: &[&str] = &["event-log", "visitor-counter"];
+use std::process::ExitCode;
 
 /// Options of `kvsim explore`.
 #[derive(clap::Args, Debug, Clone)]
@@ -33,8 +29,8 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Checker threads (1: breadth-first on one thread, which gives the shortest
-    /// counterexample).
+    /// Checker threads of the depth-first search (a violation's shortest counterexample
+    /// within its workload is then searched on one thread).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Serve stateright's Explorer on this address instead (`PORT` or `:PORT` listen on
@@ -55,9 +51,10 @@ pub struct Args {
     /// one the seed draws, as `kvsim check` does: a narrower scope).
     #[arg(long, default_value = "all")]
     pub workload: String,
-    /// Virtual seconds after which a path is not expanded further.
-    #[arg(long, default_value_t = DEFAULT_HORIZON_MS as f64 / 1000.0)]
-    pub horizon: f64,
+    /// Virtual seconds after which a path is not expanded further (default: the model's,
+    /// `kvsim list`; 10 for most).
+    #[arg(long)]
+    pub horizon: Option<f64>,
     /// Steps (KV calls and wake-ups) one operation may take before its path is cut.
     #[arg(long, default_value_t = DEFAULT_MAX_OP_STEPS)]
     pub max_op_steps: u32,
@@ -85,10 +82,10 @@ pub fn serve_address(addr: &str) -> String {
     }
 }
 
-/// The scope the options describe; `default` is the model's (clients, operations).
-pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
-    let clients = args.clients.unwrap_or(default.0);
-    let ops = args.ops.unwrap_or(default.1);
+/// The scope the options describe; `entry` gives the model's defaults.
+pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
+    let clients = args.clients.unwrap_or(entry.explore_scope.0);
+    let ops = args.ops.unwrap_or(entry.explore_scope.1);
     let mut scope = Scope::new(clients, ops);
     if args.draws < 2 {
         return Err(format!(
@@ -104,16 +101,17 @@ pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
     };
     scope.faults = Scope::parse_faults(&args.faults)?;
     scope.seed = args.seed;
-    if !(args.horizon > 0.0 && args.horizon.is_finite()) {
-        return Err(format!(
-            "bad --horizon {}: expected a positive number of seconds",
-            args.horizon
-        ));
-    }
-    scope.horizon_ms = (args.horizon * 1000.0).round() as u64;
+    scope.horizon_ms = match args.horizon {
+        None => entry.explore_horizon_ms,
+        Some(h) if h > 0.0 && h.is_finite() => (h * 1000.0).round() as u64,
+        Some(h) => {
+            return Err(format!(
+                "bad --horizon {h}: expected a positive number of seconds"
+            ))
+        }
+    };
     scope.max_op_steps = args.max_op_steps.max(1);
-    let model = args.target.split('/').next().unwrap_or_default();
-    scope.times = args.timed || TIMED_MODELS.contains(&model);
+    scope.times = args.timed || entry.timed;
     if clients == 0 || ops == 0 {
         return Err("expected at least 1 client and 1 operation".to_string());
     }
@@ -121,28 +119,15 @@ pub fn scope(args: &Args, default: (usize, usize)) -> Result<Scope, String> {
 }
 
 /// Runs `kvsim explore`; returns the exit code (0 ok, 1 violation, 2 usage, 3 unknown).
-pub fn main(args: &Args) -> i32 {
+pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let entries = registry();
-    let (index, variants) = match registry::resolve(&entries, &args.target) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("kvsim: {e}");
-            return 2;
-        }
-    };
-    let scope = match scope(args, entries[index].explore_scope) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("kvsim: {e}");
-            return 2;
-        }
-    };
+    let (index, variants) = registry::resolve(&entries, &args.target).map_err(CliError::new)?;
+    let scope = scope(args, &entries[index]).map_err(CliError::new)?;
     let [variant] = variants[..] else {
-        eprintln!(
-            "kvsim: expected one target MODEL/VARIANT (e.g. {0}/fixed), found {0:?}",
+        return Err(CliError::new(format!(
+            "expected one target MODEL/VARIANT (e.g. {0}/fixed), found {0:?}",
             args.target
-        );
-        return 2;
+        )));
     };
     let target = entries[index].target(variant);
     if let Some(addr) = &args.serve {
@@ -152,13 +137,10 @@ pub fn main(args: &Args) -> i32 {
             target.name(),
             scope.describe()
         );
-        return match target.serve_explorer(&scope, &addr) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("kvsim: {e}");
-                2
-            }
-        };
+        target
+            .serve_explorer(&scope, &addr)
+            .map_err(CliError::new)?;
+        return Ok(ExitCode::SUCCESS);
     }
     let mut limits = Limits {
         threads: args.threads.max(1),
@@ -185,7 +167,7 @@ pub fn main(args: &Args) -> i32 {
                 println!("kvsim explore {} · {}", target.name(), scope.describe());
                 println!("  verdict  unknown: {why}");
             }
-            return 3;
+            return Ok(error::code(Verdict::Unknown(why).exit_code()));
         }
     };
     if !args.json {
@@ -199,7 +181,7 @@ pub fn main(args: &Args) -> i32 {
     } else {
         print!("{}", body(&report));
     }
-    report.verdict.exit_code()
+    Ok(error::code(report.verdict.exit_code()))
 }
 
 fn explore(target: &dyn Target, scope: &Scope, limits: &Limits) -> ExploreReport {
@@ -238,12 +220,6 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
         "token": r.token,
         "counterexample": r.counterexample,
     })
-}
-
-/// The text form: the scope, the verdict, the figures, and for a violation the
-/// counterexample's report (the same as `kvsim check` prints) with its replay token.
-pub fn text(r: &ExploreReport) -> String {
-    kvsim::report::explore_text(r)
 }
 
 /// The text form after the header: the verdict, the figures, the counterexample.

@@ -1,9 +1,11 @@
 //! `kvsim serve`: the simulated memcached over TCP, with fault knobs.
 
+use crate::error::CliError;
 use clap::Args;
 use kvsim::net::server::{ServeConfig, Server, DEFAULT_LISTEN};
 use kvsim::store::StoreConfig;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::process::ExitCode;
 
 /// The flags of `kvsim serve`.
 #[derive(Args, Debug)]
@@ -89,14 +91,8 @@ fn resolve(listen: &str) -> Result<SocketAddr, String> {
 }
 
 /// Runs the server until the process is stopped; returns the exit code on failure.
-pub fn main(args: ServeArgs) -> i32 {
-    let listen = match resolve(&args.listen) {
-        Ok(addr) => addr,
-        Err(e) => {
-            eprintln!("kvsim serve: {e}");
-            return 2;
-        }
-    };
+pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
+    let listen = resolve(&args.listen).map_err(|e| CliError::of("serve", e))?;
     let config = ServeConfig {
         listen,
         store: StoreConfig {
@@ -110,21 +106,15 @@ pub fn main(args: ServeArgs) -> i32 {
         clock_offset_secs: args.clock_offset,
         seed: args.seed,
     };
-    match Server::start(config) {
-        Ok(server) => {
-            eprintln!(
-                "kvsim serve: listening on {} (memcached 1.6.18 text protocol, seed {})",
-                server.local_addr(),
-                args.seed
-            );
-            server.wait();
-            0
-        }
-        Err(e) => {
-            eprintln!("kvsim serve: cannot listen on {listen}: {e}");
-            2
-        }
-    }
+    let server = Server::start(config)
+        .map_err(|e| CliError::of("serve", format!("cannot listen on {listen}: {e}")))?;
+    eprintln!(
+        "kvsim serve: listening on {} (memcached 1.6.18 text protocol, seed {})",
+        server.local_addr(),
+        args.seed
+    );
+    server.wait();
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -190,6 +190,40 @@ fn history_out_round_trips_through_check_history() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every registered target can be stressed: the registry is the one list of models
+/// (`kvsim stress` keeps none of its own), and a run gives a verdict, never a usage error.
+#[test]
+fn every_registered_target_can_be_stressed() {
+    let Some(mc) = MemcachedProcess::for_test("stress_cli", &[]) else {
+        return;
+    };
+    for entry in kvsim_models::registry::registry() {
+        for (variant, _) in &entry.variants {
+            let target = format!("{}/{}", entry.name, variant.name());
+            let out = kvsim(&[
+                "stress",
+                &target,
+                "--server",
+                &mc.addr(),
+                "--threads",
+                "2",
+                "--ops",
+                "3",
+            ]);
+            let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+            assert!(
+                matches!(out.status.code(), Some(0 | 1 | 3)),
+                "{target}: {stdout}{stderr}"
+            );
+            assert!(
+                stdout.starts_with(&format!("kvsim stress: {target} against ")),
+                "{stdout}"
+            );
+            assert!(stdout.contains("  verdict: "), "{target}: {stdout}");
+        }
+    }
+}
+
 #[test]
 fn a_checker_limit_hit_is_unknown() {
     let Some(mc) = MemcachedProcess::for_test("stress_cli", &[]) else {

@@ -1,10 +1,12 @@
 //! `kvsim list`: models, variants and scenarios.
 
-use crate::registry::registry;
+use crate::error::CliError;
+use kvsim_models::registry::registry;
 use serde_json::json;
+use std::process::ExitCode;
 
 /// Prints the registry; returns the exit code.
-pub fn main(json_out: bool) -> i32 {
+pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
     let entries = registry();
     if json_out {
         let models: Vec<_> = entries
@@ -14,6 +16,12 @@ pub fn main(json_out: bool) -> i32 {
                     "model": e.name,
                     "about": e.about,
                     "variants": e.variants.iter().map(|(v, _)| v.name()).collect::<Vec<_>>(),
+                    "explore": {
+                        "clients": e.explore_scope.0,
+                        "ops": e.explore_scope.1,
+                        "horizon_ms": e.explore_horizon_ms,
+                        "timed": e.timed,
+                    },
                     "scenarios": e.scenarios.iter().map(|(s, x)| json!({
                         "name": s.name,
                         "about": s.about,
@@ -33,11 +41,22 @@ pub fn main(json_out: bool) -> i32 {
             "{}",
             serde_json::to_string_pretty(&json!({ "models": models })).expect("json")
         );
-        return 0;
+        return Ok(ExitCode::SUCCESS);
     }
     for e in &entries {
         let variants: Vec<&str> = e.variants.iter().map(|(v, _)| v.name()).collect();
         println!("{}  ({})  {}", e.name, variants.join(", "), e.about);
+        println!(
+            "  explore: {} × {} · horizon {}{}",
+            e.explore_scope.0,
+            e.explore_scope.1,
+            kvsim::sim::ms(e.explore_horizon_ms),
+            if e.timed {
+                " · history times kept"
+            } else {
+                ""
+            }
+        );
         for (s, x) in &e.scenarios {
             println!(
                 "  {:<18} {}×{} faults {:<20} {:<7} runs {:<6} expect published={} fixed={}{}",
@@ -60,5 +79,5 @@ pub fn main(json_out: bool) -> i32 {
             }
         }
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }

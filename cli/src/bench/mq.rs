@@ -4,10 +4,10 @@
 //! The figure is the wall time from the threads' start until the reader has read the last
 //! message and the writer has closed the queue, over 5 runs.
 
-use crate::message_queue::{fixed, FixedQueue, Read};
 use kvsim::kv::block_on_ready;
 use kvsim::memstore::MemStore;
 use kvsim::store::StoreConfig;
+use kvsim_models::message_queue::{fixed, FixedQueue, Read};
 use serde_json::{Map, Value};
 use std::time::Instant;
 

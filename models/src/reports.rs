@@ -1,6 +1,6 @@
-//! `kvsim report`: regenerates `reports/`, per model the fault matrix (variants × fault
-//! profiles → verdict) and the minimal counterexample of every violation in it, in text
-//! and HTML, with an index.
+//! The reports `kvsim report` writes to `reports/`: per model the fault matrix (variants ×
+//! fault profiles → verdict) and the minimal counterexample of every violation in it, in
+//! text and HTML, with an index.
 //!
 //! The output is a pure function of the registry: fixed seeds, a run budget rather than a
 //! time limit, no wall-clock times in any file. `models/tests/reports.rs` regenerates it and
@@ -28,7 +28,6 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
 
 /// The base seed of every check in the reports.
 pub const SEED: u64 = 1;
@@ -185,8 +184,22 @@ fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
     }
 }
 
+/// How many matrix cells [`matrices`] checks (every model's variants × profiles).
+pub fn cell_count() -> usize {
+    registry()
+        .iter()
+        .map(|e| e.variants.len() * profiles(e).len())
+        .sum()
+}
+
 /// Builds every model's matrix on `threads` worker threads (results in a fixed order).
-pub fn matrices(threads: usize, quiet: bool) -> Vec<Matrix> {
+pub fn matrices(threads: usize) -> Vec<Matrix> {
+    matrices_with(threads, &|_| {})
+}
+
+/// [`matrices`], calling `on_cell` with `MODEL/VARIANT PROFILE` as each cell is done (from
+/// the worker threads, in no fixed order).
+pub fn matrices_with(threads: usize, on_cell: &(dyn Fn(&str) + Sync)) -> Vec<Matrix> {
     let entries = registry();
     let mut jobs: Vec<(usize, Variant, Profile)> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
@@ -198,8 +211,6 @@ pub fn matrices(threads: usize, quiet: bool) -> Vec<Matrix> {
     }
     let next = AtomicUsize::new(0);
     let done: Mutex<Vec<Option<Cell>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
-    let progress = crate::progress::Progress::new(jobs.len() as u64, quiet);
-    let started = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..threads.clamp(1, jobs.len().max(1)) {
             scope.spawn(|| {
@@ -210,7 +221,7 @@ pub fn matrices(threads: usize, quiet: bool) -> Vec<Matrix> {
                         break;
                     };
                     let cell = check_cell(&entries[m], variant, profile);
-                    progress.tick(&format!(
+                    on_cell(&format!(
                         "{}/{} {}",
                         entries[m].name,
                         variant.name(),
@@ -221,7 +232,6 @@ pub fn matrices(threads: usize, quiet: bool) -> Vec<Matrix> {
             });
         }
     });
-    progress.finish(started.elapsed());
     let mut cells = done.into_inner().expect("no worker panicked").into_iter();
     entries
         .iter()
@@ -598,32 +608,4 @@ pub fn write(dir: &Path, files: &[(PathBuf, String)]) -> std::io::Result<()> {
         std::fs::write(full, contents)?;
     }
     Ok(())
-}
-
-/// Runs `kvsim report`; returns the exit code.
-pub fn main(out: Option<PathBuf>) -> i32 {
-    let dir = out.unwrap_or_else(default_dir);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let ms = matrices(threads, false);
-    let files = files(&ms);
-    if let Err(e) = write(&dir, &files) {
-        eprintln!("kvsim: cannot write reports to {}: {e}", dir.display());
-        return 2;
-    }
-    let found: usize = ms
-        .iter()
-        .map(|m| {
-            m.cells
-                .iter()
-                .filter(|c| c.counterexample.is_some())
-                .count()
-        })
-        .sum();
-    let cells: usize = ms.iter().map(|m| m.cells.len()).sum();
-    println!(
-        "kvsim report: {} models, {cells} matrix cells, {found} minimal counterexamples → {}",
-        ms.len(),
-        dir.display()
-    );
-    0
 }

@@ -1,15 +1,17 @@
 //! `kvsim check`: the main job (every model × scenario against its expectation) and the CI
 //! gate for one target.
 
-use crate::expect::{ExpectedVerdict, Variant};
-use crate::registry::{self, registry, Entry};
+use crate::error::{self, CliError};
 use kvsim::findings::Finding;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use kvsim::shrink::ShrinkLimits;
 use kvsim::sim::{CheckLimits, SimConfig};
 use kvsim::target::CheckReport;
 use kvsim::verdict::Verdict;
+use kvsim_models::expect::{ExpectedVerdict, Variant};
+use kvsim_models::registry::{self, registry, Entry};
 use serde_json::json;
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -280,15 +282,9 @@ fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
 }
 
 /// Runs `kvsim check`; returns the exit code.
-pub fn main(args: &Args) -> i32 {
+pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let entries = registry();
-    let jobs = match plan(args, &entries) {
-        Ok(j) => j,
-        Err(e) => {
-            eprintln!("kvsim: {e}");
-            return 2;
-        }
-    };
+    let jobs = plan(args, &entries).map_err(CliError::new)?;
     let time_limit = args.tuning().ok().and_then(|t| t.time_limit);
     if !args.json {
         println!(
@@ -370,7 +366,7 @@ pub fn main(args: &Args) -> i32 {
             "{}",
             serde_json::to_string_pretty(&json!({ "results": rows })).expect("json")
         );
-        return code;
+        return Ok(error::code(code));
     }
     print_table(&jobs, &results);
     if gate {
@@ -383,7 +379,7 @@ pub fn main(args: &Args) -> i32 {
             results.len()
         );
     }
-    code
+    Ok(error::code(code))
 }
 
 /// The findings of a gate, each once per target (a defect several scenarios found is one

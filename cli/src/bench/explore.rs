@@ -8,14 +8,14 @@
 //! (every enqueue/dequeue mix) and spinlock/fixed 4 × 1 (its default scope), within 1 GiB:
 //! verdict, time, states per second and peak memory.
 
-use crate::fifo::{self, Fifo, Op, Ret};
-use crate::spinlock;
 use kvsim::explore::{self, Limits, Scope};
 use kvsim::history::History;
 use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::verdict::Verdict;
+use kvsim_models::fifo::{self, Fifo, Op, Ret};
+use kvsim_models::spinlock;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -67,7 +67,7 @@ pub fn run() -> Result<Map<String, Value>, String> {
     let mut m = Map::new();
     m.insert(
         "workload".into(),
-        json!("fifo/fixed, C0 enqueue a,b; C1 dequeue x2; no faults; BFS on 1 thread"),
+        json!("fifo/fixed, C0 enqueue a,b; C1 dequeue x2; no faults; DFS on 1 thread"),
     );
     m.insert(
         "fifo_fixed_2x2_millis".into(),

@@ -14,6 +14,7 @@
 //! logger's log, JSON read as a log), or whose operations have no known outcome, is
 //! `unknown` with the reason, never `ok`.
 
+use crate::error::{self, CliError};
 use clap::builder::PossibleValuesParser;
 use kvsim::check::{check_linearizability_parallel, Limits, Linearization};
 use kvsim::formats::{
@@ -28,6 +29,7 @@ use kvsim::specs::{
 use serde_json::{json, Value as Json};
 use std::io::Write;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// The longest `--time-limit` accepted, in seconds (about 31 years): longer ones cannot
@@ -103,21 +105,20 @@ struct FileResult {
 }
 
 /// Runs the command, printing to stdout; returns the exit code.
-pub fn main(args: Args) -> i32 {
+pub fn main(args: Args) -> Result<ExitCode, CliError> {
     run(&args, &mut std::io::stdout().lock())
 }
 
 /// Runs the command, writing results to `out` (errors go to stderr); returns the exit
 /// code.
-fn run(args: &Args, out: &mut impl Write) -> i32 {
+fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
     let format = args.format.as_deref().and_then(Format::from_name);
     let fail_means = args.fail_means.as_deref().and_then(FailMeans::from_name);
     let limits = match args.time_limit {
         Some(s) => match Duration::try_from_secs_f64(s) {
             Ok(d) if s > 0.0 && s <= MAX_TIME_LIMIT_SECS => Limits::time(d),
             _ => {
-                eprintln!("kvsim: check-history: --time-limit: expected a number of seconds greater than 0 and at most {MAX_TIME_LIMIT_SECS:.0}, found {s}");
-                return 2;
+                return Err(CliError::new(format!("check-history: --time-limit: expected a number of seconds greater than 0 and at most {MAX_TIME_LIMIT_SECS:.0}, found {s}")));
             }
         },
         None => Limits::none(),
@@ -127,8 +128,9 @@ fn run(args: &Args, out: &mut impl Write) -> i32 {
             MultiRegisterSpec::with_initial(entries.iter().cloned())
         }
         (Some(_), spec) => {
-            eprintln!("kvsim: check-history: --initial: expected --spec multi-register, found --spec {spec}");
-            return 2;
+            return Err(CliError::new(format!(
+                "check-history: --initial: expected --spec multi-register, found --spec {spec}"
+            )));
         }
         (None, _) => MultiRegisterSpec::new(),
     };
@@ -156,7 +158,8 @@ fn run(args: &Args, out: &mut impl Write) -> i32 {
         let r = match result {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("kvsim: check-history: {e}");
+                // Reported now; the other files are still checked.
+                CliError::new(format!("check-history: {e}")).report();
                 errors += 1;
                 continue;
             }
@@ -189,13 +192,13 @@ fn run(args: &Args, out: &mut impl Write) -> i32 {
         let _ = writeln!(out, "{}", Json::Array(objects));
     }
     if errors > 0 {
-        2
+        Err(CliError::Inputs)
     } else if violations > 0 {
-        1
+        Ok(error::code(1))
     } else if unknowns > 0 {
-        3
+        Ok(error::code(3))
     } else {
-        0
+        Ok(ExitCode::SUCCESS)
     }
 }
 
@@ -296,9 +299,9 @@ mod tests {
         Cli::try_parse_from(argv).expect("valid arguments").args
     }
 
-    fn run_to_string(a: &Args) -> (i32, String) {
+    fn run_to_string(a: &Args) -> (ExitCode, String) {
         let mut out = Vec::new();
-        let code = run(a, &mut out);
+        let code = error::exit(run(a, &mut out));
         (code, String::from_utf8(out).expect("utf-8"))
     }
 
@@ -319,13 +322,13 @@ mod tests {
         let stale = temp("stale.jsonl", STALE);
         let broken = temp("broken.jsonl", "{\"process\": 0}\n");
         let (code, text) = run_to_string(&args("register", &[], std::slice::from_ref(&ok)));
-        assert_eq!(code, 0);
+        assert_eq!(code, ExitCode::from(0));
         assert!(
             text.starts_with(&format!("{}: ok ", ok.display())),
             "{text}"
         );
         let (code, text) = run_to_string(&args("register", &[], &[ok.clone(), stale.clone()]));
-        assert_eq!(code, 1);
+        assert_eq!(code, ExitCode::from(1));
         let line = text.lines().nth(1).expect("two lines");
         assert!(line.contains(": violation ") && line.ends_with(
             "ms: read returned nothing, but the register holds 1 (process 1, read at line 3; 1 operations linearized before it)"
@@ -335,7 +338,7 @@ mod tests {
             &[],
             &[ok.clone(), broken.clone(), stale.clone()],
         ));
-        assert_eq!(code, 2, "errors win");
+        assert_eq!(code, ExitCode::from(2), "errors win");
     }
 
     #[test]
@@ -347,14 +350,14 @@ mod tests {
             &["--json", "--format", "jepsen-edn"],
             std::slice::from_ref(&ok),
         ));
-        assert_eq!(code, 0);
+        assert_eq!(code, ExitCode::from(0));
         let v: Json = serde_json::from_str(&text).expect("json");
         assert_eq!(v[0]["file"], Json::from(ok.display().to_string()));
         assert_eq!(v[0]["verdict"], Json::from("ok"));
         assert!(v[0]["millis"].as_f64().is_some());
         let (code, text) =
             run_to_string(&args("register", &["--json"], std::slice::from_ref(&stale)));
-        assert_eq!(code, 1);
+        assert_eq!(code, ExitCode::from(1));
         let v: Json = serde_json::from_str(&text).expect("json");
         assert_eq!(v[0]["verdict"], Json::from("violation"));
         assert_eq!(v[0]["op_line"], Json::from(3));

@@ -6,10 +6,12 @@
 //! [`scenario_is_known`]); anything else is an error (exit 2), never a run of something
 //! else.
 
-use crate::registry::{registry, Entry};
+use crate::error::{self, CliError};
 use kvsim::scenario::FaultKind;
 use kvsim::sim::Token;
 use kvsim::target::Target;
+use kvsim_models::registry::{registry, Entry};
+use std::process::ExitCode;
 
 /// Scenario names kvsim gives runs that are not one of a model's scenarios: `custom`
 /// (`kvsim check` with options that change the scenarios), `explore` (`kvsim explore`) and
@@ -19,15 +21,9 @@ pub const AD_HOC_SCENARIOS: [&str; 3] = ["custom", "explore", "default"];
 /// Replays `token` (minimized first with `shrink`); prints the report (text or JSON);
 /// returns the verdict's exit code (2 when the token does not decode or names no
 /// registered target or scenario).
-pub fn main(token: &str, json_out: bool, shrink: bool) -> i32 {
+pub fn main(token: &str, json_out: bool, shrink: bool) -> Result<ExitCode, CliError> {
     let entries = registry();
-    let (token, target) = match resolve(&entries, token) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("kvsim: {e}");
-            return 2;
-        }
-    };
+    let (token, target) = resolve(&entries, token).map_err(CliError::new)?;
     let report = target.run(
         &token.scenario,
         &token.config,
@@ -47,7 +43,7 @@ pub fn main(token: &str, json_out: bool, shrink: bool) -> i32 {
             kvsim::report::text_styled(&report, kvsim::report::colour_wanted())
         );
     }
-    report.verdict.exit_code()
+    Ok(error::code(report.verdict.exit_code()))
 }
 
 /// Decodes `text` and finds its target among `entries`: an error (for people, without the
@@ -133,8 +129,8 @@ mod tests {
         }
         // Every scenario `kvsim report` checks is known.
         for e in &entries {
-            for p in crate::cli::report::profiles(e) {
-                let s = crate::cli::report::scenario_for(e, p);
+            for p in kvsim_models::reports::profiles(e) {
+                let s = kvsim_models::reports::scenario_for(e, p);
                 assert!(scenario_is_known(e, &s.name), "{}", s.name);
             }
         }

@@ -5,7 +5,9 @@ pub mod checker;
 pub mod explore;
 pub mod mq;
 
+use crate::error::CliError;
 use serde_json::{Map, Value};
+use std::process::ExitCode;
 
 pub mod first_violation;
 pub mod serve;
@@ -56,15 +58,14 @@ pub const SUITES: &[Suite] = &[
 ];
 
 /// Runs the named suites (all when `names` is empty); prints JSON or a table.
-pub fn main(names: &[String], json: bool) -> i32 {
+pub fn main(names: &[String], json: bool) -> Result<ExitCode, CliError> {
     for name in names {
         if !SUITES.iter().any(|s| s.name == name) {
             let valid: Vec<&str> = SUITES.iter().map(|s| s.name).collect();
-            eprintln!(
-                "kvsim: unknown bench suite {name:?}: expected one of {}",
+            return Err(CliError::new(format!(
+                "unknown bench suite {name:?}: expected one of {}",
                 valid.join(", ")
-            );
-            return 2;
+            )));
         }
     }
     let mut out = Map::new();
@@ -82,14 +83,11 @@ pub fn main(names: &[String], json: bool) -> i32 {
                 }
                 out.insert(suite.name.to_string(), Value::Object(figures));
             }
-            Err(e) => {
-                eprintln!("kvsim: bench {}: {e}", suite.name);
-                return 2;
-            }
+            Err(e) => return Err(CliError::new(format!("bench {}: {e}", suite.name))),
         }
     }
     if json {
         println!("{}", Value::Object(out));
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,9 +1,21 @@
 //! The `kvsim` command.
 #![forbid(unsafe_code)]
 
-use kvsim_models::{bench, cli};
+mod bench;
+mod check;
+mod check_history;
+mod error;
+mod explore;
+mod list;
+mod progress;
+mod replay;
+mod report;
+mod serve;
+mod stress;
 
 use clap::{Parser, Subcommand};
+use error::CliError;
+use std::process::ExitCode;
 
 // The simulator allocates small, short-lived values on every step (commands, replies,
 // futures); mimalloc serves them markedly faster than the system allocator.
@@ -30,12 +42,12 @@ enum Cmd {
     ///
     /// Exit codes: 0 pass (or every verdict as expected), 1 violation (or a verdict
     /// differs from its expectation), 2 usage or I/O error, 3 unknown.
-    Check(cli::check::Args),
+    Check(check::Args),
     /// Exhaustive check of one target in a bounded scope (stateright), or its Explorer.
     ///
     /// Exit codes: 0 every path passes, 1 violation, 2 usage or I/O error, 3 unknown
     /// (a bound was hit).
-    Explore(cli::explore::Args),
+    Explore(explore::Args),
     /// Replay one run from its token, with the full trace.
     Replay {
         /// The token a failing run printed.
@@ -54,7 +66,7 @@ enum Cmd {
         out: Option<std::path::PathBuf>,
     },
     /// Check history files (JSON lines, Jepsen EDN or Jepsen log) for linearizability.
-    CheckHistory(cli::check_history::Args),
+    CheckHistory(check_history::Args),
     /// Run the performance suite (figures named with their unit).
     Bench {
         /// Print one JSON object with a section per suite.
@@ -64,30 +76,34 @@ enum Cmd {
         suites: Vec<String>,
     },
     /// Serve the simulated memcached over TCP (memcached 1.6.18's text protocol).
-    Serve(cli::serve::ServeArgs),
+    Serve(serve::ServeArgs),
     /// Run a model against real servers from OS threads and check its history.
     ///
     /// Exit codes: 0 ok, 1 violation, 2 usage or I/O error, 3 unknown.
-    Stress(cli::stress::StressArgs),
+    Stress(stress::StressArgs),
 }
 
-fn main() {
+fn main() -> ExitCode {
     sigpipe::reset();
-    let cli = Cli::parse();
-    let code = match cli.command {
+    error::exit(run(Cli::parse().command))
+}
+
+/// Runs one command: its exit code (0 pass, 1 violation, 3 unknown), or the error that
+/// stopped it (exit code 2, see [`error::exit`]).
+fn run(command: Cmd) -> Result<ExitCode, CliError> {
+    match command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
-        Cmd::Serve(args) => cli::serve::main(args),
-        Cmd::Stress(args) => cli::stress::main(&args),
-        Cmd::List { json } => cli::list::main(json),
-        Cmd::Check(args) => cli::check::main(&args),
-        Cmd::Explore(args) => cli::explore::main(&args),
+        Cmd::Serve(args) => serve::main(args),
+        Cmd::Stress(args) => stress::main(&args),
+        Cmd::List { json } => list::main(json),
+        Cmd::Check(args) => check::main(&args),
+        Cmd::Explore(args) => explore::main(&args),
         Cmd::Replay {
             token,
             json,
             shrink,
-        } => cli::replay::main(&token, json, shrink),
-        Cmd::Report { out } => cli::report::main(out),
-        Cmd::CheckHistory(args) => cli::check_history::main(args),
-    };
-    std::process::exit(code)
+        } => replay::main(&token, json, shrink),
+        Cmd::Report { out } => report::main(out),
+        Cmd::CheckHistory(args) => check_history::main(args),
+    }
 }

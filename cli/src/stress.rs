@@ -8,19 +8,14 @@
 //! by earlier runs cannot fake a violation. `--history-out FILE` saves the history in the
 //! `jsonl` format of `kvsim check-history`.
 
-use crate::expect::Variant;
-use crate::registry::{registry, resolve};
-use crate::{
-    array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
-    visitor_counter,
-};
+use crate::error::{self, CliError};
 use clap::Args;
 use kvsim::check::Limits;
-use kvsim::history::JsonlOp;
-use kvsim::model::Model;
-use kvsim::net::{stress, StressConfig};
-use serde_json::json;
+use kvsim::net::StressConfig;
+use kvsim::target::Target;
+use kvsim_models::registry::{registry, resolve};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// The flags of `kvsim stress`.
@@ -59,103 +54,12 @@ pub struct StressArgs {
     pub check_time_limit: f64,
     /// Give up checking the history after this many search steps of the linearizability
     /// checker (the verdict is then `unknown`).
-    #[arg(long, value_name = "N", default_value_t = crate::lincheck::MAX_STEPS)]
+    #[arg(long, value_name = "N", default_value_t = kvsim_models::lincheck::MAX_STEPS)]
     pub check_max_steps: u64,
     /// Save the recorded history to FILE as JSON lines (the `jsonl` format of
     /// `kvsim check-history`).
     #[arg(long, value_name = "FILE")]
     pub history_out: Option<PathBuf>,
-}
-
-/// How a model's operations are written for `kvsim check-history`: the spec that reads
-/// them and each operation's fields.
-type Describe<Op, Ret> = (&'static str, fn(&Op, Option<&Ret>) -> JsonlOp);
-
-fn fields(f: &str, value: serde_json::Value, result: serde_json::Value, fail: bool) -> JsonlOp {
-    JsonlOp {
-        f: f.to_string(),
-        value,
-        result,
-        fail,
-    }
-}
-
-fn describe_counter(op: &counter::Op, ret: Option<&counter::Ret>) -> JsonlOp {
-    let fail = ret == Some(&counter::Ret::Lost);
-    match op {
-        counter::Op::Increment(n) => fields("add", json!(n), json!(null), fail),
-        counter::Op::Value => {
-            let n = match ret {
-                Some(counter::Ret::Value(n)) => json!(n),
-                _ => json!(null),
-            };
-            fields("read", json!(null), n, fail)
-        }
-    }
-}
-
-fn describe_fifo(op: &fifo::Op, ret: Option<&fifo::Ret>) -> JsonlOp {
-    let fail = ret == Some(&fifo::Ret::Lost);
-    match op {
-        fifo::Op::Enqueue(x) => fields("enqueue", json!(x), json!(null), fail),
-        fifo::Op::Dequeue => {
-            let x = match ret {
-                Some(fifo::Ret::Dequeued(x)) => json!(x),
-                _ => json!(null),
-            };
-            fields("dequeue", json!(null), x, fail)
-        }
-    }
-}
-
-fn describe_table(op: &table::Op, ret: Option<&table::Ret>) -> JsonlOp {
-    let fail = ret == Some(&table::Ret::Lost);
-    match (op, ret) {
-        (table::Op::Add(k), _) => fields("add", json!(k), json!(null), fail),
-        (table::Op::Delete(k), _) => fields("remove", json!(k), json!(null), fail),
-        (table::Op::Has(k), Some(table::Ret::Has(b))) => {
-            fields("contains", json!(k), json!(b), fail)
-        }
-        (table::Op::Has(k), _) => fields("contains", json!(k), json!(null), fail),
-        (table::Op::Fetch, Some(table::Ret::Members(m))) => {
-            fields("read", json!(null), json!(m), fail)
-        }
-        (table::Op::Fetch, _) => fields("read", json!(null), json!(null), fail),
-    }
-}
-
-fn describe_lock(_op: &lock::Op, ret: Option<&lock::Ret>) -> JsonlOp {
-    match ret {
-        Some(lock::Ret::Value(n)) => fields("incr", json!(1), json!(n), false),
-        Some(lock::Ret::Lost) => fields("incr", json!(1), json!(null), true),
-        None => fields("incr", json!(1), json!(null), false),
-    }
-}
-
-fn describe_spinlock(op: &spinlock::Op, ret: Option<&spinlock::Ret>) -> JsonlOp {
-    let fail = matches!(ret, Some(spinlock::Ret::Lost | spinlock::Ret::GaveUp));
-    let n = match ret {
-        Some(spinlock::Ret::Value(n)) => json!(n),
-        _ => json!(null),
-    };
-    match op {
-        spinlock::Op::Increment => fields("incr", json!(1), n, fail),
-        spinlock::Op::Read => fields("read", json!(null), n, fail),
-    }
-}
-
-/// For models no check-history spec reads: the operation's and the return value's Debug
-/// text.
-fn describe_debug<Op: std::fmt::Debug, Ret: std::fmt::Debug>(
-    op: &Op,
-    ret: Option<&Ret>,
-) -> JsonlOp {
-    fields(
-        &format!("{op:?}"),
-        json!(null),
-        ret.map_or(json!(null), |r| json!(format!("{r:?}"))),
-        false,
-    )
 }
 
 fn seconds(s: f64, what: &str) -> Result<Duration, String> {
@@ -172,17 +76,8 @@ fn positive_seconds(s: f64, what: &str) -> Result<Duration, String> {
     }
 }
 
-fn run<M>(
-    target: &str,
-    model: M,
-    args: &StressArgs,
-    describe: Option<Describe<M::Op, M::Ret>>,
-) -> Result<i32, String>
-where
-    M: Model + Sync,
-    M::Op: Send,
-    M::Ret: Send,
-{
+fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
+    let name = target.name();
     if args.threads == 0 {
         return Err("bad --threads 0: expected at least 1 client thread".to_string());
     }
@@ -218,13 +113,13 @@ where
         (None, None) => unreachable!("a bound is always set above"),
     };
     println!(
-        "kvsim stress: {target} against {} · {} threads × {bound} · seed {}",
+        "kvsim stress: {name} against {} · {} threads × {bound} · seed {}",
         args.servers.join(", "),
         args.threads,
         args.seed
     );
     let started = Instant::now();
-    let run = crate::lincheck::with_limits(limits, || stress(&model, &config))
+    let run = kvsim_models::lincheck::with_limits(limits, || target.stress(&config))
         .map_err(|e| e.to_string())?;
     let checked = started.elapsed().saturating_sub(run.elapsed);
     let secs = run.elapsed.as_secs_f64();
@@ -252,24 +147,22 @@ where
         println!("  first error: {e}");
     }
     if let Some(path) = &args.history_out {
-        let (spec, describe): Describe<M::Op, M::Ret> =
-            describe.unwrap_or(("", describe_debug::<M::Op, M::Ret>));
         let write = || -> std::io::Result<()> {
             let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-            run.history.write_jsonl(&mut out, describe)?;
+            run.history.write_jsonl(&mut out)?;
             std::io::Write::flush(&mut out)
         };
         write().map_err(|e| format!("cannot write --history-out {}: {e}", path.display()))?;
-        if spec.is_empty() {
+        if let Some(spec) = run.history.spec() {
             println!(
-                "  history: {} (jsonl; no check-history spec reads {target}'s operations, \
-                 so each f is the operation's Debug text)",
+                "  history: {} (check it with: kvsim check-history --spec {spec} {})",
+                path.display(),
                 path.display()
             );
         } else {
             println!(
-                "  history: {} (check it with: kvsim check-history --spec {spec} {})",
-                path.display(),
+                "  history: {} (jsonl; no check-history spec reads {name}'s operations, \
+                 so each f is the operation's Debug text)",
                 path.display()
             );
         }
@@ -278,15 +171,8 @@ where
     println!("  verdict: {}", run.verdict);
     if let kvsim::verdict::Verdict::Violation(v) = &run.verdict {
         for &i in v.ops.iter().take(5) {
-            if let Some(op) = run.history.ops.get(i) {
-                println!(
-                    "    op {i}: client {} {:?} → {:?} ({} ms … {} ms)",
-                    op.client,
-                    op.op,
-                    op.outcome,
-                    op.call_ms,
-                    op.ret_ms.map_or("-".to_string(), |t| t.to_string())
-                );
+            if let Some(op) = run.history.describe(i) {
+                println!("    op {i}: {op}");
             }
         }
     }
@@ -295,14 +181,10 @@ where
 
 /// Runs `kvsim stress`; returns the exit code (0 ok, 1 violation, 2 usage or I/O error,
 /// 3 unknown).
-pub fn main(args: &StressArgs) -> i32 {
-    match dispatch(args) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("kvsim stress: {e}");
-            2
-        }
-    }
+pub fn main(args: &StressArgs) -> Result<ExitCode, CliError> {
+    dispatch(args)
+        .map(error::code)
+        .map_err(|e| CliError::of("stress", e))
 }
 
 fn dispatch(args: &StressArgs) -> Result<i32, String> {
@@ -314,62 +196,16 @@ fn dispatch(args: &StressArgs) -> Result<i32, String> {
             args.target
         ));
     };
-    let name = entries[index].name;
-    let target = format!("{name}/{}", variant.name());
-    let fixed = variant == Variant::Fixed;
-    macro_rules! pick {
-        ($published:expr, $fixed:expr) => {
-            pick!($published, $fixed, None)
-        };
-        ($published:expr, $fixed:expr, $describe:expr) => {
-            if fixed {
-                run(&target, $fixed, args, $describe)
-            } else {
-                run(&target, $published, args, $describe)
-            }
-        };
-    }
-    match name {
-        "fifo" => pick!(
-            fifo::published(),
-            fifo::fixed(),
-            Some(("queue", describe_fifo))
-        ),
-        "lock" => pick!(
-            lock::published(),
-            lock::fixed(),
-            Some(("counter", describe_lock))
-        ),
-        "counter" => pick!(
-            counter::published(),
-            counter::fixed(),
-            Some(("counter", describe_counter))
-        ),
-        "visitor-counter" => pick!(visitor_counter::published(), visitor_counter::fixed()),
-        "event-log" => pick!(event_log::published(), event_log::fixed()),
-        "array-locked" => pick!(array_locked::published(), array_locked::fixed()),
-        "array-append" => pick!(array_append::published(), array_append::fixed()),
-        "table" => pick!(
-            table::published(),
-            table::fixed(),
-            Some(("set", describe_table))
-        ),
-        "spinlock" => pick!(
-            spinlock::published(),
-            spinlock::fixed(),
-            Some(("counter", describe_spinlock))
-        ),
-        "message-queue" => pick!(message_queue::published(), message_queue::fixed()),
-        other => Err(format!("model {other:?} cannot be stressed yet")),
-    }
+    run(entries[index].target(variant), args)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use kvsim::history::Outcome;
-    use kvsim::net::MemcachedProcess;
+    use kvsim::net::{stress, MemcachedProcess};
     use kvsim::verdict::Verdict;
+    use kvsim_models::fifo;
     use std::io::{Read, Write};
     use std::net::TcpStream;
     use std::sync::atomic::{AtomicBool, Ordering};

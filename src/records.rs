@@ -1,0 +1,282 @@
+//! The plain records of checking, below everything that makes or reads them: a run
+//! ([`RunReport`]), a check ([`CheckReport`]) with its [`Finding`]s, an exhaustive search
+//! ([`ExploreReport`]) and how far a run shrank ([`ShrinkStats`]).
+//!
+//! [`crate::target`], [`crate::shrink`] and [`crate::findings`] make them (and re-export
+//! them under their old paths); [`crate::report`] reads them. This module imports none of
+//! those.
+
+use crate::explore::Scope;
+use crate::scenario::FaultKind;
+use crate::sim::{self, Delivery, Event, Fault, SimConfig, TraceStep};
+use crate::verdict::Verdict;
+use serde::{Deserialize, Serialize};
+
+/// One operation of a run, rendered for people.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpRecord {
+    /// The client.
+    pub client: usize,
+    /// The operation (`{:?}`).
+    pub op: String,
+    /// `ok`, `failed` or `unknown`.
+    pub outcome: String,
+    /// What it returned (`{:?}`), when it returned.
+    pub ret: Option<String>,
+    /// Invocation, in the history's event order.
+    pub call_seq: u64,
+    /// Completion, in the history's event order.
+    pub ret_seq: Option<u64>,
+    /// Invocation, virtual ms.
+    pub call_ms: u64,
+    /// Completion, virtual ms.
+    pub ret_ms: Option<u64>,
+}
+
+/// One run, with everything a report shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// `MODEL/VARIANT`.
+    pub target: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// Every knob of the run.
+    pub config: SimConfig,
+    /// The run's seed.
+    pub seed: u64,
+    /// The token that replays it (`kvsim replay TOKEN`).
+    pub token: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The operations.
+    pub ops: Vec<OpRecord>,
+    /// The trace.
+    pub trace: Vec<TraceStep>,
+    /// Steps (choices) taken.
+    pub steps: u32,
+    /// The run's choices.
+    pub choices: Vec<u32>,
+    /// The fault kinds that were on (swarm draws a subset).
+    pub faults_on: Vec<FaultKind>,
+    /// How far the minimizer shrank it (`None`: not minimized).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrink: Option<ShrinkStats>,
+}
+
+/// The result of checking one target against one scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// `MODEL/VARIANT`.
+    pub target: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The verdict over all runs.
+    pub verdict: Verdict,
+    /// Runs done.
+    pub runs: u64,
+    /// Runs that violated a property.
+    #[serde(default)]
+    pub violating_runs: u64,
+    /// Wall-clock milliseconds.
+    pub millis: u64,
+    /// KV calls delivered over all runs.
+    pub kv_calls: u64,
+    /// The first failing run, if any (for a check made by [`crate::findings::check`], the
+    /// first finding's counterexample).
+    pub failure: Option<RunReport>,
+    /// The violating runs, grouped by property, reason class and the faults they injected.
+    #[serde(default)]
+    pub groups: Vec<sim::ViolationGroup>,
+    /// What the check found, one entry per defect; made from `groups` by
+    /// [`crate::findings::check`] (empty for a bare [`crate::target::Target::check`]).
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+}
+
+/// The result of an exhaustive search of one target ([`crate::target::Target::explore`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExploreReport {
+    /// `MODEL/VARIANT`.
+    pub target: String,
+    /// What was searched.
+    pub scope: Scope,
+    /// `Ok` (every path of the scope passes), `Violation` or `Unknown` (which bound).
+    pub verdict: Verdict,
+    /// Distinct states (by 64-bit hash).
+    pub unique_states: usize,
+    /// States generated, repeats included.
+    pub total_states: usize,
+    /// The deepest path, in steps.
+    pub max_depth: usize,
+    /// Wall-clock milliseconds.
+    pub millis: u64,
+    /// Generated states per second.
+    pub states_per_s: f64,
+    /// Paths the time horizon cut (not expanded, not judged).
+    pub horizon_cut: usize,
+    /// Paths the step bound per operation cut (not expanded, not judged).
+    #[serde(default)]
+    pub steps_cut: usize,
+    /// Workloads the scope covers: every alternative of every operation the model's `op`
+    /// can give (saturating).
+    #[serde(default)]
+    pub workloads: u64,
+    /// The guard rail that stopped the search, if one did.
+    pub bound: Option<String>,
+    /// A warning about the scope's size, given before the search.
+    pub warning: Option<String>,
+    /// The shortest counterexample, replayed by the simulator (its trace is the
+    /// simulator's own).
+    pub counterexample: Option<RunReport>,
+    /// The counterexample's replay token (`kvsim replay TOKEN`).
+    pub token: Option<String>,
+}
+
+/// How far a run shrank.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShrinkStats {
+    /// Steps of the original run.
+    pub from_steps: u32,
+    /// Clients of the original run (with at least one operation).
+    pub from_clients: usize,
+    /// Operations of the original run.
+    pub from_ops: usize,
+    /// Faults injected in the original run.
+    pub from_faults: usize,
+    /// Runs the minimizer made.
+    pub probes: u64,
+    /// Whether it stopped at its probe limit (then the result may not be minimal).
+    pub exhausted: bool,
+}
+
+impl ShrinkStats {
+    /// `shrunk 41 → 6 steps, 3 → 2 clients, 8 → 2 ops, 2 → 1 faults` (only what changed,
+    /// steps always).
+    pub fn describe(&self, now: &RunReport) -> String {
+        let mut parts = vec![format!("shrunk {} → {} steps", self.from_steps, now.steps)];
+        let clients = active_clients(&now.config).len();
+        if clients != self.from_clients {
+            let noun = if clients == 1 { "client" } else { "clients" };
+            parts.push(format!("{} → {clients} {noun}", self.from_clients));
+        }
+        let ops = total_ops(&now.config);
+        if ops != self.from_ops {
+            let noun = if ops == 1 { "op" } else { "ops" };
+            parts.push(format!("{} → {ops} {noun}", self.from_ops));
+        }
+        let faults = faults_in(now);
+        if faults != self.from_faults {
+            let noun = if faults == 1 { "fault" } else { "faults" };
+            parts.push(format!("{} → {faults} {noun}", self.from_faults));
+        }
+        let mut s = parts.join(", ");
+        if self.exhausted {
+            s.push_str(&format!(
+                " (stopped at its limit of {} runs: may not be minimal)",
+                self.probes
+            ));
+        }
+        s
+    }
+}
+
+/// The clients that run at least one operation.
+pub fn active_clients(config: &SimConfig) -> Vec<usize> {
+    (0..config.clients)
+        .filter(|&c| !config.ops_of(c).is_empty())
+        .collect()
+}
+
+/// Operations over all clients.
+pub fn total_ops(config: &SimConfig) -> usize {
+    (0..config.clients).map(|c| config.ops_of(c).len()).sum()
+}
+
+/// Faults injected in a traced run (the store's own LRU evictions are not counted: they
+/// follow from the memory limit).
+pub fn faults_in(r: &RunReport) -> usize {
+    r.trace
+        .iter()
+        .filter(|s| match &s.event {
+            Event::Fault(Fault::LruEvict { .. } | Fault::ShardUp { .. }) => false,
+            Event::Fault(_) => true,
+            Event::Call { delivery, .. } => {
+                matches!(delivery, Delivery::RequestLost | Delivery::ReplyLost(_))
+            }
+            _ => false,
+        })
+        .count()
+}
+
+/// One defect a check found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The property that fails.
+    pub property: String,
+    /// The reason, as the (minimal) counterexample gives it.
+    pub reason: String,
+    /// The reason's class ([`Violation::class`]).
+    pub class: String,
+    /// The fault kinds the minimal counterexample still injects: the faults this defect
+    /// needs (empty: it needs none).
+    pub faults: Vec<FaultKind>,
+    /// Violating runs that showed it.
+    pub runs: u64,
+    /// The token that replays the counterexample.
+    pub replay: String,
+    /// Whether the counterexample was minimized (the faults are then what it needs;
+    /// otherwise, what the run happened to inject).
+    pub minimized: bool,
+    /// The counterexample.
+    pub counterexample: RunReport,
+}
+
+impl Finding {
+    /// The faults for people: `no fault` or `evict, restart`.
+    pub fn describe_faults(&self) -> String {
+        describe_faults(&self.faults)
+    }
+
+    /// Whether `other` is the same defect: the same property, reason class and faults
+    /// needed (as found by another scenario or run).
+    pub fn same_defect(&self, other: &Finding) -> bool {
+        self.property == other.property && self.class == other.class && self.faults == other.faults
+    }
+
+    /// Whether this finding needs `kind`.
+    pub fn needs(&self, kind: FaultKind) -> bool {
+        self.faults.contains(&kind)
+    }
+
+    /// One line: property, reason, faults, runs.
+    pub fn line(&self) -> String {
+        let faults = if self.minimized {
+            format!("needs {}", self.describe_faults())
+        } else {
+            format!(
+                "not minimized (the run injected {})",
+                self.describe_faults()
+            )
+        };
+        format!(
+            "{}: {} · {faults} · {} run{}",
+            self.property,
+            self.reason,
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+        )
+    }
+}
+
+/// `no fault`, or the kinds' names joined by `, `.
+pub fn describe_faults(kinds: &[FaultKind]) -> String {
+    if kinds.is_empty() {
+        "no fault".to_string()
+    } else {
+        kinds
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
