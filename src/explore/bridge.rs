@@ -7,7 +7,7 @@
 
 use super::guard::{Cut, Guard};
 use super::scope::Scope;
-use super::state::{Halt, Phase, PollInput, Recorded, State};
+use super::state::{Delivered, Halt, Phase, PollInput, Recorded, State};
 use super::workload::{alternatives, Alternative, MAX_ALTERNATIVES};
 use super::Explorable;
 use crate::command::Command;
@@ -94,6 +94,8 @@ struct Replay<'b, M: Explorable> {
     bridge: &'b Bridge<M>,
     /// The future rebuilt to find a client's pending command, for the poll that follows.
     cached: Option<(usize, Rebuilt<'b, M::Ret>)>,
+    /// What came back for the command of the client polled next.
+    delivered: Option<(Delivered, Command)>,
 }
 
 impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded> for Replay<'b, M> {
@@ -111,8 +113,13 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded> for Replay<'b, M> {
         Some(cmd)
     }
 
+    fn deliver(&mut self, _: usize, delivered: Delivered, cmd: Command) {
+        self.delivered = Some((delivered, cmd));
+    }
+
     fn poll(&mut self, c: usize, cl: &mut ClientState<Recorded>, at: PollAt) -> Polling<M::Ret> {
-        let PollAt { now, clock, reply } = at;
+        let PollAt { now, clock } = at;
+        let reply = self.delivered.take();
         let rebuilt = match self.cached.take() {
             Some((x, rebuilt)) if x == c => Some(rebuilt),
             _ => self.bridge.rebuild(c, cl),
@@ -138,7 +145,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded> for Replay<'b, M> {
             reply: reply.map(|(delivered, _)| delivered),
         });
         let polled = match polled {
-            Poll::Ready(result) => Polled::Ready(result),
+            Poll::Ready(result) => Polled::Ready(result.ok()),
             Poll::Pending => match slot.request.take() {
                 Some(Request::Command(_)) => Polled::Calling,
                 Some(Request::Sleep(ms)) => Polled::Sleep(ms),
@@ -533,6 +540,7 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
         let mut clients = Replay {
             bridge: self,
             cached: None,
+            delivered: None,
         };
         match action {
             Action::Start(c, _, alt) => {

@@ -6,8 +6,8 @@ use super::config::{SimConfig, EPOCH_MS};
 use super::strategy::Chooser;
 use super::trace::{Delivery, Event, Fault, TraceStep};
 use super::world::{
-    op_rng_seed, ClientState, Clients, FaultAction, PollAt, Polled, Polling, Quiet, Rules, Sink,
-    Stop, World,
+    op_rng_seed, ClientState, Clients, Delivered, FaultAction, PollAt, Polled, Polling, Quiet,
+    Rules, Sink, Stop, World,
 };
 use crate::command::Command;
 use crate::history::History;
@@ -72,19 +72,24 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
         op
     }
 
+    #[inline]
     fn command(&mut self, c: usize, _: &ClientState<u32>) -> Option<Command> {
         self.clients[c].pending.take()
     }
 
+    #[inline]
+    fn deliver(&mut self, c: usize, delivered: Delivered, cmd: Command) {
+        let reply = delivered.into_result(&cmd);
+        self.clients[c].handle.slot.borrow_mut().reply = Some(reply);
+    }
+
+    #[inline]
     fn poll(&mut self, c: usize, cl: &mut ClientState<u32>, at: PollAt) -> Polling<M::Ret> {
-        let PollAt { now, clock, reply } = at;
+        let PollAt { now, clock } = at;
         cl.rec += 1;
         let live = &mut self.clients[c];
         {
             let mut slot = live.handle.slot.borrow_mut();
-            if let Some((delivered, cmd)) = reply {
-                slot.reply = Some(delivered.into_result(&cmd));
-            }
             slot.true_ms = now;
             slot.clock = clock;
         }
@@ -97,7 +102,7 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
         let mut slot = live.handle.slot.borrow_mut();
         let marks = std::mem::take(&mut slot.marks);
         let polled = match polled {
-            Poll::Ready(result) => Polled::Ready(result),
+            Poll::Ready(result) => Polled::Ready(result.ok()),
             Poll::Pending => match slot.request.take() {
                 Some(Request::Command(cmd)) => {
                     live.pending = Some(cmd);

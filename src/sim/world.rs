@@ -214,8 +214,8 @@ pub(crate) struct Rules<'a> {
 
 /// What polling a client gave.
 pub(crate) enum Polled<Ret> {
-    /// Its operation returned.
-    Ready(Result<Ret, KvError>),
+    /// Its operation returned: its result (`None`: an error, whose outcome is unknown).
+    Ready(Option<Ret>),
     /// It sent a command and waits for the reply.
     Calling,
     /// It sleeps this many ms by its own clock.
@@ -229,12 +229,11 @@ pub(crate) enum Polled<Ret> {
 /// What polling a client gave, and the marks it made.
 pub(crate) type Polling<Ret> = (Polled<Ret>, Vec<&'static str>);
 
-/// One poll of a client: at true time `now`, its clock reading `clock`, handed `reply`
-/// (what came back for its command; `None` on its first poll or a wake-up).
+/// One poll of a client: at true time `now`, its clock reading `clock` (what came back
+/// for its command, if anything, was handed over before: [`Clients::deliver`]).
 pub(crate) struct PollAt {
     pub now: u64,
     pub clock: Clock,
-    pub reply: Option<(Delivered, Command)>,
 }
 
 /// How a world's clients run: the driver that holds (or rebuilds) their code.
@@ -245,6 +244,9 @@ pub(crate) trait Clients<Op, Ret, R> {
     fn start(&mut self, c: usize, from: usize, index: usize, cl: &mut ClientState<R>) -> Op;
     /// The command client `c` is parked on; `None` when it did not repeat its requests.
     fn command(&mut self, c: usize, cl: &ClientState<R>) -> Option<Command>;
+    /// Hands client `c` what came back for its command `cmd`, for the poll that follows
+    /// (a poll without a delivery before it is a first poll or a wake-up).
+    fn deliver(&mut self, c: usize, delivered: Delivered, cmd: Command);
     /// Polls client `c` once, as `at` says: returns what came of it and the marks it made.
     fn poll(&mut self, c: usize, cl: &mut ClientState<R>, at: PollAt) -> Polling<Ret>;
     /// How many polls client `c`'s current operation took.
@@ -664,9 +666,10 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                     sink.event(self.now, Some(c), event);
                 }
                 self.now += rules.cfg.step_ms;
-                self.poll(rules, c, Some((delivered, cmd)), clients, sink);
+                clients.deliver(c, delivered, cmd);
+                self.poll(rules, c, clients, sink);
             }
-            Phase::Sleeping(_) => self.poll(rules, c, None, clients, sink),
+            Phase::Sleeping(_) => self.poll(rules, c, clients, sink),
             Phase::Done | Phase::Crashed => unreachable!("only runnable clients step"),
         }
     }
@@ -704,22 +707,21 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
         });
         self.clients[c].hist_index = hist_index as u32;
         self.event(rules, hist_index, Tail::Calls);
-        self.poll(rules, c, None, clients, sink);
+        self.poll(rules, c, clients, sink);
     }
 
-    /// Polls client `c` once at the current time with `reply` handed over, and records
-    /// what came of it.
+    /// Polls client `c` once at the current time (with what was delivered to it since
+    /// its last poll), and records what came of it.
     fn poll(
         &mut self,
         rules: Rules,
         c: usize,
-        reply: Option<(Delivered, Command)>,
         clients: &mut impl Clients<Op, Ret, R>,
         sink: &mut impl Sink,
     ) {
         let now = self.now;
         let clock = self.clock(rules, c);
-        let at = PollAt { now, clock, reply };
+        let at = PollAt { now, clock };
         let (polled, marks) = clients.poll(c, &mut self.clients[c], at);
         if let Polled::Nondeterministic = polled {
             self.halt = Some(Halt::Nondeterministic { client: c });
@@ -747,8 +749,8 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                 let entry = &mut self.history.ops[hi];
                 entry.ret_ms = Some(ret_ms);
                 entry.outcome = match result {
-                    Ok(r) => Outcome::Ok(r),
-                    Err(_) => Outcome::Unknown,
+                    Some(r) => Outcome::Ok(r),
+                    None => Outcome::Unknown,
                 };
                 if sink.on() {
                     let outcome = match &entry.outcome {
