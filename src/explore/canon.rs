@@ -18,14 +18,18 @@
 //!
 //! Every struct is destructured, so a field added later cannot be left out unnoticed.
 
-use super::state::{ClientState, Delivered, PollInput, ServerState, State};
+use super::state::{Delivered, PollInput, Recorded, World};
 use crate::command::{Reply, Value};
+use crate::sim::{ClientState, ServerState};
 use crate::store::CasNames;
 use std::hash::{Hash, Hasher};
 
-impl<Op: Hash, Ret: Hash> Hash for State<Op, Ret> {
+/// The explored state's hash (see the module's text). Only the explored world, whose
+/// clients record their poll inputs, is hashed: the simulator's runner never hashes its
+/// world.
+impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded> {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        let State {
+        let World {
             servers,
             now,
             clients,
@@ -57,10 +61,9 @@ impl<Op: Hash, Ret: Hash> Hash for State<Op, Ret> {
                 op_index,
                 paused_until,
                 offset_ms,
-                alt,
                 ready_since,
                 hist_index,
-                polls,
+                rec: Recorded { alt, polls },
             } = client;
             phase.hash(h);
             op_index.hash(h);
@@ -110,6 +113,8 @@ impl<Op: Hash, Ret: Hash> Hash for State<Op, Ret> {
 mod tests {
     use super::*;
     use crate::command::{Command, StoreVerb};
+    use crate::explore::state::{Phase, State};
+    use crate::sim::Tail;
     use crate::store::{Store, StoreConfig};
     use std::hash::DefaultHasher;
 
@@ -120,7 +125,7 @@ mod tests {
     }
 
     fn state(stores: Vec<Store>) -> State<u8, u8> {
-        State {
+        World {
             servers: stores
                 .into_iter()
                 .map(|store| ServerState {
@@ -132,7 +137,7 @@ mod tests {
             clients: Vec::new(),
             history: Default::default(),
             seq: 0,
-            tail: super::super::state::Tail::Marks,
+            tail: Tail::Marks,
             tail_start: 0,
             faults_used: Vec::new(),
             last_fault: None,
@@ -192,17 +197,19 @@ mod tests {
         let with_reply = |values: Vec<Value>| {
             let mut s = state(vec![store.clone()]);
             s.clients.push(ClientState {
-                phase: super::super::state::Phase::Calling,
+                phase: Phase::Calling,
                 op_index: 0,
                 paused_until: 0,
                 offset_ms: 0,
-                alt: 0,
                 ready_since: None,
                 hist_index: 0,
-                polls: vec![PollInput {
-                    clock: None,
-                    reply: Some(Delivered::Reply(Reply::Values(values))),
-                }],
+                rec: Recorded {
+                    alt: 0,
+                    polls: vec![PollInput {
+                        clock: None,
+                        reply: Some(Delivered::Reply(Reply::Values(values))),
+                    }],
+                },
             });
             s
         };

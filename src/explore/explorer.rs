@@ -187,7 +187,7 @@ impl<M: Explorable> Explorer<M> {
                 Some(format!(
                     "C{c} (operation {}, step {}): {what}",
                     cl.op_index,
-                    cl.polls.len()
+                    cl.rec.polls.len()
                 ))
             })
             .collect();

@@ -168,15 +168,11 @@ impl Scope {
             self.max_op_steps,
             self.seed
         );
-        if let Some(m) = self.memory_limit {
-            s.push_str(&format!(" · memory {m} B"));
-        }
-        if self.persistent {
-            s.push_str(" · persistent store");
-        }
-        if self.shards > 1 {
-            s.push_str(&format!(" · {} servers", self.shards));
-        }
+        s.push_str(&crate::sim::describe_servers(
+            self.memory_limit,
+            self.persistent,
+            self.shards,
+        ));
         if !self.times {
             s.push_str(" · history times ignored");
         }

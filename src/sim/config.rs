@@ -169,15 +169,31 @@ impl SimConfig {
             self.fault_probability,
             self.strategy
         );
-        if let Some(m) = self.memory_limit {
-            s.push_str(&format!(" · memory {m} B"));
-        }
-        if self.persistent {
-            s.push_str(" · persistent store");
-        }
-        if self.shards > 1 {
-            s.push_str(&format!(" · {} servers", self.shards));
-        }
+        s.push_str(&describe_servers(
+            self.memory_limit,
+            self.persistent,
+            self.shards,
+        ));
         s
     }
+}
+
+/// The servers' knobs for people, as descriptions end: ` · memory 4096 B · persistent
+/// store · 2 servers`, each only when it is not the default.
+pub(crate) fn describe_servers(
+    memory_limit: Option<usize>,
+    persistent: bool,
+    shards: usize,
+) -> String {
+    let mut s = String::new();
+    if let Some(m) = memory_limit {
+        s.push_str(&format!(" · memory {m} B"));
+    }
+    if persistent {
+        s.push_str(" · persistent store");
+    }
+    if shards > 1 {
+        s.push_str(&format!(" · {shards} servers"));
+    }
+    s
 }

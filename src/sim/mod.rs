@@ -16,26 +16,37 @@
 
 mod client;
 mod config;
+mod runner;
+mod strategy;
 mod token;
 mod trace;
 mod world;
 
 pub(crate) use client::Request;
 pub use client::{Clock, SimClient};
+pub(crate) use config::describe_servers;
 pub use config::{SimConfig, DEFAULT_LRU_LIMIT, EPOCH_MS};
+pub(crate) use runner::after_setup;
+pub use runner::RunOutput;
 pub use token::{Token, TokenError};
 pub use trace::{ms, Delivery, Event, Fault, Trace, TraceStep};
-pub(crate) use world::{after_setup, enumerate_faults, op_rng_seed, FaultAction, FaultClient};
-pub use world::{Quiet, RunOutput, Stop};
+#[cfg(test)]
+pub(crate) use world::Tail;
+pub(crate) use world::{
+    op_rng_seed, ClientState, Clients, Delivered, FaultAction, Halt, Phase, PollAt, Polled,
+    Polling, Rules, ServerState,
+};
+pub use world::{Quiet, Stop, World};
 
 use crate::history::Outcome;
 use crate::model::Model;
 use crate::rng::mix64;
 use crate::scenario::FaultKind;
 use crate::verdict::{Verdict, Violation};
+use runner::Runner;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
-use world::{Chooser, World};
+use strategy::Chooser;
 
 /// Runs `model` once under `config` from `seed`; with `choices`, replays them instead of
 /// the strategy's own walk (choices past the end: runnable clients in turn, no faults).
@@ -45,7 +56,7 @@ pub fn run<M: Model>(
     seed: u64,
     choices: Option<&[u32]>,
 ) -> RunOutput<M> {
-    let mut world = World::new(model, config, seed);
+    let mut world = Runner::new(model, config, seed);
     let own = world.chooser_for(config.strategy);
     let chooser = match choices {
         Some(c) => Chooser::Replay {
@@ -63,7 +74,25 @@ pub fn run<M: Model>(
 /// operation invoked after the last fault that returned without completing its purpose
 /// ([`Model::made_progress`]) is a lockout.
 pub fn judge<M: Model>(model: &M, out: &RunOutput<M>) -> Verdict {
-    match &out.stop {
+    judge_end(
+        model,
+        out.stop.as_ref(),
+        &out.history,
+        out.quiet,
+        !out.faults_used.is_empty(),
+    )
+}
+
+/// [`judge`] of a run's end: why it stopped early, its history, from when on no fault
+/// acted, and whether any fault acted.
+pub(crate) fn judge_end<M: Model>(
+    model: &M,
+    stop: Option<&Stop>,
+    history: &crate::history::History<M::Op, M::Ret>,
+    quiet: Option<Quiet>,
+    faulted: bool,
+) -> Verdict {
+    match stop {
         Some(Stop::Livelock { client, op, steps }) => Verdict::Violation(Violation {
             property: "progress".into(),
             reason: format!(
@@ -83,14 +112,13 @@ pub fn judge<M: Model>(model: &M, out: &RunOutput<M>) -> Verdict {
             "client C{client} awaited something other than its kv handle (a structure must \
              take time, sleep and randomness from the kv handle)"
         )),
-        None => match model.check(&out.history) {
+        None => match model.check(history) {
             Verdict::Violation(v) => Verdict::Violation(v),
-            other => match out.quiet {
-                Some(q) => lockout(model, &out.history, q, !out.faults_used.is_empty())
-                    .map_or(other, Verdict::Violation),
+            other => match quiet {
+                Some(q) => lockout(model, history, q, faulted).map_or(other, Verdict::Violation),
                 // When the faults stopped is unknown: a return without progress can be
                 // judged neither way.
-                None if out.history.ops.iter().any(
+                None if history.ops.iter().any(
                     |o| matches!(&o.outcome, Outcome::Ok(r) if !model.made_progress(&o.op, r)),
                 ) =>
                 {

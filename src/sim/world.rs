@@ -1,24 +1,28 @@
-//! The executor: one simulated world (servers, virtual time, clients) stepped by choices.
+//! The world: the one executor both drivers step. Servers, virtual time, each client's
+//! executor status, the faults used, the last fault and the history, as one value, with
+//! its transitions (deliver a client's command or wake it, start an operation, apply a
+//! fault, and settle between steps: servers back up, time jumps to the next wake-up).
+//!
+//! The world does not hold the clients' code. How a client is polled is its driver's
+//! ([`Clients`]): the simulator's runner keeps live futures; the stateright bridge rebuilds
+//! each future from the inputs of its recorded polls, which it keeps in the world's
+//! per-client record `R`. What happens is told to an optional [`Sink`] (the simulator's
+//! trace and counters).
 
-use super::client::{Clock, Request, SimClient};
+use super::client::Clock;
 use super::config::{SimConfig, EPOCH_MS};
-use super::trace::{Delivery, Event, Fault, TraceStep};
+use super::trace::{Delivery, Event, Fault};
 use crate::command::{Command, Reply};
 use crate::history::{History, Mark, Operation, Outcome};
 use crate::kv::KvError;
-use crate::model::Model;
-use crate::rng::{mix64, SimRng};
-use crate::scenario::{FaultKind, Strategy};
+use crate::rng::mix64;
+use crate::scenario::FaultKind;
 use crate::store::{Store, StoreConfig};
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
-
-type OpFuture<'m, R> = Pin<Box<dyn Future<Output = Result<R, KvError>> + 'm>>;
+use std::fmt::Debug;
 
 /// Where a client is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Phase {
     /// Between operations (its next one not started).
     Idle,
     /// Parked on a KV command.
@@ -31,21 +35,94 @@ enum Phase {
     Crashed,
 }
 
-struct ClientRun<'m, M: Model> {
-    handle: SimClient,
-    phase: Phase,
-    pending: Option<Command>,
-    paused_until: u64,
-    op_index: usize,
-    steps_in_op: u32,
-    future: Option<OpFuture<'m, M::Ret>>,
-    hist_index: usize,
-    workload: SimRng,
+impl Phase {
+    /// Done or crashed.
+    pub(crate) fn finished(self) -> bool {
+        matches!(self, Phase::Done | Phase::Crashed)
+    }
 }
 
-struct Server {
-    store: Store,
-    down_until: Option<u64>,
+/// One client's executor status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ClientState<R> {
+    pub phase: Phase,
+    pub op_index: u32,
+    /// 0 unless a pause is in force.
+    pub paused_until: u64,
+    /// The clock's current offset (its drift is fixed per client: [`Rules::drift`]).
+    pub offset_ms: i64,
+    /// Since when (true time) it has been runnable without being stepped (the
+    /// simulator's fairness: [`SimConfig::starve_ms`]); kept only under [`Rules::fair`].
+    pub ready_since: Option<u64>,
+    /// The current operation's index in the history.
+    pub hist_index: u32,
+    /// The driver's record of the current operation (the bridge: its poll inputs).
+    pub rec: R,
+}
+
+/// One server.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ServerState {
+    pub store: Store,
+    pub down_until: Option<u64>,
+}
+
+/// The kind of the history's trailing run of events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Tail {
+    /// Invocations.
+    Calls,
+    /// Returns.
+    Returns,
+    /// A mark (or nothing yet).
+    Marks,
+}
+
+/// Why a world stopped early.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Halt {
+    /// A client exceeded the step bound of one operation.
+    Livelock { client: usize, steps: u32 },
+    /// A client awaited something other than its kv handle.
+    Foreign { client: usize },
+    /// The model's setup failed.
+    SetupFailed(String),
+    /// Replaying a client's recorded inputs did not give the same requests: its code
+    /// depends on something other than its kv handle.
+    Nondeterministic { client: usize },
+}
+
+/// What came back for a command (the error texts are rebuilt from the command).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Delivered {
+    /// The store's reply.
+    Reply(Reply),
+    /// The request or the reply was lost: a timeout.
+    Timeout,
+    /// The server was down.
+    Refused(usize),
+}
+
+impl Delivered {
+    /// What the client sees for `command`.
+    pub(crate) fn to_result(&self, command: &Command) -> Result<Reply, KvError> {
+        self.clone().into_result(command)
+    }
+
+    /// What the client sees for `command`, taking the reply.
+    pub(crate) fn into_result(self, command: &Command) -> Result<Reply, KvError> {
+        match self {
+            Delivered::Reply(r) => Ok(r),
+            Delivered::Timeout => Err(KvError::Timeout {
+                command: command.to_string(),
+            }),
+            Delivered::Refused(shard) => Err(KvError::ServerGone {
+                server: format!("s{shard}"),
+                command: command.to_string(),
+                detail: "connection refused".into(),
+            }),
+        }
+    }
 }
 
 /// A fault the world can take at this step.
@@ -76,156 +153,6 @@ impl FaultAction {
             FaultAction::ShardDown(_) => FaultKind::ShardFail,
         }
     }
-}
-
-/// What the fault enumeration needs to know about one client.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct FaultClient {
-    /// Inside an operation (parked on a call or asleep).
-    pub in_op: bool,
-    /// Parked on a KV command.
-    pub calling: bool,
-    /// Done or crashed.
-    pub finished: bool,
-    /// Crashed.
-    pub crashed: bool,
-    /// Paused until this true time.
-    pub paused_until: u64,
-}
-
-/// The faults possible now, in the world's order (the order replay choices index), for
-/// the fault kinds `kinds`: the simulator's and the stateright bridge's one enumeration.
-pub(crate) fn enumerate_faults<'s>(
-    kinds: &[FaultKind],
-    cfg: &SimConfig,
-    now: u64,
-    servers: impl Iterator<Item = (bool, &'s Store)> + Clone,
-    clients: impl Iterator<Item = FaultClient> + Clone,
-    out: &mut Vec<FaultAction>,
-) {
-    for &kind in kinds {
-        match kind {
-            FaultKind::Evict => {
-                for (s, (down, store)) in servers.clone().enumerate() {
-                    if down {
-                        continue;
-                    }
-                    for key in store.live_keys(now) {
-                        out.push(FaultAction::Evict(s, key));
-                    }
-                }
-            }
-            FaultKind::Expire => out.push(FaultAction::AdvanceTime),
-            FaultKind::Skew => {
-                for (c, cl) in clients.clone().enumerate() {
-                    if !cl.finished {
-                        let j = cfg.clock_jump_ms as i64;
-                        out.push(FaultAction::ClockJump(c, j));
-                        out.push(FaultAction::ClockJump(c, -j));
-                    }
-                }
-            }
-            FaultKind::Restart => {
-                for (s, (down, _)) in servers.clone().enumerate() {
-                    if !down {
-                        out.push(FaultAction::Restart(s));
-                    }
-                }
-            }
-            FaultKind::Crash => {
-                for (c, cl) in clients.clone().enumerate() {
-                    if cl.in_op && !cl.crashed {
-                        out.push(FaultAction::Crash(c));
-                    }
-                }
-            }
-            FaultKind::Lose => {
-                for (c, cl) in clients.clone().enumerate() {
-                    if cl.calling && cl.paused_until <= now {
-                        out.push(FaultAction::LoseRequest(c));
-                        out.push(FaultAction::LoseReply(c));
-                    }
-                }
-            }
-            FaultKind::Pause => {
-                for (c, cl) in clients.clone().enumerate() {
-                    if cl.in_op && !cl.crashed && cl.paused_until <= now {
-                        for &ms in &cfg.pause_ms {
-                            out.push(FaultAction::Pause(c, ms));
-                        }
-                    }
-                }
-            }
-            FaultKind::ShardFail => {
-                let n = servers.clone().count();
-                if n > 1 && servers.clone().all(|(down, _)| !down) {
-                    for s in 0..n {
-                        out.push(FaultAction::ShardDown(s));
-                    }
-                }
-            }
-            FaultKind::Lru => {}
-        }
-    }
-}
-
-/// The seed of the random stream of client `c`'s operation number `index` in a run
-/// seeded `seed`.
-pub(crate) fn op_rng_seed(seed: u64, c: usize, index: usize) -> u64 {
-    mix64(seed ^ mix64(((c as u64) << 32) | index as u64 | 1 << 63))
-}
-
-/// The world right after the model's setup: each server's store and down time, true
-/// time, and each client's clock (drawn from the seed, as [`World::new`] draws them).
-pub(crate) struct AfterSetup {
-    /// Each server's store.
-    pub stores: Vec<Store>,
-    /// True time after setup.
-    pub now: u64,
-    /// Each client's clock.
-    pub clocks: Vec<Clock>,
-    /// Why setup failed, if it did.
-    pub failed: Option<String>,
-}
-
-/// Runs `model`'s setup exactly as a run seeded `seed` does.
-pub(crate) fn after_setup<M: Model>(model: &M, cfg: &SimConfig, seed: u64) -> AfterSetup {
-    let mut quiet = cfg.clone();
-    quiet.record_trace = false;
-    let mut world = World::new(model, &quiet, seed);
-    let failed = world.setup().err();
-    for shard in 0..world.servers.len() {
-        world.servers[shard].store.take_evicted();
-    }
-    AfterSetup {
-        clocks: world
-            .clients
-            .iter()
-            .map(|c| c.handle.slot.borrow().clock)
-            .collect(),
-        now: world.now,
-        stores: world.servers.into_iter().map(|s| s.store).collect(),
-        failed,
-    }
-}
-
-/// How choices are made in this run.
-pub(crate) enum Chooser {
-    /// Random walk (also swarm, after its draw of faults and rate).
-    Random { rng: SimRng },
-    /// PCT: highest priority runnable client; priorities drop at change points.
-    Pct {
-        rng: SimRng,
-        priorities: Vec<u64>,
-        change_points: Vec<u32>,
-        next_low: u64,
-    },
-    /// Replay of recorded choices; when they run out, runnable clients in turn.
-    Replay {
-        choices: Vec<u32>,
-        pos: usize,
-        next: usize,
-    },
 }
 
 /// Why a run stopped early.
@@ -264,218 +191,239 @@ pub struct Quiet {
     pub ms: u64,
 }
 
-/// Everything one run produced.
-pub struct RunOutput<M: Model> {
-    /// The history.
-    pub history: History<M::Op, M::Ret>,
-    /// The trace (empty unless `record_trace`).
-    pub trace: Vec<TraceStep>,
-    /// The choices made (normalized: replaying them gives the same run).
-    pub choices: Vec<u32>,
-    /// Why it stopped early, if it did.
-    pub stop: Option<Stop>,
-    /// Steps taken.
-    pub steps: u32,
-    /// KV commands delivered (applied or lost).
-    pub kv_calls: u64,
-    /// The fault kinds that were on (swarm draws a subset).
-    pub faults_on: Vec<FaultKind>,
-    /// The fault kinds the run injected (in the CLI's order; `lru` when the store evicted
-    /// to make room).
-    pub faults_used: Vec<FaultKind>,
-    /// From when on no fault acted; `None` if the driver cannot tell (then `progress`
-    /// after faults is not judged).
-    pub quiet: Option<Quiet>,
+/// The fixed rules a world is stepped under (the same for every state of one run or
+/// search).
+#[derive(Clone, Copy)]
+pub(crate) struct Rules<'a> {
+    /// The simulator's knobs (step time, step bound per operation, fault parameters,
+    /// which operations each client runs).
+    pub cfg: &'a SimConfig,
+    /// The fault kinds [`World::faults_used`] counts, in its order.
+    pub kinds: &'a [FaultKind],
+    /// Each client's clock drift.
+    pub drift: &'a [i64],
+    /// Whether the history records virtual times (else every time is 0).
+    pub times: bool,
+    /// Whether adjacent invocations (or returns) are numbered in client order (see
+    /// [`World::event`]); else in the order they happen.
+    pub canonical: bool,
+    /// Whether the world keeps since when each client is runnable
+    /// ([`ClientState::ready_since`]).
+    pub fair: bool,
 }
 
-pub(crate) struct World<'m, 'c, M: Model> {
-    model: &'m M,
-    cfg: &'c SimConfig,
-    seed: u64,
-    servers: Vec<Server>,
-    now: u64,
-    clients: Vec<ClientRun<'m, M>>,
-    history: History<M::Op, M::Ret>,
-    seq: u64,
-    trace: Vec<TraceStep>,
-    faults_used: u32,
-    faults_on: Vec<FaultKind>,
-    fault_probability: f64,
-    steps: u32,
-    kv_calls: u64,
-    choices: Vec<u32>,
-    stop: Option<Stop>,
-    runnable: Vec<usize>,
-    /// Per client: since when (true time) it has been runnable without being stepped.
-    ready_since: Vec<Option<u64>>,
-    /// The fault kinds injected so far.
-    kinds_used: Vec<FaultKind>,
-    /// From when on no fault acted so far.
-    quiet: Quiet,
+/// What polling a client gave.
+pub(crate) enum Polled<Ret> {
+    /// Its operation returned: its result (`None`: an error, whose outcome is unknown).
+    Ready(Option<Ret>),
+    /// It sent a command and waits for the reply.
+    Calling,
+    /// It sleeps this many ms by its own clock.
+    Sleep(u64),
+    /// It awaited something other than its kv handle.
+    Foreign,
+    /// Its recorded inputs did not give the same requests again.
+    Nondeterministic,
 }
 
-impl<'m, 'c, M: Model> World<'m, 'c, M> {
-    pub(crate) fn new(model: &'m M, cfg: &'c SimConfig, seed: u64) -> Self {
+/// What polling a client gave, and the marks it made.
+pub(crate) type Polling<Ret> = (Polled<Ret>, Vec<&'static str>);
+
+/// One poll of a client: at true time `now`, its clock reading `clock` (what came back
+/// for its command, if anything, was handed over before: [`Clients::deliver`]).
+pub(crate) struct PollAt {
+    pub now: u64,
+    pub clock: Clock,
+}
+
+/// How a world's clients run: the driver that holds (or rebuilds) their code.
+pub(crate) trait Clients<Op, Ret, R> {
+    /// Client `c` starts its operation `index` (`from`: the index it was at; operations
+    /// in between are left out of this run): its record is reset and its code made ready.
+    /// Returns the operation.
+    fn start(&mut self, c: usize, from: usize, index: usize, cl: &mut ClientState<R>) -> Op;
+    /// The command client `c` is parked on; `None` when it did not repeat its requests.
+    fn command(&mut self, c: usize, cl: &ClientState<R>) -> Option<Command>;
+    /// Hands client `c` what came back for its command `cmd`, for the poll that follows
+    /// (a poll without a delivery before it is a first poll or a wake-up).
+    fn deliver(&mut self, c: usize, delivered: Delivered, cmd: Command);
+    /// Polls client `c` once, as `at` says: returns what came of it and the marks it made.
+    fn poll(&mut self, c: usize, cl: &mut ClientState<R>, at: PollAt) -> Polling<Ret>;
+    /// How many polls client `c`'s current operation took.
+    fn steps(&self, cl: &ClientState<R>) -> u32;
+    /// Client `c`'s operation ended: it returned (`returned`) or crashed.
+    fn end(&mut self, c: usize, cl: &mut ClientState<R>, returned: bool);
+}
+
+/// Where a world tells what happens (the simulator's trace and counters). `()` wants
+/// nothing.
+pub(crate) trait Sink {
+    /// Whether it wants events ([`Sink::event`] is called only then).
+    fn on(&self) -> bool {
+        false
+    }
+    /// Something happened at true time `now`.
+    fn event(&mut self, _now: u64, _client: Option<usize>, _event: Event) {}
+    /// A command was delivered (applied, lost or refused).
+    fn kv_call(&mut self) {}
+    /// The store of `shard` evicted these keys to make room.
+    fn evicted(&mut self, _now: u64, _shard: usize, _keys: Vec<Vec<u8>>) {}
+}
+
+impl Sink for () {}
+
+/// The world: a value (cloned, hashed and compared by the explorer; the explored world's
+/// hash, which renames cas uniques, is in `explore/canon.rs`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct World<Op, Ret, R> {
+    pub(crate) servers: Vec<ServerState>,
+    pub(crate) now: u64,
+    pub(crate) clients: Vec<ClientState<R>>,
+    pub(crate) history: History<Op, Ret>,
+    pub(crate) seq: u64,
+    /// What the last events of the history are (see [`World::event`]).
+    pub(crate) tail: Tail,
+    /// The first event of the trailing run of invocations or returns.
+    pub(crate) tail_start: u64,
+    /// Faults applied, per kind of [`Rules::kinds`].
+    pub(crate) faults_used: Vec<u32>,
+    /// The last fault so far: its event position, its true time, and the true time its
+    /// effect ends (a pause's end, a downed server's return; the latest of all faults).
+    pub(crate) last_fault: Option<(u64, u64, u64)>,
+    pub(crate) halt: Option<Halt>,
+}
+
+/// What the fault enumeration needs to know about one client.
+#[derive(Clone, Copy, Debug)]
+struct FaultClient {
+    in_op: bool,
+    calling: bool,
+    finished: bool,
+    crashed: bool,
+    paused_until: u64,
+}
+
+/// The seed of the random stream of client `c`'s operation number `index` in a run
+/// seeded `seed`.
+pub(crate) fn op_rng_seed(seed: u64, c: usize, index: usize) -> u64 {
+    mix64(seed ^ mix64(((c as u64) << 32) | index as u64 | 1 << 63))
+}
+
+impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
+    /// A fresh world for `cfg`: empty servers at the epoch, one client per clock offset,
+    /// `kinds` fault kinds counted, each client's record `rec()`.
+    pub(crate) fn new(
+        cfg: &SimConfig,
+        offsets: &[i64],
+        kinds: usize,
+        mut rec: impl FnMut() -> R,
+    ) -> Self {
         let store_config = StoreConfig {
             memory_limit: cfg.memory_limit,
             persistent: cfg.persistent,
             ..StoreConfig::default()
         };
-        let servers = (0..cfg.shards.max(1))
-            .map(|_| Server {
-                store: Store::new(store_config.clone(), EPOCH_MS),
-                down_until: None,
-            })
-            .collect();
-        let mut setup_rng = SimRng::derive(seed, u64::MAX);
-        let skew = cfg.faults.has(FaultKind::Skew);
-        let clients = (0..cfg.clients)
-            .map(|c| {
-                let clock = if skew {
-                    let o = cfg.max_offset_ms;
-                    let d = cfg.max_drift_ppm;
-                    Clock {
-                        offset_ms: setup_rng.range_inclusive(0, 2 * o) as i64 - o as i64,
-                        drift_ppm: setup_rng.range_inclusive(0, 2 * d) as i64 - d as i64,
-                    }
-                } else {
-                    Clock::default()
-                };
-                ClientRun {
-                    handle: SimClient::new(0, EPOCH_MS, clock),
+        World {
+            servers: (0..cfg.shards.max(1))
+                .map(|_| ServerState {
+                    store: Store::new(store_config.clone(), EPOCH_MS),
+                    down_until: None,
+                })
+                .collect(),
+            now: EPOCH_MS,
+            clients: offsets
+                .iter()
+                .enumerate()
+                .map(|(c, &offset_ms)| ClientState {
                     phase: if cfg.next_op(c, 0).is_none() {
                         Phase::Done
                     } else {
                         Phase::Idle
                     },
-                    pending: None,
-                    paused_until: 0,
                     op_index: 0,
-                    steps_in_op: 0,
-                    future: None,
+                    paused_until: 0,
+                    offset_ms,
+                    ready_since: None,
                     hist_index: 0,
-                    workload: SimRng::derive(seed, 1 + c as u64),
-                }
-            })
-            .collect();
-        World {
-            model,
-            cfg,
-            seed,
-            servers,
-            now: EPOCH_MS,
-            clients,
+                    rec: rec(),
+                })
+                .collect(),
             history: History::new(),
             seq: 0,
-            trace: Vec::new(),
-            faults_used: 0,
-            faults_on: cfg.faults.kinds().to_vec(),
-            fault_probability: cfg.fault_probability,
-            steps: 0,
-            kv_calls: 0,
-            choices: Vec::new(),
-            stop: None,
-            runnable: Vec::new(),
-            ready_since: vec![None; cfg.clients],
-            kinds_used: Vec::new(),
-            quiet: Quiet::default(),
+            tail: Tail::Marks,
+            tail_start: 0,
+            faults_used: vec![0; kinds],
+            last_fault: None,
+            halt: None,
         }
     }
 
-    /// Builds the chooser for a fresh run of `strategy` (swarm also draws its faults here).
-    pub(crate) fn chooser_for(&mut self, strategy: Strategy) -> Chooser {
-        let mut rng = SimRng::derive(self.seed, 0);
-        match strategy {
-            Strategy::Random => Chooser::Random { rng },
-            Strategy::Swarm => {
-                let all = self.cfg.faults.kinds().to_vec();
-                if !all.is_empty() {
-                    let mut on: Vec<FaultKind> =
-                        all.iter().copied().filter(|_| rng.chance(0.5)).collect();
-                    if on.is_empty() {
-                        on.push(all[rng.index(all.len())]);
-                    }
-                    self.faults_on = on;
-                }
-                const RATES: [f64; 4] = [0.01, 0.03, 0.1, 0.25];
-                self.fault_probability = RATES[rng.index(RATES.len())];
-                Chooser::Random { rng }
-            }
-            Strategy::Pct { depth } => {
-                let n = self.cfg.clients as u64;
-                let d = depth.max(1) as u64;
-                // Distinct initial priorities d..d+n in random order.
-                let mut priorities: Vec<u64> = (0..n).map(|i| d + i).collect();
-                for i in (1..priorities.len()).rev() {
-                    let j = rng.index(i + 1);
-                    priorities.swap(i, j);
-                }
-                let k = (self.cfg.clients * self.cfg.ops * 8).max(8) as u64;
-                let mut change_points: Vec<u32> =
-                    (1..d).map(|_| rng.range_inclusive(1, k) as u32).collect();
-                change_points.sort_unstable();
-                Chooser::Pct {
-                    rng,
-                    priorities,
-                    change_points,
-                    next_low: d - 1,
-                }
-            }
+    /// The same world with each client's record replaced by `rec(old)`.
+    pub(crate) fn map_records<S>(self, mut rec: impl FnMut(R) -> S) -> World<Op, Ret, S> {
+        World {
+            servers: self.servers,
+            now: self.now,
+            clients: self
+                .clients
+                .into_iter()
+                .map(|cl| ClientState {
+                    phase: cl.phase,
+                    op_index: cl.op_index,
+                    paused_until: cl.paused_until,
+                    offset_ms: cl.offset_ms,
+                    ready_since: cl.ready_since,
+                    hist_index: cl.hist_index,
+                    rec: rec(cl.rec),
+                })
+                .collect(),
+            history: self.history,
+            seq: self.seq,
+            tail: self.tail,
+            tail_start: self.tail_start,
+            faults_used: self.faults_used,
+            last_fault: self.last_fault,
+            halt: self.halt,
         }
     }
 
-    fn log(&mut self, client: Option<usize>, event: Event) {
-        if self.cfg.record_trace {
-            self.trace.push(TraceStep {
-                time_ms: self.now - EPOCH_MS,
-                client,
-                event,
-            });
+    /// Every client is done or crashed, or the world stopped early: the history is final.
+    pub(crate) fn is_final(&self) -> bool {
+        self.halt.is_some() || self.all_finished()
+    }
+
+    /// Every client is done or crashed.
+    pub(crate) fn all_finished(&self) -> bool {
+        self.clients.iter().all(|c| c.phase.finished())
+    }
+
+    /// Every client completed every operation.
+    pub(crate) fn all_done(&self) -> bool {
+        self.halt.is_none() && self.clients.iter().all(|c| c.phase == Phase::Done)
+    }
+
+    /// Whether client `c` can take a step now.
+    pub(crate) fn runnable(&self, c: usize) -> bool {
+        let cl = &self.clients[c];
+        if cl.paused_until > self.now {
+            return false;
+        }
+        match cl.phase {
+            Phase::Idle | Phase::Calling => true,
+            Phase::Sleeping(until) => until <= self.now,
+            Phase::Done | Phase::Crashed => false,
         }
     }
 
-    /// Runs the model's setup to completion against server state, outside of any
-    /// interleaving (no faults, no other clients).
-    pub(crate) fn setup(&mut self) -> Result<(), String> {
-        let handle = SimClient::new(mix64(self.seed ^ 0x5e7u64), EPOCH_MS, Clock::default());
-        let model = self.model;
-        let h = handle.clone();
-        let mut fut: OpFuture<'m, ()> = Box::pin(async move { model.setup(&h).await });
-        let mut cx = Context::from_waker(Waker::noop());
-        loop {
-            handle.slot.borrow_mut().true_ms = self.now;
-            match fut.as_mut().poll(&mut cx) {
-                Poll::Ready(r) => {
-                    return r.map_err(|e| format!("setup failed: {e}"));
-                }
-                Poll::Pending => {
-                    let req = handle.slot.borrow_mut().request.take();
-                    match req {
-                        Some(Request::Command(cmd)) => {
-                            let shard = self.shard_of(&cmd);
-                            let reply = self.servers[shard].store.apply(self.now, &cmd);
-                            self.drain_lru(shard);
-                            self.log(
-                                None,
-                                Event::Call {
-                                    shard,
-                                    command: cmd,
-                                    delivery: Delivery::Replied(reply.clone()),
-                                },
-                            );
-                            handle.slot.borrow_mut().reply = Some(Ok(reply));
-                        }
-                        Some(Request::Sleep(ms)) => self.now += ms,
-                        None => {
-                            return Err("setup awaited something other than its kv handle".into())
-                        }
-                    }
-                }
-            }
+    /// Client `c`'s clock.
+    pub(crate) fn clock(&self, rules: Rules, c: usize) -> Clock {
+        Clock {
+            offset_ms: self.clients[c].offset_ms,
+            drift_ppm: rules.drift[c],
         }
     }
 
-    fn shard_of(&self, cmd: &Command) -> usize {
+    /// The server a command goes to (FNV-1a of its first key, mixed).
+    pub(crate) fn shard_of(&self, cmd: &Command) -> usize {
         let n = self.servers.len();
         if n == 1 {
             return 0;
@@ -493,537 +441,530 @@ impl<'m, 'c, M: Model> World<'m, 'c, M> {
         }
     }
 
-    fn drain_lru(&mut self, shard: usize) {
-        let evicted = self.servers[shard].store.take_evicted();
-        if !evicted.is_empty() && !self.kinds_used.contains(&FaultKind::Lru) {
-            self.kinds_used.push(FaultKind::Lru);
-        }
-        for key in evicted {
-            self.log(None, Event::Fault(Fault::LruEvict { shard, key }));
-        }
-    }
-
-    fn is_runnable(&self, c: usize) -> bool {
-        let cl = &self.clients[c];
-        if cl.paused_until > self.now {
-            return false;
-        }
-        match cl.phase {
-            Phase::Idle | Phase::Calling => true,
-            Phase::Sleeping(until) => until <= self.now,
-            Phase::Done | Phase::Crashed => false,
+    /// Virtual time as the history records it: since the epoch, or 0 when the rules
+    /// leave times out.
+    fn time(&self, rules: Rules) -> u64 {
+        if rules.times {
+            self.now - EPOCH_MS
+        } else {
+            0
         }
     }
 
-    fn all_finished(&self) -> bool {
+    /// The earliest true time after now at which a client becomes runnable.
+    fn next_wake(&self) -> Option<u64> {
         self.clients
             .iter()
-            .all(|c| matches!(c.phase, Phase::Done | Phase::Crashed))
+            .filter(|c| !c.phase.finished())
+            .map(|c| {
+                let ready = match c.phase {
+                    Phase::Sleeping(until) => until,
+                    _ => self.now,
+                };
+                ready.max(c.paused_until)
+            })
+            .filter(|&t| t > self.now)
+            .min()
     }
 
-    /// The earliest true time at which something becomes runnable.
-    fn next_wake(&self) -> Option<u64> {
-        let mut best: Option<u64> = None;
-        let mut consider = |t: u64| {
-            if t > self.now {
-                best = Some(best.map_or(t, |b| b.min(t)));
-            }
-        };
-        for c in &self.clients {
-            if matches!(c.phase, Phase::Done | Phase::Crashed) {
-                continue;
-            }
-            let ready = match c.phase {
-                Phase::Sleeping(until) => until,
-                _ => self.now,
-            };
-            consider(ready.max(c.paused_until));
-        }
-        best
-    }
-
-    fn fault_actions(&self, out: &mut Vec<FaultAction>) {
-        out.clear();
-        if self.faults_used >= self.cfg.fault_budget {
-            return;
-        }
-        enumerate_faults(
-            &self.faults_on,
-            self.cfg,
-            self.now,
-            self.servers
-                .iter()
-                .map(|s| (s.down_until.is_some(), &s.store)),
-            self.clients.iter().map(|cl| FaultClient {
-                in_op: cl.future.is_some(),
-                calling: cl.phase == Phase::Calling,
-                finished: matches!(cl.phase, Phase::Done | Phase::Crashed),
-                crashed: cl.phase == Phase::Crashed,
-                paused_until: cl.paused_until,
-            }),
-            out,
-        );
-    }
-
-    /// Runs the world to the end with `chooser`.
-    pub(crate) fn run(mut self, mut chooser: Chooser) -> RunOutput<M> {
-        if let Err(why) = self.setup() {
-            self.stop = Some(Stop::Foreign { client: usize::MAX });
-            self.log(None, Event::Mark { label: why });
-        }
-        let mut faults = Vec::new();
-        let n = self.clients.len();
-        while self.stop.is_none() {
-            self.revive_servers();
-            self.runnable.clear();
-            for c in 0..n {
-                if self.is_runnable(c) {
-                    self.runnable.push(c);
-                    self.ready_since[c].get_or_insert(self.now);
-                } else {
-                    self.ready_since[c] = None;
-                }
-            }
-            if self.runnable.is_empty() {
-                if self.all_finished() {
-                    break;
-                }
-                match self.next_wake() {
-                    Some(t) => {
-                        self.now = t;
-                        continue;
+    /// What happens between steps: servers whose outage is over come back, pauses that
+    /// are over are forgotten, and while no client can move, time jumps to the next
+    /// wake-up. Under [`Rules::fair`], since when each client is runnable. `runnable`: the
+    /// clients that can step now.
+    pub(crate) fn settle(&mut self, rules: Rules, sink: &mut impl Sink, runnable: &mut Vec<usize>) {
+        loop {
+            for shard in 0..self.servers.len() {
+                if self.servers[shard]
+                    .down_until
+                    .is_some_and(|t| t <= self.now)
+                {
+                    self.servers[shard].down_until = None;
+                    if sink.on() {
+                        sink.event(self.now, None, Event::Fault(Fault::ShardUp { shard }));
                     }
-                    None => break,
                 }
             }
-            if self.steps >= self.cfg.max_steps {
-                self.stop = Some(Stop::StepBound { steps: self.steps });
-                break;
+            let now = self.now;
+            runnable.clear();
+            for c in 0..self.clients.len() {
+                if self.clients[c].paused_until <= now {
+                    self.clients[c].paused_until = 0;
+                }
+                if self.runnable(c) {
+                    runnable.push(c);
+                }
             }
-            self.steps += 1;
-            let choice = self.choose(&mut chooser, &mut faults);
-            self.choices.push(choice);
-            if (choice as usize) < n {
-                self.ready_since[choice as usize] = None;
-                self.step_client(choice as usize, None);
-            } else {
-                let action = faults[choice as usize - n].clone();
-                self.apply_fault(action);
+            if self.halt.is_some() || !runnable.is_empty() {
+                if rules.fair {
+                    let mut next = runnable.iter().copied().peekable();
+                    for (c, cl) in self.clients.iter_mut().enumerate() {
+                        if next.next_if_eq(&c).is_some() {
+                            cl.ready_since.get_or_insert(now);
+                        } else {
+                            cl.ready_since = None;
+                        }
+                    }
+                }
+                return;
             }
-        }
-        // Operations still in flight never completed: their outcome is unknown.
-        let mut faults_used = self.kinds_used;
-        faults_used.sort();
-        RunOutput {
-            faults_used,
-            history: self.history,
-            trace: self.trace,
-            choices: self.choices,
-            stop: self.stop,
-            steps: self.steps,
-            kv_calls: self.kv_calls,
-            faults_on: self.faults_on,
-            quiet: Some(self.quiet),
+            for cl in &mut self.clients {
+                cl.ready_since = None;
+            }
+            match self.next_wake() {
+                Some(t) => self.now = t,
+                None => return,
+            }
         }
     }
 
-    /// The runnable client that has waited longest, if it has waited longer than the
-    /// fairness bound ([`SimConfig::starve_ms`]).
-    fn starved(&self) -> Option<usize> {
-        self.runnable
-            .iter()
-            .copied()
-            .filter_map(|c| self.ready_since[c].map(|t| (t, c)))
-            .filter(|&(t, _)| self.now - t > self.cfg.starve_ms)
+    /// The client of `runnable` that has waited longest, if it has waited longer than the
+    /// fairness bound ([`SimConfig::starve_ms`]): it steps now, and nothing else happens.
+    pub(crate) fn starved(
+        &self,
+        rules: Rules,
+        runnable: impl Iterator<Item = usize>,
+    ) -> Option<usize> {
+        runnable
+            .filter_map(|c| self.clients[c].ready_since.map(|t| (t, c)))
+            .filter(|&(t, _)| self.now - t > rules.cfg.starve_ms)
             .min()
             .map(|(_, c)| c)
     }
 
-    fn choose(&mut self, chooser: &mut Chooser, faults: &mut Vec<FaultAction>) -> u32 {
-        let n = self.clients.len() as u32;
-        // Fairness, whatever the strategy: a client that has been runnable for longer than
-        // the bound is stepped now. A longer stall is a pause, and only the `pause` fault
-        // injects one (so reports show it). A replay consumes the recorded choice, which a
-        // recording made under the same rule holds this client.
-        if let Some(c) = self.starved() {
-            if let Chooser::Replay { pos, choices, .. } = chooser {
-                if *pos < choices.len() {
-                    *pos += 1;
-                }
-            }
-            return c as u32;
-        }
-        match chooser {
-            Chooser::Replay { choices, pos, next } => {
-                // Past the recorded choices, or where a recorded choice no longer fits,
-                // clients take turns (round robin): a fair scheduler, so that a shrunk run
-                // never starves a client (which would look like a pause to the others).
-                let fair = |runnable: &[usize], next: &mut usize| {
-                    let pick = runnable
-                        .iter()
-                        .copied()
-                        .find(|&c| c >= *next)
-                        .unwrap_or(runnable[0]);
-                    *next = pick + 1;
-                    pick as u32
-                };
-                let Some(&c) = choices.get(*pos) else {
-                    return fair(&self.runnable, next);
-                };
-                *pos += 1;
-                if c < n {
-                    if self.runnable.contains(&(c as usize)) {
-                        return c;
+    /// The faults possible now of the kinds `kinds`, in the world's order (the order
+    /// replay choices index; budgets are the driver's).
+    pub(crate) fn faults(&self, rules: Rules, kinds: &[FaultKind], out: &mut Vec<FaultAction>) {
+        out.clear();
+        let now = self.now;
+        let cfg = rules.cfg;
+        let servers = || {
+            self.servers
+                .iter()
+                .map(|sv| (sv.down_until.is_some(), &sv.store))
+        };
+        let clients = || {
+            self.clients.iter().map(|cl| FaultClient {
+                in_op: matches!(cl.phase, Phase::Calling | Phase::Sleeping(_)),
+                calling: cl.phase == Phase::Calling,
+                finished: cl.phase.finished(),
+                crashed: cl.phase == Phase::Crashed,
+                paused_until: cl.paused_until,
+            })
+        };
+        for &kind in kinds {
+            match kind {
+                FaultKind::Evict => {
+                    for (s, (down, store)) in servers().enumerate() {
+                        if down {
+                            continue;
+                        }
+                        for key in store.live_keys(now) {
+                            out.push(FaultAction::Evict(s, key));
+                        }
                     }
-                    return fair(&self.runnable, next);
                 }
-                self.fault_actions(faults);
-                if faults.is_empty() {
-                    return fair(&self.runnable, next);
+                FaultKind::Expire => out.push(FaultAction::AdvanceTime),
+                FaultKind::Skew => {
+                    for (c, cl) in clients().enumerate() {
+                        if !cl.finished {
+                            let j = cfg.clock_jump_ms as i64;
+                            out.push(FaultAction::ClockJump(c, j));
+                            out.push(FaultAction::ClockJump(c, -j));
+                        }
+                    }
                 }
-                n + (c - n) % faults.len() as u32
-            }
-            Chooser::Random { rng } => {
-                if let Some(f) = self.pick_fault(rng, faults) {
-                    return n + f;
+                FaultKind::Restart => {
+                    for (s, (down, _)) in servers().enumerate() {
+                        if !down {
+                            out.push(FaultAction::Restart(s));
+                        }
+                    }
                 }
-                self.runnable[rng.index(self.runnable.len())] as u32
-            }
-            Chooser::Pct {
-                rng,
-                priorities,
-                change_points,
-                next_low,
-            } => {
-                if let Some(f) = self.pick_fault(rng, faults) {
-                    return n + f;
+                FaultKind::Crash => {
+                    for (c, cl) in clients().enumerate() {
+                        if cl.in_op && !cl.crashed {
+                            out.push(FaultAction::Crash(c));
+                        }
+                    }
                 }
-                let best = *self
-                    .runnable
-                    .iter()
-                    .max_by_key(|&&c| priorities[c])
-                    .expect("runnable is not empty");
-                if change_points.first() == Some(&self.steps) {
-                    change_points.remove(0);
-                    priorities[best] = *next_low;
-                    *next_low = next_low.saturating_sub(1);
-                    return *self
-                        .runnable
-                        .iter()
-                        .max_by_key(|&&c| priorities[c])
-                        .expect("runnable is not empty") as u32;
+                FaultKind::Lose => {
+                    for (c, cl) in clients().enumerate() {
+                        if cl.calling && cl.paused_until <= now {
+                            out.push(FaultAction::LoseRequest(c));
+                            out.push(FaultAction::LoseReply(c));
+                        }
+                    }
                 }
-                best as u32
+                FaultKind::Pause => {
+                    for (c, cl) in clients().enumerate() {
+                        if cl.in_op && !cl.crashed && cl.paused_until <= now {
+                            for &ms in &cfg.pause_ms {
+                                out.push(FaultAction::Pause(c, ms));
+                            }
+                        }
+                    }
+                }
+                FaultKind::ShardFail => {
+                    let n = self.servers.len();
+                    if n > 1 && servers().all(|(down, _)| !down) {
+                        for s in 0..n {
+                            out.push(FaultAction::ShardDown(s));
+                        }
+                    }
+                }
+                FaultKind::Lru => {}
             }
         }
     }
 
-    fn pick_fault(&self, rng: &mut SimRng, faults: &mut Vec<FaultAction>) -> Option<u32> {
-        if self.faults_on.is_empty()
-            || self.faults_used >= self.cfg.fault_budget
-            || !rng.chance(self.fault_probability)
-        {
-            return None;
+    /// Takes one step of client `c`: starts its next operation, delivers its pending
+    /// command (and resumes it until its next call), or wakes it. `lose`: `Some(false)`
+    /// loses the request, `Some(true)` the reply.
+    pub(crate) fn step(
+        &mut self,
+        rules: Rules,
+        c: usize,
+        lose: Option<bool>,
+        clients: &mut impl Clients<Op, Ret, R>,
+        sink: &mut impl Sink,
+    ) {
+        match self.clients[c].phase {
+            Phase::Idle => self.start_op(rules, c, clients, sink),
+            Phase::Calling => {
+                let Some(cmd) = clients.command(c, &self.clients[c]) else {
+                    self.halt = Some(Halt::Nondeterministic { client: c });
+                    return;
+                };
+                let shard = self.shard_of(&cmd);
+                sink.kv_call();
+                let (delivered, delivery) = if self.servers[shard].down_until.is_some() {
+                    (Delivered::Refused(shard), Delivery::ServerDown)
+                } else if lose == Some(false) {
+                    (Delivered::Timeout, Delivery::RequestLost)
+                } else {
+                    let store = &mut self.servers[shard].store;
+                    let reply = store.apply(self.now, &cmd);
+                    let evicted = store.take_evicted();
+                    if !evicted.is_empty() {
+                        sink.evicted(self.now, shard, evicted);
+                    }
+                    if lose == Some(true) {
+                        (Delivered::Timeout, Delivery::ReplyLost(reply))
+                    } else if sink.on() {
+                        (Delivered::Reply(reply.clone()), Delivery::Replied(reply))
+                    } else {
+                        (Delivered::Reply(reply), Delivery::Replied(Reply::Ok))
+                    }
+                };
+                if sink.on() {
+                    let command = cmd.clone();
+                    let event = Event::Call {
+                        shard,
+                        command,
+                        delivery,
+                    };
+                    sink.event(self.now, Some(c), event);
+                }
+                self.now += rules.cfg.step_ms;
+                clients.deliver(c, delivered, cmd);
+                self.poll(rules, c, clients, sink);
+            }
+            Phase::Sleeping(_) => self.poll(rules, c, clients, sink),
+            Phase::Done | Phase::Crashed => unreachable!("only runnable clients step"),
         }
-        self.fault_actions(faults);
-        if faults.is_empty() {
-            return None;
+    }
+
+    fn start_op(
+        &mut self,
+        rules: Rules,
+        c: usize,
+        clients: &mut impl Clients<Op, Ret, R>,
+        sink: &mut impl Sink,
+    ) {
+        let from = self.clients[c].op_index as usize;
+        let index = rules
+            .cfg
+            .next_op(c, from)
+            .expect("an idle client has an operation left");
+        self.clients[c].op_index = index as u32;
+        let op = clients.start(c, from, index, &mut self.clients[c]);
+        let hist_index = self.history.ops.len();
+        if sink.on() {
+            let event = Event::Invoke {
+                op: format!("{op:?}"),
+            };
+            sink.event(self.now, Some(c), event);
         }
-        // Pick a kind uniformly among those possible now, then an action of that kind.
-        let mut kinds: Vec<FaultKind> = faults.iter().map(FaultAction::kind).collect();
-        kinds.dedup();
-        let kind = kinds[rng.index(kinds.len())];
-        let of_kind: Vec<usize> = (0..faults.len())
-            .filter(|&i| faults[i].kind() == kind)
+        self.history.ops.push(Operation {
+            client: c,
+            op,
+            call: 0,
+            ret: None,
+            call_ms: self.time(rules),
+            ret_ms: None,
+            outcome: Outcome::Unknown,
+            marks: Vec::new(),
+        });
+        self.clients[c].hist_index = hist_index as u32;
+        self.event(rules, hist_index, Tail::Calls);
+        self.poll(rules, c, clients, sink);
+    }
+
+    /// Polls client `c` once at the current time (with what was delivered to it since
+    /// its last poll), and records what came of it.
+    fn poll(
+        &mut self,
+        rules: Rules,
+        c: usize,
+        clients: &mut impl Clients<Op, Ret, R>,
+        sink: &mut impl Sink,
+    ) {
+        let now = self.now;
+        let clock = self.clock(rules, c);
+        let at = PollAt { now, clock };
+        let (polled, marks) = clients.poll(c, &mut self.clients[c], at);
+        if let Polled::Nondeterministic = polled {
+            self.halt = Some(Halt::Nondeterministic { client: c });
+            return;
+        }
+        let hi = self.clients[c].hist_index as usize;
+        for label in marks {
+            self.seq += 1;
+            self.tail = Tail::Marks;
+            let mark = Mark {
+                label: label.to_string(),
+                seq: self.seq,
+                time_ms: self.time(rules),
+            };
+            self.history.ops[hi].marks.push(mark);
+            if sink.on() {
+                let label = label.to_string();
+                sink.event(now, Some(c), Event::Mark { label });
+            }
+        }
+        let until = match polled {
+            Polled::Ready(result) => {
+                self.event(rules, hi, Tail::Returns);
+                let ret_ms = self.time(rules);
+                let entry = &mut self.history.ops[hi];
+                entry.ret_ms = Some(ret_ms);
+                entry.outcome = match result {
+                    Some(r) => Outcome::Ok(r),
+                    None => Outcome::Unknown,
+                };
+                if sink.on() {
+                    let outcome = match &entry.outcome {
+                        Outcome::Ok(r) => format!("{r:?}"),
+                        Outcome::Failed => "failed".to_string(),
+                        Outcome::Unknown => "error (outcome unknown)".to_string(),
+                    };
+                    sink.event(now, Some(c), Event::Return { outcome });
+                }
+                let cl = &mut self.clients[c];
+                clients.end(c, cl, true);
+                cl.op_index += 1;
+                cl.phase = if rules.cfg.next_op(c, cl.op_index as usize).is_none() {
+                    Phase::Done
+                } else {
+                    Phase::Idle
+                };
+                return;
+            }
+            Polled::Calling => {
+                self.clients[c].phase = Phase::Calling;
+                None
+            }
+            Polled::Sleep(ms) => Some((ms, now + clock.true_duration(ms).max(1))),
+            Polled::Foreign | Polled::Nondeterministic => {
+                self.halt = Some(Halt::Foreign { client: c });
+                return;
+            }
+        };
+        if let Some((ms, until)) = until {
+            self.clients[c].phase = Phase::Sleeping(until);
+            if sink.on() {
+                sink.event(now, Some(c), Event::Sleep { ms });
+            }
+        }
+        let steps = clients.steps(&self.clients[c]);
+        if steps > rules.cfg.max_steps_per_op {
+            if sink.on() {
+                sink.event(now, Some(c), Event::Livelock { client: c });
+            }
+            self.halt = Some(Halt::Livelock { client: c, steps });
+        }
+    }
+
+    /// Numbers the invocation (`Tail::Calls`) or return (`Tail::Returns`) of operation
+    /// `op` in the history's event order. Under [`Rules::canonical`], a run of adjacent
+    /// invocations (or of adjacent returns) is kept sorted by client: their order is
+    /// invisible to any check that compares returns with invocations (precedence) and
+    /// marks with marks, and sorting it merges interleavings that differ only there.
+    fn event(&mut self, rules: Rules, op: usize, kind: Tail) {
+        self.seq += 1;
+        let start = if rules.canonical && self.tail == kind {
+            self.tail_start
+        } else {
+            self.seq
+        };
+        let ops = &mut self.history.ops;
+        if start == self.seq {
+            // A new run: this event alone.
+            match kind {
+                Tail::Calls => ops[op].call = start,
+                _ => ops[op].ret = Some(start),
+            }
+            self.tail = kind;
+            self.tail_start = start;
+            return;
+        }
+        let pos = |o: &Operation<Op, Ret>| match kind {
+            Tail::Calls => Some(o.call),
+            _ => o.ret,
+        };
+        let mut run: Vec<usize> = (0..ops.len())
+            .filter(|&i| i != op && pos(&ops[i]).is_some_and(|p| p >= start))
             .collect();
-        Some(of_kind[rng.index(of_kind.len())] as u32)
-    }
-
-    fn revive_servers(&mut self) {
-        for s in 0..self.servers.len() {
-            if let Some(t) = self.servers[s].down_until {
-                if t <= self.now {
-                    self.servers[s].down_until = None;
-                    self.log(None, Event::Fault(Fault::ShardUp { shard: s }));
-                }
+        run.push(op);
+        run.sort_by_key(|&i| ops[i].client);
+        for (k, &i) in run.iter().enumerate() {
+            let seq = start + k as u64;
+            match kind {
+                Tail::Calls => ops[i].call = seq,
+                _ => ops[i].ret = Some(seq),
             }
         }
+        if kind == Tail::Calls && run.len() > 1 {
+            // The run's operations are the history's last ones, their clients all inside
+            // them: keep the history sorted by invocation.
+            let first = ops.len() - run.len();
+            ops[first..].sort_by_key(|o| o.call);
+            for (i, o) in ops.iter().enumerate().skip(first) {
+                self.clients[o.client].hist_index = i as u32;
+            }
+        }
+        self.tail = kind;
+        self.tail_start = start;
     }
 
-    fn apply_fault(&mut self, action: FaultAction) {
-        self.faults_used += 1;
+    /// Applies a fault.
+    pub(crate) fn apply_fault(
+        &mut self,
+        rules: Rules,
+        action: FaultAction,
+        clients: &mut impl Clients<Op, Ret, R>,
+        sink: &mut impl Sink,
+    ) {
+        if let Some(k) = rules.kinds.iter().position(|k| *k == action.kind()) {
+            self.faults_used[k] += 1;
+        }
         let lasts_ms = match action {
             FaultAction::Pause(_, ms) => ms,
-            FaultAction::ShardDown(_) => self.cfg.shard_down_ms,
+            FaultAction::ShardDown(_) => rules.cfg.shard_down_ms,
             _ => 0,
         };
-        if !self.kinds_used.contains(&action.kind()) {
-            self.kinds_used.push(action.kind());
-        }
-        match action {
+        let (client, fault) = match action {
             FaultAction::Evict(shard, key) => {
                 self.servers[shard].store.evict(&key);
-                self.log(None, Event::Fault(Fault::Evict { shard, key }));
+                (None, Some(Fault::Evict { shard, key }))
             }
             FaultAction::AdvanceTime => {
                 let next = self
                     .servers
                     .iter()
-                    .filter_map(|s| s.store.next_expiry_ms(self.now))
+                    .filter_map(|sv| sv.store.next_expiry_ms(self.now))
                     .min();
                 let to = next.unwrap_or(self.now + 1000).max(self.now + 1);
                 let by_ms = to - self.now;
                 self.now = to;
-                self.log(None, Event::Fault(Fault::AdvanceTime { by_ms }));
+                (None, Some(Fault::AdvanceTime { by_ms }))
             }
             FaultAction::ClockJump(c, by_ms) => {
-                self.clients[c].handle.slot.borrow_mut().clock.offset_ms += by_ms;
-                self.log(Some(c), Event::Fault(Fault::ClockJump { client: c, by_ms }));
+                self.clients[c].offset_ms += by_ms;
+                (Some(c), Some(Fault::ClockJump { client: c, by_ms }))
             }
             FaultAction::Restart(shard) => {
                 self.servers[shard].store.restart(self.now);
-                let persistent = self.cfg.persistent;
-                self.log(None, Event::Fault(Fault::Restart { shard, persistent }));
+                let persistent = rules.cfg.persistent;
+                (None, Some(Fault::Restart { shard, persistent }))
             }
             FaultAction::Crash(c) => {
                 // The crashed operation's history entry gets a `crash` mark: a critical
                 // section it was in ends here (see `check::mutex`).
                 self.seq += 1;
-                let hi = self.clients[c].hist_index;
-                self.history.ops[hi].marks.push(Mark {
+                self.tail = Tail::Marks;
+                let hi = self.clients[c].hist_index as usize;
+                let mark = Mark {
                     label: "crash".to_string(),
                     seq: self.seq,
-                    time_ms: self.now - EPOCH_MS,
-                });
+                    time_ms: self.time(rules),
+                };
+                self.history.ops[hi].marks.push(mark);
                 let cl = &mut self.clients[c];
                 cl.phase = Phase::Crashed;
-                cl.future = None;
-                cl.pending = None;
-                self.log(Some(c), Event::Fault(Fault::Crash { client: c }));
+                clients.end(c, cl, false);
+                (Some(c), Some(Fault::Crash { client: c }))
             }
-            FaultAction::LoseRequest(c) | FaultAction::LoseReply(c) => {
-                let lose_reply = matches!(action, FaultAction::LoseReply(_));
-                self.step_client(c, Some(lose_reply));
+            FaultAction::LoseRequest(c) => {
+                self.step(rules, c, Some(false), clients, sink);
+                (None, None)
+            }
+            FaultAction::LoseReply(c) => {
+                self.step(rules, c, Some(true), clients, sink);
+                (None, None)
             }
             FaultAction::Pause(c, ms) => {
                 self.clients[c].paused_until = self.now + ms;
-                self.log(Some(c), Event::Fault(Fault::Pause { client: c, ms }));
+                (Some(c), Some(Fault::Pause { client: c, ms }))
             }
             FaultAction::ShardDown(shard) => {
-                let ms = self.cfg.shard_down_ms;
+                let ms = rules.cfg.shard_down_ms;
                 self.servers[shard].down_until = Some(self.now + ms);
                 // It comes back empty, whatever its mode: the machine failed.
                 let cfg = self.servers[shard].store.config().clone();
                 self.servers[shard].store = Store::new(cfg, self.now);
-                self.log(None, Event::Fault(Fault::ShardDown { shard, ms }));
+                (None, Some(Fault::ShardDown { shard, ms }))
             }
-        }
-        self.quiet.seq = self.seq;
-        self.quiet.ms = self.quiet.ms.max(self.now - EPOCH_MS + lasts_ms);
-    }
-
-    /// Takes one step of client `c`. `lose`: `Some(false)` loses the request,
-    /// `Some(true)` the reply.
-    fn step_client(&mut self, c: usize, lose: Option<bool>) {
-        match self.clients[c].phase {
-            Phase::Idle => self.start_op(c),
-            Phase::Calling => {
-                let cmd = self.clients[c]
-                    .pending
-                    .take()
-                    .expect("a calling client has a pending command");
-                let shard = self.shard_of(&cmd);
-                self.kv_calls += 1;
-                let (reply, delivery) = if self.servers[shard].down_until.is_some() {
-                    let err = KvError::ServerGone {
-                        server: format!("s{shard}"),
-                        command: cmd.to_string(),
-                        detail: "connection refused".into(),
-                    };
-                    (Err(err), Delivery::ServerDown)
-                } else if lose == Some(false) {
-                    let err = KvError::Timeout {
-                        command: cmd.to_string(),
-                    };
-                    (Err(err), Delivery::RequestLost)
-                } else {
-                    let reply = self.servers[shard].store.apply(self.now, &cmd);
-                    self.drain_lru(shard);
-                    if lose == Some(true) {
-                        let err = KvError::Timeout {
-                            command: cmd.to_string(),
-                        };
-                        (Err(err), Delivery::ReplyLost(reply))
-                    } else if self.cfg.record_trace {
-                        (Ok(reply.clone()), Delivery::Replied(reply))
-                    } else {
-                        (Ok(reply), Delivery::Replied(Reply::Ok))
-                    }
-                };
-                if self.cfg.record_trace {
-                    self.log(
-                        Some(c),
-                        Event::Call {
-                            shard,
-                            command: cmd,
-                            delivery,
-                        },
-                    );
-                }
-                self.now += self.cfg.step_ms;
-                self.clients[c].handle.slot.borrow_mut().reply = Some(reply);
-                self.poll(c);
-            }
-            Phase::Sleeping(_) => self.poll(c),
-            Phase::Done | Phase::Crashed => unreachable!("only runnable clients step"),
-        }
-    }
-
-    fn start_op(&mut self, c: usize) {
-        let model = self.model;
-        let from = self.clients[c].op_index;
-        let index = self
-            .cfg
-            .next_op(c, from)
-            .expect("an idle client has an operation left");
-        // Workload operations this run leaves out are still drawn, so that every other
-        // operation is the same as in the full run.
-        for skipped in from..index {
-            let _ = model.op(c, skipped, &mut self.clients[c].workload);
-        }
-        self.clients[c].op_index = index;
-        let op = match self
-            .cfg
-            .workload
-            .as_ref()
-            .and_then(|w| w.get(c)?.get(index))
-        {
-            Some(values) => {
-                let mut scripted =
-                    SimRng::scripted(values.clone(), op_rng_seed(self.seed, c, index));
-                model.op(c, index, &mut scripted)
-            }
-            None => model.op(c, index, &mut self.clients[c].workload),
         };
-        self.seq += 1;
-        let hist_index = self.history.ops.len();
-        self.history.ops.push(Operation {
-            client: c,
-            op: op.clone(),
-            call: self.seq,
-            ret: None,
-            call_ms: self.now - EPOCH_MS,
-            ret_ms: None,
-            outcome: Outcome::Unknown,
-            marks: Vec::new(),
-        });
-        if self.cfg.record_trace {
-            self.log(
-                Some(c),
-                Event::Invoke {
-                    op: format!("{op:?}"),
-                },
-            );
+        if let Some(fault) = fault {
+            if sink.on() {
+                sink.event(self.now, client, Event::Fault(fault));
+            }
         }
-        let cl = &mut self.clients[c];
-        cl.hist_index = hist_index;
-        cl.steps_in_op = 0;
-        {
-            let mut slot = cl.handle.slot.borrow_mut();
-            slot.rng_seed = op_rng_seed(self.seed, c, index);
-            slot.rng = None;
-        }
-        let handle = cl.handle.clone();
-        cl.future = Some(Box::pin(async move { model.run(&handle, c, &op).await }));
-        self.poll(c);
+        let end = self
+            .last_fault
+            .map_or(0, |(_, _, end)| end)
+            .max(self.now + lasts_ms);
+        self.last_fault = Some((self.seq, self.now, end));
     }
 
-    fn poll(&mut self, c: usize) {
-        let now = self.now;
-        let cl = &mut self.clients[c];
-        cl.steps_in_op += 1;
-        cl.handle.slot.borrow_mut().true_ms = now;
-        let fut = cl
-            .future
-            .as_mut()
-            .expect("a stepping client has an operation");
-        let mut cx = Context::from_waker(Waker::noop());
-        let polled = fut.as_mut().poll(&mut cx);
-        let marks: Vec<&'static str> = std::mem::take(&mut cl.handle.slot.borrow_mut().marks);
-        for label in marks {
-            self.seq += 1;
-            let seq = self.seq;
-            let hi = self.clients[c].hist_index;
-            self.history.ops[hi].marks.push(Mark {
-                label: label.to_string(),
-                seq,
-                time_ms: now - EPOCH_MS,
-            });
-            self.log(
-                Some(c),
-                Event::Mark {
-                    label: label.to_string(),
-                },
-            );
+    /// Why the world stopped early, as the simulator reports it (a livelock or a foreign
+    /// await; `None` otherwise).
+    pub(crate) fn stop(&self) -> Option<Stop> {
+        match &self.halt {
+            Some(Halt::Livelock { client, steps }) => Some(Stop::Livelock {
+                client: *client,
+                op: format!(
+                    "{:?}",
+                    self.history.ops[self.clients[*client].hist_index as usize].op
+                ),
+                steps: *steps,
+            }),
+            Some(Halt::Foreign { client }) => Some(Stop::Foreign { client: *client }),
+            _ => None,
         }
-        match polled {
-            Poll::Ready(result) => {
-                self.seq += 1;
-                let hi = self.clients[c].hist_index;
-                let entry = &mut self.history.ops[hi];
-                entry.ret = Some(self.seq);
-                entry.ret_ms = Some(now - EPOCH_MS);
-                entry.outcome = match result {
-                    Ok(r) => Outcome::Ok(r),
-                    Err(_) => Outcome::Unknown,
-                };
-                if self.cfg.record_trace {
-                    let outcome = match &self.history.ops[hi].outcome {
-                        Outcome::Ok(r) => format!("{r:?}"),
-                        Outcome::Failed => "failed".to_string(),
-                        Outcome::Unknown => "error (outcome unknown)".to_string(),
-                    };
-                    self.log(Some(c), Event::Return { outcome });
-                }
-                let cl = &mut self.clients[c];
-                cl.future = None;
-                cl.op_index += 1;
-                cl.phase = if self.cfg.next_op(c, cl.op_index).is_none() {
-                    Phase::Done
-                } else {
-                    Phase::Idle
-                };
-            }
-            Poll::Pending => {
-                let req = self.clients[c].handle.slot.borrow_mut().request.take();
-                match req {
-                    Some(Request::Command(cmd)) => {
-                        let cl = &mut self.clients[c];
-                        cl.pending = Some(cmd);
-                        cl.phase = Phase::Calling;
-                    }
-                    Some(Request::Sleep(ms)) => {
-                        let clock = self.clients[c].handle.slot.borrow().clock;
-                        let until = now + clock.true_duration(ms).max(1);
-                        self.clients[c].phase = Phase::Sleeping(until);
-                        self.log(Some(c), Event::Sleep { ms });
-                    }
-                    None => {
-                        self.stop = Some(Stop::Foreign { client: c });
-                        return;
-                    }
-                }
-                let (steps, hist_index) = (self.clients[c].steps_in_op, self.clients[c].hist_index);
-                if steps > self.cfg.max_steps_per_op {
-                    let op = format!("{:?}", self.history.ops[hist_index].op);
-                    self.log(Some(c), Event::Livelock { client: c });
-                    self.stop = Some(Stop::Livelock {
-                        client: c,
-                        op,
-                        steps,
-                    });
-                }
-            }
+    }
+
+    /// From when on no fault acted. Without times in the history, a fault that lasts (a
+    /// pause, a downed server) has no end the history can be compared with: `None`.
+    pub(crate) fn quiet(&self, rules: Rules) -> Option<Quiet> {
+        match self.last_fault {
+            None => Some(Quiet::default()),
+            Some((seq, _, end)) if rules.times => Some(Quiet {
+                seq,
+                ms: end - EPOCH_MS,
+            }),
+            Some((seq, at, end)) => (end == at).then_some(Quiet { seq, ms: 0 }),
         }
     }
 }

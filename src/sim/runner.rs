@@ -1,0 +1,442 @@
+//! The simulator's driver of the [`World`]: live futures for the clients, the trace, the
+//! step bound, and a strategy's choices ([`super::strategy`]).
+
+use super::client::{Clock, Request, SimClient};
+use super::config::{SimConfig, EPOCH_MS};
+use super::strategy::Chooser;
+use super::trace::{Delivery, Event, Fault, TraceStep};
+use super::world::{
+    op_rng_seed, ClientState, Clients, Delivered, FaultAction, PollAt, Polled, Polling, Quiet,
+    Rules, Sink, Stop, World,
+};
+use crate::command::Command;
+use crate::history::History;
+use crate::kv::KvError;
+use crate::model::Model;
+use crate::rng::{mix64, SimRng};
+use crate::scenario::FaultKind;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+type OpFuture<'m, R> = Pin<Box<dyn Future<Output = Result<R, KvError>> + 'm>>;
+
+/// One client's live code.
+struct Live<'m, M: Model> {
+    handle: SimClient,
+    pending: Option<Command>,
+    future: Option<OpFuture<'m, M::Ret>>,
+    workload: SimRng,
+}
+
+/// The clients of a run, as the world polls them: live futures. A client's record in the
+/// world is the number of polls of its current operation.
+struct LiveClients<'m, 'c, M: Model> {
+    model: &'m M,
+    cfg: &'c SimConfig,
+    seed: u64,
+    clients: Vec<Live<'m, M>>,
+}
+
+impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
+    fn start(&mut self, c: usize, from: usize, index: usize, cl: &mut ClientState<u32>) -> M::Op {
+        let model = self.model;
+        let live = &mut self.clients[c];
+        // Workload operations this run leaves out are still drawn, so that every other
+        // operation is the same as in the full run.
+        for skipped in from..index {
+            let _ = model.op(c, skipped, &mut live.workload);
+        }
+        let op = match self
+            .cfg
+            .workload
+            .as_ref()
+            .and_then(|w| w.get(c)?.get(index))
+        {
+            Some(values) => {
+                let mut scripted =
+                    SimRng::scripted(values.clone(), op_rng_seed(self.seed, c, index));
+                model.op(c, index, &mut scripted)
+            }
+            None => model.op(c, index, &mut live.workload),
+        };
+        cl.rec = 0;
+        {
+            let mut slot = live.handle.slot.borrow_mut();
+            slot.rng_seed = op_rng_seed(self.seed, c, index);
+            slot.rng = None;
+        }
+        let handle = live.handle.clone();
+        let run = op.clone();
+        live.future = Some(Box::pin(async move { model.run(&handle, c, &run).await }));
+        op
+    }
+
+    #[inline]
+    fn command(&mut self, c: usize, _: &ClientState<u32>) -> Option<Command> {
+        self.clients[c].pending.take()
+    }
+
+    #[inline]
+    fn deliver(&mut self, c: usize, delivered: Delivered, cmd: Command) {
+        let reply = delivered.into_result(&cmd);
+        self.clients[c].handle.slot.borrow_mut().reply = Some(reply);
+    }
+
+    #[inline]
+    fn poll(&mut self, c: usize, cl: &mut ClientState<u32>, at: PollAt) -> Polling<M::Ret> {
+        let PollAt { now, clock } = at;
+        cl.rec += 1;
+        let live = &mut self.clients[c];
+        {
+            let mut slot = live.handle.slot.borrow_mut();
+            slot.true_ms = now;
+            slot.clock = clock;
+        }
+        let fut = live
+            .future
+            .as_mut()
+            .expect("a stepping client has an operation");
+        let mut cx = Context::from_waker(Waker::noop());
+        let polled = fut.as_mut().poll(&mut cx);
+        let mut slot = live.handle.slot.borrow_mut();
+        let marks = std::mem::take(&mut slot.marks);
+        let polled = match polled {
+            Poll::Ready(result) => Polled::Ready(result.ok()),
+            Poll::Pending => match slot.request.take() {
+                Some(Request::Command(cmd)) => {
+                    live.pending = Some(cmd);
+                    Polled::Calling
+                }
+                Some(Request::Sleep(ms)) => Polled::Sleep(ms),
+                None => Polled::Foreign,
+            },
+        };
+        (polled, marks)
+    }
+
+    fn steps(&self, cl: &ClientState<u32>) -> u32 {
+        cl.rec
+    }
+
+    fn end(&mut self, c: usize, _: &mut ClientState<u32>, _: bool) {
+        let live = &mut self.clients[c];
+        live.future = None;
+        live.pending = None;
+    }
+}
+
+/// The simulator's sink: the trace (when recorded), and counters.
+struct Log {
+    record: bool,
+    trace: Vec<TraceStep>,
+    kv_calls: u64,
+    /// The store evicted to make room.
+    lru: bool,
+}
+
+impl Sink for Log {
+    fn on(&self) -> bool {
+        self.record
+    }
+
+    fn event(&mut self, now: u64, client: Option<usize>, event: Event) {
+        self.trace.push(TraceStep {
+            time_ms: now - EPOCH_MS,
+            client,
+            event,
+        });
+    }
+
+    fn kv_call(&mut self) {
+        self.kv_calls += 1;
+    }
+
+    fn evicted(&mut self, now: u64, shard: usize, keys: Vec<Vec<u8>>) {
+        self.lru = true;
+        if self.record {
+            for key in keys {
+                self.event(now, None, Event::Fault(Fault::LruEvict { shard, key }));
+            }
+        }
+    }
+}
+
+/// Everything one run produced.
+pub struct RunOutput<M: Model> {
+    /// The history.
+    pub history: History<M::Op, M::Ret>,
+    /// The trace (empty unless `record_trace`).
+    pub trace: Vec<TraceStep>,
+    /// The choices made (normalized: replaying them gives the same run).
+    pub choices: Vec<u32>,
+    /// Why it stopped early, if it did.
+    pub stop: Option<Stop>,
+    /// Steps taken.
+    pub steps: u32,
+    /// KV commands delivered (applied or lost).
+    pub kv_calls: u64,
+    /// The fault kinds that were on (swarm draws a subset).
+    pub faults_on: Vec<FaultKind>,
+    /// The fault kinds the run injected (in the CLI's order; `lru` when the store evicted
+    /// to make room).
+    pub faults_used: Vec<FaultKind>,
+    /// From when on no fault acted; `None` if the driver cannot tell (then `progress`
+    /// after faults is not judged).
+    pub quiet: Option<Quiet>,
+}
+
+/// One run of the simulator: the world, its live clients, the trace and the choices.
+pub(crate) struct Runner<'m, 'c, M: Model> {
+    pub(super) cfg: &'c SimConfig,
+    pub(super) seed: u64,
+    pub(super) world: World<M::Op, M::Ret, u32>,
+    live: LiveClients<'m, 'c, M>,
+    log: Log,
+    /// Each client's clock drift.
+    drift: Vec<i64>,
+    pub(super) faults_on: Vec<FaultKind>,
+    pub(super) fault_probability: f64,
+    pub(super) steps: u32,
+    choices: Vec<u32>,
+    stop: Option<Stop>,
+    pub(super) runnable: Vec<usize>,
+}
+
+/// The rules of a run of `cfg` (a macro, so that the world can be borrowed mutably
+/// beside them).
+macro_rules! rules {
+    ($cfg:expr, $drift:expr) => {
+        Rules {
+            cfg: $cfg,
+            kinds: $cfg.faults.kinds(),
+            drift: &$drift,
+            times: true,
+            canonical: false,
+            fair: true,
+        }
+    };
+}
+
+impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
+    pub(crate) fn new(model: &'m M, cfg: &'c SimConfig, seed: u64) -> Self {
+        let mut setup_rng = SimRng::derive(seed, u64::MAX);
+        let skew = cfg.faults.has(FaultKind::Skew);
+        let clocks: Vec<Clock> = (0..cfg.clients)
+            .map(|_| {
+                if skew {
+                    let o = cfg.max_offset_ms;
+                    let d = cfg.max_drift_ppm;
+                    Clock {
+                        offset_ms: setup_rng.range_inclusive(0, 2 * o) as i64 - o as i64,
+                        drift_ppm: setup_rng.range_inclusive(0, 2 * d) as i64 - d as i64,
+                    }
+                } else {
+                    Clock::default()
+                }
+            })
+            .collect();
+        let offsets: Vec<i64> = clocks.iter().map(|c| c.offset_ms).collect();
+        let world = World::new(cfg, &offsets, cfg.faults.kinds().len(), || 0);
+        let clients = clocks
+            .iter()
+            .enumerate()
+            .map(|(c, &clock)| Live {
+                handle: SimClient::new(0, EPOCH_MS, clock),
+                pending: None,
+                future: None,
+                workload: SimRng::derive(seed, 1 + c as u64),
+            })
+            .collect();
+        Runner {
+            cfg,
+            seed,
+            world,
+            live: LiveClients {
+                model,
+                cfg,
+                seed,
+                clients,
+            },
+            log: Log {
+                record: cfg.record_trace,
+                trace: Vec::new(),
+                kv_calls: 0,
+                lru: false,
+            },
+            drift: clocks.iter().map(|c| c.drift_ppm).collect(),
+            faults_on: cfg.faults.kinds().to_vec(),
+            fault_probability: cfg.fault_probability,
+            steps: 0,
+            choices: Vec::new(),
+            stop: None,
+            runnable: Vec::new(),
+        }
+    }
+
+    /// The faults the world can take now (none once the run's budget is spent).
+    pub(super) fn fault_actions(&self, out: &mut Vec<FaultAction>) {
+        out.clear();
+        if self.faults_used() >= self.cfg.fault_budget {
+            return;
+        }
+        let rules = rules!(self.cfg, self.drift);
+        self.world.faults(rules, &self.faults_on, out);
+    }
+
+    /// The client the fairness rule steps now, if one has waited too long.
+    pub(super) fn starved(&self) -> Option<usize> {
+        self.world
+            .starved(rules!(self.cfg, self.drift), self.runnable.iter().copied())
+    }
+
+    /// Faults applied so far.
+    pub(super) fn faults_used(&self) -> u32 {
+        self.world.faults_used.iter().sum()
+    }
+
+    /// Runs the model's setup to completion against server state, outside of any
+    /// interleaving (no faults, no other clients).
+    fn setup(&mut self) -> Result<(), String> {
+        let handle = SimClient::new(mix64(self.seed ^ 0x5e7u64), EPOCH_MS, Clock::default());
+        let model = self.live.model;
+        let h = handle.clone();
+        let mut fut: OpFuture<'m, ()> = Box::pin(async move { model.setup(&h).await });
+        let mut cx = Context::from_waker(Waker::noop());
+        let world = &mut self.world;
+        loop {
+            handle.slot.borrow_mut().true_ms = world.now;
+            match fut.as_mut().poll(&mut cx) {
+                Poll::Ready(r) => {
+                    return r.map_err(|e| format!("setup failed: {e}"));
+                }
+                Poll::Pending => {
+                    let req = handle.slot.borrow_mut().request.take();
+                    match req {
+                        Some(Request::Command(cmd)) => {
+                            let shard = world.shard_of(&cmd);
+                            let store = &mut world.servers[shard].store;
+                            let reply = store.apply(world.now, &cmd);
+                            let evicted = store.take_evicted();
+                            if !evicted.is_empty() {
+                                self.log.evicted(world.now, shard, evicted);
+                            }
+                            if self.log.on() {
+                                let event = Event::Call {
+                                    shard,
+                                    command: cmd,
+                                    delivery: Delivery::Replied(reply.clone()),
+                                };
+                                self.log.event(world.now, None, event);
+                            }
+                            handle.slot.borrow_mut().reply = Some(Ok(reply));
+                        }
+                        Some(Request::Sleep(ms)) => world.now += ms,
+                        None => {
+                            return Err("setup awaited something other than its kv handle".into())
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the world to the end with `chooser`.
+    pub(crate) fn run(mut self, mut chooser: Chooser) -> RunOutput<M> {
+        if let Err(why) = self.setup() {
+            self.stop = Some(Stop::Foreign { client: usize::MAX });
+            if self.log.on() {
+                self.log
+                    .event(self.world.now, None, Event::Mark { label: why });
+            }
+        }
+        let mut faults = Vec::new();
+        let n = self.world.clients.len();
+        while self.stop.is_none() && self.world.halt.is_none() {
+            self.world.settle(
+                rules!(self.cfg, self.drift),
+                &mut self.log,
+                &mut self.runnable,
+            );
+            if self.runnable.is_empty() {
+                break;
+            }
+            if self.steps >= self.cfg.max_steps {
+                self.stop = Some(Stop::StepBound { steps: self.steps });
+                break;
+            }
+            self.steps += 1;
+            let choice = self.choose(&mut chooser, &mut faults);
+            self.choices.push(choice);
+            let rules = rules!(self.cfg, self.drift);
+            if (choice as usize) < n {
+                let c = choice as usize;
+                self.world.clients[c].ready_since = None;
+                self.world
+                    .step(rules, c, None, &mut self.live, &mut self.log);
+            } else {
+                let action = faults[choice as usize - n].clone();
+                self.world
+                    .apply_fault(rules, action, &mut self.live, &mut self.log);
+            }
+        }
+        let rules = rules!(self.cfg, self.drift);
+        // Operations still in flight never completed: their outcome is unknown.
+        let mut faults_used: Vec<FaultKind> = rules
+            .kinds
+            .iter()
+            .zip(&self.world.faults_used)
+            .filter(|(_, &u)| u > 0)
+            .map(|(k, _)| *k)
+            .collect();
+        if self.log.lru && !faults_used.contains(&FaultKind::Lru) {
+            faults_used.push(FaultKind::Lru);
+        }
+        faults_used.sort();
+        RunOutput {
+            faults_used,
+            stop: self.stop.or_else(|| self.world.stop()),
+            quiet: self.world.quiet(rules),
+            history: self.world.history,
+            trace: self.log.trace,
+            choices: self.choices,
+            steps: self.steps,
+            kv_calls: self.log.kv_calls,
+            faults_on: self.faults_on,
+        }
+    }
+}
+
+/// The world right after the model's setup, as a run starts.
+pub(crate) struct AfterSetup<Op, Ret, R> {
+    /// The world (each client's record as given).
+    pub world: World<Op, Ret, R>,
+    /// Each client's clock.
+    pub clocks: Vec<Clock>,
+    /// Why setup failed, if it did.
+    pub failed: Option<String>,
+}
+
+/// Runs `model`'s setup exactly as a run seeded `seed` does; each client's record `rec()`.
+pub(crate) fn after_setup<M: Model, R>(
+    model: &M,
+    cfg: &SimConfig,
+    seed: u64,
+    mut rec: impl FnMut() -> R,
+) -> AfterSetup<M::Op, M::Ret, R> {
+    let mut quiet = cfg.clone();
+    quiet.record_trace = false;
+    let mut runner = Runner::new(model, &quiet, seed);
+    let failed = runner.setup().err();
+    let clocks = runner
+        .live
+        .clients
+        .iter()
+        .map(|c| c.handle.slot.borrow().clock)
+        .collect();
+    AfterSetup {
+        world: runner.world.map_records(|_| rec()),
+        clocks,
+        failed,
+    }
+}
