@@ -136,6 +136,22 @@ impl<M: Explorable> Explore<M> {
         self
     }
 
+    /// Choices among at most `n` values take every value (`--every-value-up-to`,
+    /// default [`crate::explore::EVERY_VALUE_UP_TO`]); larger ones take
+    /// [`Explore::draws`] values.
+    ///
+    /// # Panics
+    /// When `n` is under 2.
+    #[track_caller]
+    pub fn every_value_up_to(mut self, n: u64) -> Explore<M> {
+        assert!(
+            n >= 2,
+            "kvsim::Explore: expected every value of choices among at least 2, found {n}"
+        );
+        self.scope.every_value_up_to = n;
+        self
+    }
+
     /// Keeps the history's virtual times in the state (default: kept). Leave them out
     /// (`false`) only when the model's check does not read them: paths that differ only
     /// in when things happened then merge.

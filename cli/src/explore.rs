@@ -2,7 +2,7 @@
 //! stateright; or its Explorer in a browser (`--serve`).
 
 use crate::error::{self, CliError};
-use kvsim::explore::{Limits, Scope, DEFAULT_DRAW_VALUES, DEFAULT_MAX_OP_STEPS};
+use kvsim::explore::{Limits, Scope};
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
 use kvsim_models::registry::{self, registry};
@@ -42,11 +42,15 @@ pub struct Args {
     /// give is explored.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Values a large workload choice takes: a choice among more than 32 values (a sleep
-    /// of 500..3000 ms) takes this many, spread over its range; smaller choices take
-    /// every value.
-    #[arg(long, default_value_t = DEFAULT_DRAW_VALUES)]
-    pub draws: u64,
+    /// Values a large workload choice takes: a choice among more than
+    /// `--every-value-up-to` values (a sleep of 500..3000 ms) takes this many, spread over
+    /// its range (default: the model's, `kvsim list`; 4 for most).
+    #[arg(long)]
+    pub draws: Option<u64>,
+    /// Choices among at most this many values take every value (default: the model's;
+    /// 32 for most, so that a `below(20)` picking the kind of operation covers every kind).
+    #[arg(long)]
+    pub every_value_up_to: Option<u64>,
     /// Which workloads: `all` (every operation each client can run) or `seed` (only the
     /// one the seed draws, as `kvsim check` does: a narrower scope).
     #[arg(long, default_value = "all")]
@@ -55,9 +59,10 @@ pub struct Args {
     /// `kvsim list`; 10 for most).
     #[arg(long)]
     pub horizon: Option<f64>,
-    /// Steps (KV calls and wake-ups) one operation may take before its path is cut.
-    #[arg(long, default_value_t = DEFAULT_MAX_OP_STEPS)]
-    pub max_op_steps: u32,
+    /// Steps (KV calls and wake-ups) one operation may take before its path is cut
+    /// (default: the model's; 24 for most).
+    #[arg(long)]
+    pub max_op_steps: Option<u32>,
     /// Stop with `unknown` after generating this many states.
     #[arg(long)]
     pub max_states: Option<usize>,
@@ -84,16 +89,23 @@ pub fn serve_address(addr: &str) -> String {
 
 /// The scope the options describe; `entry` gives the model's defaults.
 pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
-    let clients = args.clients.unwrap_or(entry.explore_scope.0);
-    let ops = args.ops.unwrap_or(entry.explore_scope.1);
-    let mut scope = Scope::new(clients, ops);
-    if args.draws < 2 {
-        return Err(format!(
-            "bad --draws {}: expected at least 2 values per choice",
-            args.draws
-        ));
+    let mut scope = entry.explore.clone();
+    scope.clients = args.clients.unwrap_or(scope.clients);
+    scope.ops = args.ops.unwrap_or(scope.ops);
+    if let Some(n) = args.draws {
+        if n < 2 {
+            return Err(format!(
+                "bad --draws {n}: expected at least 2 values per choice"
+            ));
+        }
+        scope.draw_values = n;
     }
-    scope.draw_values = args.draws;
+    if let Some(n) = args.every_value_up_to {
+        if n < 2 {
+            return Err(format!("bad --every-value-up-to {n}: expected at least 2"));
+        }
+        scope.every_value_up_to = n;
+    }
     scope.seeded_workload = match args.workload.as_str() {
         "all" => false,
         "seed" => true,
@@ -101,18 +113,19 @@ pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
     };
     scope.faults = Scope::parse_faults(&args.faults)?;
     scope.seed = args.seed;
-    scope.horizon_ms = match args.horizon {
-        None => entry.explore_horizon_ms,
-        Some(h) if h > 0.0 && h.is_finite() => (h * 1000.0).round() as u64,
-        Some(h) => {
+    if let Some(h) = args.horizon {
+        if !(h > 0.0 && h.is_finite()) {
             return Err(format!(
                 "bad --horizon {h}: expected a positive number of seconds"
-            ))
+            ));
         }
-    };
-    scope.max_op_steps = args.max_op_steps.max(1);
-    scope.times = args.timed || entry.timed;
-    if clients == 0 || ops == 0 {
+        scope.horizon_ms = (h * 1000.0).round() as u64;
+    }
+    if let Some(n) = args.max_op_steps {
+        scope.max_op_steps = n.max(1);
+    }
+    scope.times |= args.timed;
+    if scope.clients == 0 || scope.ops == 0 {
         return Err("expected at least 1 client and 1 operation".to_string());
     }
     Ok(scope)

@@ -17,10 +17,13 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                     "about": e.about,
                     "variants": e.variants.iter().map(|(v, _)| v.name()).collect::<Vec<_>>(),
                     "explore": {
-                        "clients": e.explore_scope.0,
-                        "ops": e.explore_scope.1,
-                        "horizon_ms": e.explore_horizon_ms,
-                        "timed": e.timed,
+                        "clients": e.explore.clients,
+                        "ops": e.explore.ops,
+                        "horizon_ms": e.explore.horizon_ms,
+                        "max_op_steps": e.explore.max_op_steps,
+                        "draws": e.explore.draw_values,
+                        "every_value_up_to": e.explore.every_value_up_to,
+                        "timed": e.explore.times,
                     },
                     "scenarios": e.scenarios.iter().map(|(s, x)| json!({
                         "name": s.name,
@@ -46,17 +49,7 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
     for e in &entries {
         let variants: Vec<&str> = e.variants.iter().map(|(v, _)| v.name()).collect();
         println!("{}  ({})  {}", e.name, variants.join(", "), e.about);
-        println!(
-            "  explore: {} × {} · horizon {}{}",
-            e.explore_scope.0,
-            e.explore_scope.1,
-            kvsim::sim::ms(e.explore_horizon_ms),
-            if e.timed {
-                " · history times kept"
-            } else {
-                ""
-            }
-        );
+        println!("  explore: {}", e.explore.describe());
         for (s, x) in &e.scenarios {
             println!(
                 "  {:<18} {}×{} faults {:<20} {:<7} runs {:<6} expect published={} fixed={}{}",

@@ -195,12 +195,12 @@ fn the_published_variants_fail_at_their_default_scopes_and_the_fixed_pass() {
         ),
         (
             "visitor-counter",
-            "1 clients × 6 ops · faults none · horizon 20 s",
+            "1 client × 6 ops · faults none · horizon 20 s",
             "violation: time window (visitor counter)",
         ),
         (
             "event-log",
-            "1 clients × 7 ops · faults none · horizon 25 s",
+            "1 client × 7 ops · faults none · horizon 25 s",
             "violation: time window (event log)",
         ),
     ] {

@@ -3,6 +3,7 @@
 //! A target is `MODEL/VARIANT` (e.g. `fifo/published`); names are lowercase with dashes.
 
 use crate::expect::{Expect, ExpectedVerdict, Variant};
+use kvsim::explore::Scope;
 use kvsim::scenario::Scenario;
 use kvsim::target::{ModelTarget, Target};
 
@@ -16,14 +17,10 @@ pub struct Entry {
     pub variants: Vec<(Variant, Box<dyn Target>)>,
     /// Its named scenarios with the verdict each variant is expected to get.
     pub scenarios: Vec<(Scenario, Expect)>,
-    /// The default scope of `kvsim explore`: (clients, operations per client), the
-    /// smallest that shows the published variant's defect without faults.
-    pub explore_scope: (usize, usize),
-    /// The default time horizon of `kvsim explore`, in virtual ms.
-    pub explore_horizon_ms: u64,
-    /// Whether the model's check reads the history's virtual times (time-window specs):
-    /// `kvsim explore` then keeps them in the state.
-    pub timed: bool,
+    /// The default scope of `kvsim explore` (no faults): the smallest that shows the
+    /// published variant's defect, with the bounds its fixed variant needs to finish,
+    /// and the history's times kept only when the model's check reads them.
+    pub explore: Scope,
 }
 
 impl Entry {
@@ -49,27 +46,43 @@ impl Entry {
                 ),
             ],
             scenarios,
-            explore_scope: (2, 2),
-            explore_horizon_ms: kvsim::explore::DEFAULT_HORIZON_MS,
-            timed: false,
+            explore: Scope {
+                times: false,
+                ..Scope::new(2, 2)
+            },
         }
     }
 
     /// The same model with `clients` × `ops` as its default explore scope.
     pub fn explore_scope(mut self, clients: usize, ops: usize) -> Entry {
-        self.explore_scope = (clients, ops);
+        self.explore.clients = clients;
+        self.explore.ops = ops;
         self
     }
 
     /// The same model with a default explore horizon of `secs` virtual seconds.
     pub fn explore_horizon(mut self, secs: u64) -> Entry {
-        self.explore_horizon_ms = secs * 1000;
+        self.explore.horizon_ms = secs * 1000;
+        self
+    }
+
+    /// The same model with a default step bound of `steps` per operation.
+    pub fn explore_max_op_steps(mut self, steps: u32) -> Entry {
+        self.explore.max_op_steps = steps;
+        self
+    }
+
+    /// The same model with its workload enumerated coarser: choices among more than
+    /// `every_value_up_to` values take `draws` values.
+    pub fn explore_draws(mut self, draws: u64, every_value_up_to: u64) -> Entry {
+        self.explore.draw_values = draws;
+        self.explore.every_value_up_to = every_value_up_to;
         self
     }
 
     /// The same model, its check reading the history's virtual times.
     pub fn timed(mut self) -> Entry {
-        self.timed = true;
+        self.explore.times = true;
         self
     }
 
@@ -175,7 +188,15 @@ pub fn registry() -> Vec<Entry> {
             message_queue::published(),
             message_queue::fixed(),
             message_queue::scenarios(),
-        ),
+        )
+        // A writer and a reader, one operation each: a reader's session waits out its
+        // 1.5 s timeout in waits of at most 100 ms (about 50 steps), and a writer's turn
+        // carries timestamps drawn from dozens of values, coarsened to 2 each (272
+        // workloads). The published reader's roll-over race is found in about 40 s; the
+        // fixed variant's search takes minutes.
+        .explore_scope(2, 1)
+        .explore_max_op_steps(100)
+        .explore_draws(2, 2),
     ]
 }
 

@@ -174,6 +174,7 @@ pub fn workloads<M: Model>(model: &M, scope: &Scope) -> Result<(u64, bool), Stri
                 c,
                 i,
                 scope.draw_values,
+                scope.every_value_up_to,
                 workload::MAX_ALTERNATIVES,
             )?;
             n = n.saturating_mul(alts.len() as u64);

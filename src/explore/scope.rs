@@ -44,10 +44,16 @@ pub struct Scope {
     /// Default: kept.
     pub times: bool,
     /// Values a large workload choice takes: a choice of [`crate::model::Model::op`] among
-    /// more than [`super::EVERY_VALUE_UP_TO`] values (and more than this) takes this many,
+    /// more than [`Scope::every_value_up_to`] values (and more than this) takes this many,
     /// spread over its range (both ends); smaller choices take every value.
     #[serde(default = "default_draw_values")]
     pub draw_values: u64,
+    /// Choices among at most this many values take every value (default
+    /// [`super::EVERY_VALUE_UP_TO`], 32: a `below(20)` that picks the kind of operation
+    /// covers every kind). A model whose operations carry many small numbers (timestamps,
+    /// jitter) lowers it so that its workload can be enumerated.
+    #[serde(default = "default_every_value_up_to")]
+    pub every_value_up_to: u64,
     /// One workload, drawn from the seed as the simulator draws it, instead of every
     /// workload: a narrower scope, to search one workload a random run found.
     #[serde(default)]
@@ -59,6 +65,10 @@ pub const DEFAULT_DRAW_VALUES: u64 = 4;
 
 fn default_draw_values() -> u64 {
     DEFAULT_DRAW_VALUES
+}
+
+fn default_every_value_up_to() -> u64 {
+    super::EVERY_VALUE_UP_TO
 }
 
 impl Scope {
@@ -76,6 +86,7 @@ impl Scope {
             shards: 1,
             times: true,
             draw_values: DEFAULT_DRAW_VALUES,
+            every_value_up_to: super::EVERY_VALUE_UP_TO,
             seeded_workload: false,
         }
     }
@@ -100,6 +111,7 @@ impl Scope {
             shards: s.shards,
             times: true,
             draw_values: DEFAULT_DRAW_VALUES,
+            every_value_up_to: super::EVERY_VALUE_UP_TO,
             seeded_workload: false,
         }
     }
@@ -161,8 +173,9 @@ impl Scope {
                 .join(",")
         };
         let mut s = format!(
-            "{} clients × {} ops · faults {faults} · horizon {} · {} steps per op · seed {}",
+            "{} client{} × {} ops · faults {faults} · horizon {} · {} steps per op · seed {}",
             self.clients,
+            if self.clients == 1 { "" } else { "s" },
             self.ops,
             crate::sim::ms(self.horizon_ms),
             self.max_op_steps,
@@ -173,6 +186,15 @@ impl Scope {
             self.persistent,
             self.shards,
         ));
+        if self.draw_values != DEFAULT_DRAW_VALUES
+            || self.every_value_up_to != super::EVERY_VALUE_UP_TO
+        {
+            s.push_str(&format!(
+                " · {} values of choices among more than {}",
+                self.draw_values,
+                self.every_value_up_to.max(self.draw_values)
+            ));
+        }
         if !self.times {
             s.push_str(" · history times ignored");
         }

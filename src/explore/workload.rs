@@ -35,9 +35,11 @@ pub(crate) fn alternatives<M: Model>(
     client: usize,
     index: usize,
     draw_values: u64,
+    every_value_up_to: u64,
     max_alternatives: usize,
 ) -> Result<Alternatives<M::Op>, String> {
     let spread = draw_values.max(2);
+    let every = every_value_up_to.max(spread);
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut spread_any = false;
@@ -56,15 +58,13 @@ pub(crate) fn alternatives<M: Model>(
             }
             out.push((op, drawn.iter().map(|(v, _)| *v).collect()));
         }
-        spread_any |= drawn
-            .iter()
-            .any(|&(_, n)| n > EVERY_VALUE_UP_TO.max(spread));
+        spread_any |= drawn.iter().any(|&(_, n)| n > every);
         // The odometer: the last choice that has a next value takes it; later ones restart.
         let next = drawn
             .iter()
             .enumerate()
             .rev()
-            .find_map(|(k, &(v, n))| next_value(v, n, spread).map(|nv| (k, nv)));
+            .find_map(|(k, &(v, n))| next_value(v, n, spread, every).map(|nv| (k, nv)));
         match next {
             Some((k, nv)) => {
                 script = drawn[..k].iter().map(|(v, _)| *v).collect();
@@ -79,10 +79,10 @@ pub(crate) fn alternatives<M: Model>(
     ))
 }
 
-/// The value after `v` of a choice among `n`: every value when `n` is at most
-/// [`EVERY_VALUE_UP_TO`] (or `spread`), else `spread` values spread over `0..n`.
-fn next_value(v: u64, n: u64, spread: u64) -> Option<u64> {
-    if n <= EVERY_VALUE_UP_TO.max(spread) {
+/// The value after `v` of a choice among `n`: every value when `n` is at most `every`,
+/// else `spread` values spread over `0..n`.
+fn next_value(v: u64, n: u64, spread: u64, every: u64) -> Option<u64> {
+    if n <= every {
         return (v + 1 < n).then_some(v + 1);
     }
     let at = |j: u64| (j as u128 * (n - 1) as u128 / (spread - 1) as u128) as u64;
@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn every_value_of_small_choices_and_spread_values_of_large_ones() {
-        let (alts, spread) = alternatives(&Draws, 1, 0, 0, 4, 100).unwrap();
+        let (alts, spread) = alternatives(&Draws, 1, 0, 0, 4, EVERY_VALUE_UP_TO, 100).unwrap();
         let ops: Vec<_> = alts.iter().map(|(op, _)| *op).collect();
         assert_eq!(
             ops,
@@ -137,8 +137,16 @@ mod tests {
         for (op, values) in alts {
             assert_eq!(Draws.op(0, 0, &mut SimRng::scripted(values, 9)), op);
         }
-        assert!(alternatives(&Draws, 1, 0, 0, 4, 6)
+        assert!(alternatives(&Draws, 1, 0, 0, 4, EVERY_VALUE_UP_TO, 6)
             .unwrap_err()
             .contains("more than 6 alternatives"));
+    }
+
+    #[test]
+    fn a_lower_every_value_bound_spreads_small_choices_too() {
+        // `below(30)` now takes 2 values (0 and 29: `/ 10` gives 0 and 2).
+        let (alts, _) = alternatives(&Draws, 1, 0, 0, 2, 2, 100).unwrap();
+        let ops: Vec<_> = alts.iter().map(|(op, _)| *op).collect();
+        assert_eq!(ops, [(false, 0), (false, 2), (true, 500), (true, 3000)]);
     }
 }

@@ -1,7 +1,7 @@
 //! An exhaustive search's report as text: what `kvsim explore` prints and what
 //! [`crate::Explore`] panics with.
 
-use crate::explore::{Scope, EVERY_VALUE_UP_TO};
+use crate::explore::Scope;
 use crate::records::ExploreReport;
 use crate::verdict::Verdict;
 
@@ -23,8 +23,8 @@ pub fn explore_header(target: &str, scope: &Scope, (workloads, spread): (u64, bo
     ));
     if spread {
         out.push_str(&format!(
-            " (a choice among more than {} values takes {} of them, --draws)",
-            EVERY_VALUE_UP_TO.max(scope.draw_values),
+            " (a choice among more than {} values takes {} of them, --every-value-up-to, --draws)",
+            scope.every_value_up_to.max(scope.draw_values),
             scope.draw_values
         ));
     }
