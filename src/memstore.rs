@@ -179,12 +179,6 @@ impl MemStore {
         self.shared.apply(command).0
     }
 
-    /// Runs `f` on the store under the lock (inspection, fault injection).
-    pub fn with_store<R>(&self, f: impl FnOnce(&mut Store) -> R) -> R {
-        let mut state = self.shared.lock();
-        f(&mut state.store)
-    }
-
     /// Forced eviction of `key`; `true` if a live item was removed.
     pub fn evict(&self, key: &[u8]) -> bool {
         let mut state = self.shared.lock();

@@ -190,7 +190,7 @@ impl Store {
         if item.data.is_empty() || item.size() > SLAB_CHUNK_MAX {
             return Reply::ClientError(ClientError::NonNumeric);
         }
-        let Some(value) = arith::safe_strtoull(&item.data) else {
+        let Some(value) = crate::wire::cnum::safe_strtoull(&item.data) else {
             return Reply::ClientError(ClientError::NonNumeric);
         };
         let value = match verb {

@@ -91,12 +91,6 @@ pub struct Flush {
 }
 
 impl Flush {
-    /// The flush deadline in unix seconds (from then on `item_is_flushed` applies), if
-    /// one is set.
-    pub fn active_from(&self) -> Option<i64> {
-        self.oldest_live
-    }
-
     /// `item_is_flushed` (`items.c`): once `oldest_live <= current_time`, an item is
     /// flushed if its last update is at or before `oldest_live`, or its unique is older
     /// than `oldest_cas`.

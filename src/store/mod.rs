@@ -358,11 +358,6 @@ impl Store {
         self.used
     }
 
-    /// The number of items held, dead ones not yet reclaimed included.
-    pub fn item_count(&self) -> usize {
-        self.items.len()
-    }
-
     /// The last cas unique handed out (0 after a volatile restart).
     pub fn last_cas(&self) -> u64 {
         self.cas_id

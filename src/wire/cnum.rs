@@ -9,6 +9,12 @@
 //! stored in a 32-bit variable, so `4294967297` reads as 1 for flags and `<bytes>`, and
 //! `2147483648` reads as `-2147483648` for exptime.
 
+/// The C string `s` holds: up to its first NUL byte (memcached's tokens and items are C
+/// strings to `strto*` and `strchr`).
+fn c_str(s: &[u8]) -> &[u8] {
+    s.split(|&b| b == 0).next().unwrap_or_default()
+}
+
 /// `isspace` in the C locale: space, `\t`, `\n`, `\v`, `\f`, `\r`.
 pub fn is_c_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
@@ -93,8 +99,13 @@ fn strtol(s: &[u8]) -> (i64, usize, bool) {
     (v, sc.end, false)
 }
 
-/// memcached's `safe_strtoull`: a 64-bit unsigned number (cas uniques, incr/decr deltas).
+/// memcached's `safe_strtoull`: a 64-bit unsigned number (cas uniques, incr/decr deltas,
+/// and the value an `incr`/`decr` finds in an item). A NUL byte ends the string; so does
+/// the end of the slice (for an item's data it stands for the trailing `\r\n`, which is
+/// whitespace). One quirk is kept as the C does it: `-9223372036854775809` negates (mod
+/// 2^64) to `2^63-1`, which is not `>= 2^63`, so it is accepted.
 pub fn safe_strtoull(s: &[u8]) -> Option<u64> {
+    let s = c_str(s);
     let (v, end, erange) = strtoull(s);
     if erange || !ends_well(s, end) {
         return None;
@@ -116,6 +127,7 @@ pub fn safe_strtoul(s: &[u8]) -> Option<u32> {
 /// memcached's `safe_strtol`: `strtol` into a 64-bit `long`, checked, then stored in an
 /// `int32_t` (exptime, `<bytes>`): truncated modulo 2^32 and reinterpreted as signed.
 pub fn safe_strtol(s: &[u8]) -> Option<i32> {
+    let s = c_str(s);
     let (v, end, erange) = strtol(s);
     if erange || !ends_well(s, end) {
         return None;
@@ -126,6 +138,40 @@ pub fn safe_strtol(s: &[u8]) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cases the store's copy was tested with (an item's value read by `incr`).
+    #[test]
+    fn strtoull_rules_of_an_item_s_value() {
+        assert_eq!(safe_strtoull(b" 5"), Some(5));
+        assert_eq!(safe_strtoull(b"5 x"), Some(5));
+        // A `-` anywhere rejects a value of 2^63 or more (strchr over the whole string),
+        // as memcached 1.6.18 answers; smaller values do not care.
+        assert_eq!(safe_strtoull(b"18446744073709551615\ty3c3-0"), None);
+        assert_eq!(safe_strtoull(b"9223372036854775808 -"), None);
+        assert_eq!(
+            safe_strtoull(b"9223372036854775807 -"),
+            Some(i64::MAX as u64)
+        );
+        assert_eq!(safe_strtoull(b"0x10"), None);
+        assert_eq!(safe_strtoull(b"   "), None);
+        assert_eq!(safe_strtoull(b"+"), None);
+        assert_eq!(safe_strtoull(b"000000000000000000000001"), Some(1));
+        assert_eq!(
+            safe_strtoull(b"-9223372036854775809"),
+            Some(i64::MAX as u64)
+        );
+        assert_eq!(safe_strtoull(b"-9223372036854775808"), None);
+    }
+
+    /// A NUL byte ends the C string: what follows it is not read, by `strtoull` or by
+    /// `strchr` (the two copies this one replaced disagreed here).
+    #[test]
+    fn a_nul_byte_ends_the_number() {
+        assert_eq!(safe_strtoull(b"5\0x"), Some(5));
+        assert_eq!(safe_strtoull(b"9223372036854775808\0-"), Some(1 << 63));
+        assert_eq!(safe_strtoull(b"\x005"), None);
+        assert_eq!(safe_strtol(b"7\0x"), Some(7));
+    }
 
     #[test]
     fn unsigned_parsing_follows_strtoul() {
