@@ -386,6 +386,14 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::BROKEN_FIXED,
         ),
         (
+            Scenario::new("lru", 2, 6)
+                .about("a small cache (600 bytes): the store's LRU evicts the oldest nodes")
+                .faults(&[FaultKind::Lru])
+                .memory_limit(600)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
             Scenario::new("evict", 2, 5)
                 .about("keys may be evicted at any step (memcached's LRU)")
                 .faults(&[FaultKind::Evict])

@@ -264,6 +264,28 @@ fn spinlock_published_resets_the_lock_under_its_holder_after_a_lost_reply() {
     insta::assert_snapshot!(condense(&report));
 }
 
+/// A cache too small for the queue evicts its keys in LRU order (no adversary: the store
+/// makes room): the head pointer among them, and the published enqueue then spins for ever.
+#[test]
+fn fifo_published_under_lru_pressure_loses_its_head_to_the_store_s_own_eviction() {
+    let s = Scenario::new("lru", 2, 6)
+        .faults(&[FaultKind::Lru])
+        .memory_limit(600);
+    let cfg = SimConfig::from_scenario(&s);
+    let model = fifo::published();
+    let target = ModelTarget::new("fifo/published", fifo::published());
+    let found = (0..2000).map(|i| run_seed(1, i)).find_map(|seed| {
+        let out = sim::run(&model, &cfg, seed, None);
+        if property_of(&sim::judge(&model, &out)).as_deref() != Some("progress") {
+            return None;
+        }
+        let report = text(&target.run(&s.name, &cfg, seed, None));
+        report.contains("lru evicts fifohead").then_some(report)
+    });
+    let report = found.expect("a livelock after the LRU evicted the head pointer");
+    assert!(report.contains("memory 600 B"), "{report}");
+}
+
 /// A lockout is judged against when the faults stopped; a driver that cannot tell (an
 /// explored path with a pause, times left out of the state) gets `unknown`, never a pass.
 #[test]
