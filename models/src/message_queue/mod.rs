@@ -76,7 +76,8 @@
 //!    `models/tests/explore_models.rs`.
 //!
 //! Under eviction or the restart of a volatile store both variants lose messages
-//! (scenarios `evict`, `restart-volatile`), as said above.
+//! (scenarios `evict`, `lru`: a 1,500-byte cache whose LRU evicts the oldest segments,
+//! `restart-volatile`), as said above.
 
 pub mod fixed;
 pub mod layout;

@@ -257,6 +257,13 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::IMPOSSIBLE,
         ),
         row(
+            Scenario::new("lru", 4, 3)
+                .about("a small cache (1,500 bytes): the store's LRU evicts the oldest segments")
+                .faults(&[FaultKind::Lru])
+                .memory_limit(1_500),
+            Expect::IMPOSSIBLE,
+        ),
+        row(
             Scenario::new("skew", 4, 3)
                 .about("clients' clocks are offset, drift and jump: writers stamp and readers time out by them")
                 .faults(&[FaultKind::Skew])
