@@ -190,15 +190,7 @@ impl<M: Explorable> Bridge<M> {
             }
             let mut per_op = Vec::with_capacity(cfg.ops);
             for i in 0..cfg.ops {
-                let (a, _) = alternatives(
-                    &*model,
-                    seed,
-                    c,
-                    i,
-                    scope.draw_values,
-                    scope.every_value_up_to,
-                    MAX_ALTERNATIVES,
-                )?;
+                let (a, _) = alternatives(&*model, scope, c, i, MAX_ALTERNATIVES)?;
                 per_op.push(a);
             }
             alts.push(per_op);

@@ -168,15 +168,7 @@ pub fn workloads<M: Model>(model: &M, scope: &Scope) -> Result<(u64, bool), Stri
     let mut spread = false;
     for c in 0..scope.clients {
         for i in 0..scope.ops {
-            let (alts, s) = workload::alternatives(
-                model,
-                scope.seed,
-                c,
-                i,
-                scope.draw_values,
-                scope.every_value_up_to,
-                workload::MAX_ALTERNATIVES,
-            )?;
+            let (alts, s) = workload::alternatives(model, scope, c, i, workload::MAX_ALTERNATIVES)?;
             n = n.saturating_mul(alts.len() as u64);
             spread |= s;
         }

@@ -161,6 +161,12 @@ impl Scope {
         cfg
     }
 
+    /// Choices among at most this many values take every value:
+    /// [`Scope::every_value_up_to`], or [`Scope::draw_values`] when that is larger.
+    pub fn every_value_bound(&self) -> u64 {
+        self.every_value_up_to.max(self.draw_values)
+    }
+
     /// One line for people: `2 clients × 2 ops · faults evict:1 · horizon 10 s · seed 1`.
     pub fn describe(&self) -> String {
         let faults = if self.faults.is_empty() {
@@ -192,7 +198,7 @@ impl Scope {
             s.push_str(&format!(
                 " · {} values of choices among more than {}",
                 self.draw_values,
-                self.every_value_up_to.max(self.draw_values)
+                self.every_value_bound()
             ));
         }
         if !self.times {

@@ -6,6 +6,7 @@
 //! takes [`Scope::draw_values`](super::Scope) values spread over its range (both ends
 //! included), so that a sleep of 500..=3000 ms does not become 2,501 branches.
 
+use super::Scope;
 use crate::model::Model;
 use crate::rng::SimRng;
 use crate::sim::op_rng_seed;
@@ -29,17 +30,17 @@ pub(crate) type Alternatives<Op> = (Vec<Alternative<Op>>, bool);
 /// The alternatives of one client's operation `index`, each once (the first values that
 /// give it), in the order of the odometer; and whether some choice was spread (not every
 /// value of it taken).
+/// The scope gives the seed and how many values a choice takes.
 pub(crate) fn alternatives<M: Model>(
     model: &M,
-    seed: u64,
+    scope: &Scope,
     client: usize,
     index: usize,
-    draw_values: u64,
-    every_value_up_to: u64,
     max_alternatives: usize,
 ) -> Result<Alternatives<M::Op>, String> {
-    let spread = draw_values.max(2);
-    let every = every_value_up_to.max(spread);
+    let seed = scope.seed;
+    let spread = scope.draw_values.max(2);
+    let every = scope.every_value_bound().max(spread);
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut spread_any = false;
@@ -98,6 +99,14 @@ mod tests {
 
     struct Draws;
 
+    /// Seed 1, choices of more than `every` values taking `draws` of them.
+    fn scope(draws: u64, every: u64) -> Scope {
+        let mut s = Scope::new(1, 1);
+        s.draw_values = draws;
+        s.every_value_up_to = every;
+        s
+    }
+
     impl Model for Draws {
         type Op = (bool, u64);
         type Ret = ();
@@ -118,7 +127,7 @@ mod tests {
 
     #[test]
     fn every_value_of_small_choices_and_spread_values_of_large_ones() {
-        let (alts, spread) = alternatives(&Draws, 1, 0, 0, 4, EVERY_VALUE_UP_TO, 100).unwrap();
+        let (alts, spread) = alternatives(&Draws, &scope(4, EVERY_VALUE_UP_TO), 0, 0, 100).unwrap();
         let ops: Vec<_> = alts.iter().map(|(op, _)| *op).collect();
         assert_eq!(
             ops,
@@ -137,7 +146,7 @@ mod tests {
         for (op, values) in alts {
             assert_eq!(Draws.op(0, 0, &mut SimRng::scripted(values, 9)), op);
         }
-        assert!(alternatives(&Draws, 1, 0, 0, 4, EVERY_VALUE_UP_TO, 6)
+        assert!(alternatives(&Draws, &scope(4, EVERY_VALUE_UP_TO), 0, 0, 6)
             .unwrap_err()
             .contains("more than 6 alternatives"));
     }
@@ -145,7 +154,7 @@ mod tests {
     #[test]
     fn a_lower_every_value_bound_spreads_small_choices_too() {
         // `below(30)` now takes 2 values (0 and 29: `/ 10` gives 0 and 2).
-        let (alts, _) = alternatives(&Draws, 1, 0, 0, 2, 2, 100).unwrap();
+        let (alts, _) = alternatives(&Draws, &scope(2, 2), 0, 0, 100).unwrap();
         let ops: Vec<_> = alts.iter().map(|(op, _)| *op).collect();
         assert_eq!(ops, [(false, 0), (false, 2), (true, 500), (true, 3000)]);
     }

@@ -24,7 +24,7 @@ pub fn explore_header(target: &str, scope: &Scope, (workloads, spread): (u64, bo
     if spread {
         out.push_str(&format!(
             " (a choice among more than {} values takes {} of them, --every-value-up-to, --draws)",
-            scope.every_value_up_to.max(scope.draw_values),
+            scope.every_value_bound(),
             scope.draw_values
         ));
     }
