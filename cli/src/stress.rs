@@ -210,7 +210,21 @@ mod tests {
     use std::net::TcpStream;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    /// Other traffic: small items (the FIFO nodes' slab class), pipelined, until `stop`.
+    /// memcached flags for the lossy run: 2 MB, and a smallest slab chunk of 160 bytes
+    /// (`-n 112`: a 48-byte item header + 112), so the filler's items (82 bytes) and all
+    /// of the queue's items share slab class 1: one LRU, one pool of pages. With the
+    /// default `-n 48` (96-byte chunks) the run's key prefix (`kvsim.0.<12 hex>:`, 21
+    /// bytes) split the queue (`lru_crawler metadump all`): the unlinked tail node,
+    /// 93 bytes, in class 1, but every linked node (106 bytes) and `head` and `tail`
+    /// (103) in class 2 (120-byte chunks), whose first 1 MB page memcached grants even
+    /// beyond `-m` (`total_malloced` 3 MB). There they sat, 9 items in 8,738 chunks,
+    /// 0 evictions, while class 1 evicted ~380,000 filler items; only the tail node could
+    /// go, and every operation reads it (the segmented LRU then moves it to WARM), so a
+    /// node was lost in about 1 run of 3.
+    const TINY: &[&str] = &["-m", "2", "-n", "112"];
+
+    /// Other traffic: small items (the FIFO nodes' slab class with [`TINY`]), pipelined,
+    /// until `stop`.
     fn filler(addr: String, stop: &AtomicBool) -> u64 {
         let mut stream = TcpStream::connect(&addr).expect("filler connects");
         let mut written = 0u64;
@@ -260,21 +274,33 @@ mod tests {
         })
     }
 
-    /// `total_items` from `stats` (items ever stored).
-    fn mc_items(addr: &str) -> u64 {
+    /// The reply to a `stats` command (`"stats"`, `"stats slabs"`, …), up to `END`.
+    fn mc_stats(addr: &str, command: &str) -> String {
         let mut s = TcpStream::connect(addr).unwrap();
-        s.write_all(b"stats\r\n").unwrap();
+        s.write_all(format!("{command}\r\n").as_bytes()).unwrap();
         let mut out = Vec::new();
         let mut buf = [0u8; 8192];
         while !out.ends_with(b"END\r\n") {
             let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "memcached closed the connection during {command:?}");
             out.extend_from_slice(&buf[..n]);
         }
-        let text = String::from_utf8_lossy(&out);
-        text.lines()
-            .find_map(|l| l.strip_prefix("STAT total_items "))
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// The value of `STAT <name>` in the reply to `command`, 0 if absent.
+    fn mc_stat(addr: &str, command: &str, name: &str) -> u64 {
+        let prefix = format!("STAT {name} ");
+        mc_stats(addr, command)
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0)
+    }
+
+    /// `total_items` from `stats` (items ever stored).
+    fn mc_items(addr: &str) -> u64 {
+        mc_stat(addr, "stats", "total_items")
     }
 
     /// The FIFO's property, judged by kvsim's checker (Lowe's memoization; the models'
@@ -316,10 +342,24 @@ mod tests {
     #[test]
     fn fifo_under_a_tiny_memory_limit_and_load_loses_nodes() {
         // -m 2 and other traffic in the nodes' slab class: the LRU evicts queue nodes.
-        let Some(mc) = MemcachedProcess::for_test("stress fifo", &["-m", "2"]) else {
+        let Some(mc) = MemcachedProcess::for_test("stress fifo", TINY) else {
             return;
         };
         let run = fifo_run(fifo::fixed(), &mc, true);
+        // The premise: the queue's items shared the filler's slab class (a class of their
+        // own gets a page of its own, which the filler never presses).
+        let addr = mc.addr();
+        assert_eq!(
+            mc_stat(&addr, "stats slabs", "active_slabs"),
+            1,
+            "the queue's items left the filler's slab class (key prefix {:?}):\n{}",
+            run.key_prefix,
+            mc_stats(&addr, "stats items")
+        );
+        assert!(
+            mc_stat(&addr, "stats", "evictions") > 0,
+            "memcached evicted nothing"
+        );
         // The seed article's prediction: evicted nodes. The fixed FIFO notices (operations
         // answer Lost) and what it answers stays linearizable.
         assert!(
