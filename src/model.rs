@@ -43,6 +43,19 @@ pub trait Model {
         true
     }
 
+    /// Whether clients that run the same workload are interchangeable: [`Model::run`]
+    /// does not depend on its `client` argument, and [`Model::check`] gives the same
+    /// verdict when the clients of a history are renamed. `kvsim explore` then explores
+    /// one of every set of states that differ only by which of these clients is which
+    /// (symmetry reduction), and seeds the random numbers an operation draws through its
+    /// kv handle by the order in which operations start, not by client
+    /// ([`crate::sim::SimConfig::rng_by_start`]). Default: `false` (no reduction). Clients
+    /// are interchangeable only when their workloads offer the same operations and their
+    /// clocks the same drift.
+    fn interchangeable_clients(&self) -> bool {
+        false
+    }
+
     /// Judges a complete history (linearizability against a spec, mutual exclusion, a
     /// time-window spec, …).
     fn check(&self, history: &History<Self::Op, Self::Ret>) -> Verdict;

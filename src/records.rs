@@ -121,6 +121,10 @@ pub struct ExploreReport {
     /// can give (saturating).
     #[serde(default)]
     pub workloads: u64,
+    /// The sets of clients the search treated as interchangeable (symmetry reduction: one
+    /// state explored for every permutation of the clients within a set).
+    #[serde(default)]
+    pub interchangeable: Vec<Vec<usize>>,
     /// The guard rail that stopped the search, if one did.
     pub bound: Option<String>,
     /// A warning about the scope's size, given before the search.

@@ -217,6 +217,7 @@ impl<M: Explorable> Target for ModelTarget<M> {
             horizon_cut: found.horizon_cut,
             steps_cut: found.steps_cut,
             workloads: found.workloads,
+            interchangeable: found.interchangeable.clone(),
             bound: found.bound.clone(),
             warning,
             token: counterexample.as_ref().map(|r| r.token.clone()),

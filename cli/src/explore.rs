@@ -73,6 +73,10 @@ pub struct Args {
     /// checks read them, event-log and visitor-counter).
     #[arg(long)]
     pub timed: bool,
+    /// Explore every permutation of interchangeable clients instead of one of each (the
+    /// verdict is the same; the search is larger): to compare, or to distrust the reduction.
+    #[arg(long)]
+    pub no_symmetry: bool,
 }
 
 /// Where `--serve ADDR` listens: loopback unless a host is given.
@@ -113,6 +117,7 @@ pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
     };
     scope.faults = Scope::parse_faults(&args.faults)?;
     scope.seed = args.seed;
+    scope.symmetry = !args.no_symmetry;
     if let Some(h) = args.horizon {
         if !(h > 0.0 && h.is_finite()) {
             return Err(format!(
@@ -228,6 +233,7 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
         "horizon_cut": r.horizon_cut,
         "steps_cut": r.steps_cut,
         "workloads": r.workloads,
+        "interchangeable": r.interchangeable,
         "bound": r.bound,
         "warning": r.warning,
         "token": r.token,

@@ -41,7 +41,7 @@ fn faulty_scopes_keep_their_state_counts_and_verdicts() {
                 "--ops",
                 "1",
             ],
-            (18_572, 18_919, "unknown", 3),
+            (12_990, 13_250, "unknown", 3),
         ),
         (
             &[
@@ -53,7 +53,7 @@ fn faulty_scopes_keep_their_state_counts_and_verdicts() {
                 "--ops",
                 "1",
             ],
-            (1_509, 1_587, "violation", 1),
+            (3_004, 3_246, "violation", 1),
         ),
         (
             &["fifo/fixed", "--faults", "evict,lose", "--ops", "1"],
@@ -90,7 +90,7 @@ fn faulty_scopes_keep_their_state_counts_and_verdicts() {
                 "1",
                 "--timed",
             ],
-            (4_374, 4_997, "ok", 0),
+            (3_012, 3_469, "ok", 0),
         ),
     ];
     for (args, (unique, total, verdict, code)) in cases {

@@ -185,6 +185,11 @@ impl Model for ArrayLocked {
     type Op = Op;
     type Ret = Ret;
 
+    /// `run` ignores its client argument and the check reads clients only as labels.
+    fn interchangeable_clients(&self) -> bool {
+        true
+    }
+
     async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
         if self.variant == Variant::Fixed {
             kv.add(&self.key, b"", 0).await?;

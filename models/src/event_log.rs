@@ -237,6 +237,11 @@ impl Model for EventLog {
     type Op = Op;
     type Ret = Ret;
 
+    /// `run` ignores its client argument and the check reads clients only as labels.
+    fn interchangeable_clients(&self) -> bool {
+        true
+    }
+
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
             (_, Op::Sleep(ms)) => {

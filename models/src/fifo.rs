@@ -293,6 +293,11 @@ impl Model for Fifo {
     type Op = Op;
     type Ret = Ret;
 
+    /// `run` ignores its client argument and the check reads clients only as labels.
+    fn interchangeable_clients(&self) -> bool {
+        true
+    }
+
     async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
         let dummy = kv.random_string(SUFFIX_LEN).into_bytes();
         kv.add(&dummy, b"", 0).await?;

@@ -15,8 +15,8 @@ use crate::kv::KvError;
 use crate::rng::SimRng;
 use crate::scenario::FaultKind;
 use crate::sim::{
-    self, after_setup, op_rng_seed, ClientState, Clients, Clock, FaultAction, PollAt, Polled,
-    Polling, Request, Rules, SimClient, SimConfig, EPOCH_MS,
+    self, after_setup, handle_rng_seed, ClientState, Clients, Clock, FaultAction, OpStart, PollAt,
+    Polled, Polling, Request, Rules, SimClient, SimConfig, EPOCH_MS,
 };
 use crate::verdict::Verdict;
 use std::future::Future;
@@ -99,9 +99,10 @@ struct Replay<'b, M: Explorable> {
 }
 
 impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded> for Replay<'b, M> {
-    fn start(&mut self, c: usize, _: usize, index: usize, cl: &mut ClientState<Recorded>) -> M::Op {
+    fn start(&mut self, c: usize, at: OpStart, cl: &mut ClientState<Recorded>) -> M::Op {
         cl.rec.polls.clear();
-        self.bridge.alts[c][index][cl.rec.alt as usize].0.clone()
+        cl.rec.ordinal = self.bridge.cfg.rng_by_start.then_some(at.ordinal as u32);
+        self.bridge.alts[c][at.index][cl.rec.alt as usize].0.clone()
     }
 
     fn command(&mut self, c: usize, cl: &ClientState<Recorded>) -> Option<Command> {
@@ -199,7 +200,20 @@ impl<M: Explorable> Bridge<M> {
         let mut init = setup.world;
         init.faults_used = vec![0; scope.faults.len()];
         init.halt = setup.failed.map(Halt::SetupFailed);
-        let drift = setup.clocks.iter().map(|c| c.drift_ppm).collect();
+        let drift: Vec<i64> = setup.clocks.iter().map(|c| c.drift_ppm).collect();
+        let classes = if scope.symmetry && model.interchangeable_clients() {
+            classes(&alts, &drift)
+        } else {
+            (0..cfg.clients as u32).collect()
+        };
+        // Random numbers by operation start: with them by client, interchangeable clients
+        // would draw different numbers, and a permuted state would not be one the search
+        // can reach.
+        let mut cfg = cfg;
+        cfg.rng_by_start = classes.iter().enumerate().any(|(c, &k)| k as usize != c);
+        for (cl, k) in init.clients.iter_mut().zip(classes) {
+            cl.rec.class = k;
+        }
         // The simulator's fairness bound can only force a step if a runnable client can
         // wait longer than it: time passes while a client is runnable only by the other
         // clients' KV calls (each op at most `max_op_steps + 1` of them before its path is
@@ -231,6 +245,20 @@ impl<M: Explorable> Bridge<M> {
         bridge.settle(&mut init);
         bridge.init = init;
         Ok(bridge)
+    }
+
+    /// The sets of clients treated as interchangeable (at least two each).
+    pub(crate) fn interchangeable(&self) -> Vec<Vec<usize>> {
+        let class = |c: usize| self.init.clients[c].rec.class as usize;
+        (0..self.cfg.clients)
+            .filter(|&c| class(c) == c)
+            .map(|c| {
+                (c..self.cfg.clients)
+                    .filter(|&d| class(d) == c)
+                    .collect::<Vec<_>>()
+            })
+            .filter(|set| set.len() > 1)
+            .collect()
     }
 
     /// How many workloads the scope covers: the product of every operation's number of
@@ -279,7 +307,7 @@ impl<M: Explorable> Bridge<M> {
     /// The same search restricted to one workload: per client and operation index, only
     /// the alternative `chosen` names (see [`Bridge::chosen`]), under its own guard.
     pub(crate) fn restricted(&self, chosen: &[Vec<u32>], guard: Arc<Guard>) -> Bridge<M> {
-        let alts = self
+        let alts: Vec<Vec<Vec<Alternative<M::Op>>>> = self
             .alts
             .iter()
             .zip(chosen)
@@ -291,6 +319,14 @@ impl<M: Explorable> Bridge<M> {
                     .collect()
             })
             .collect();
+        // Clients stay interchangeable only if they run the same alternatives (the
+        // random numbers stay seeded as in the whole search: the path found replays).
+        let mut init = self.init.clone();
+        if self.cfg.rng_by_start {
+            for (cl, k) in init.clients.iter_mut().zip(classes(&alts, &self.drift)) {
+                cl.rec.class = k;
+            }
+        }
         Bridge {
             model: Arc::clone(&self.model),
             cfg: self.cfg.clone(),
@@ -304,7 +340,7 @@ impl<M: Explorable> Bridge<M> {
             seeded: self.seeded,
             drift: self.drift.clone(),
             fair: self.fair,
-            init: self.init.clone(),
+            init,
             guard,
         }
     }
@@ -381,7 +417,9 @@ impl<M: Explorable> Bridge<M> {
             offset_ms: cl.offset_ms,
             drift_ppm: self.drift[c],
         };
-        let handle = SimClient::new(op_rng_seed(self.seed, c, index), EPOCH_MS, clock);
+        let ordinal = cl.rec.ordinal.unwrap_or(0) as usize;
+        let rng_seed = handle_rng_seed(&self.cfg, self.seed, c, index, ordinal);
+        let handle = SimClient::new(rng_seed, EPOCH_MS, clock);
         let model: &M = &self.model;
         let op = self.alts[c][index][cl.rec.alt as usize].0.clone();
         let h = handle.clone();
@@ -481,6 +519,19 @@ impl<M: Explorable> Bridge<M> {
     }
 }
 
+/// Each client's symmetry class under [`crate::model::Model::interchangeable_clients`]:
+/// the lowest index of the clients with the same alternatives at every operation index
+/// and the same clock drift.
+fn classes<Op: PartialEq>(alts: &[Vec<Vec<Alternative<Op>>>], drift: &[i64]) -> Vec<u32> {
+    (0..alts.len())
+        .map(|c| {
+            (0..=c)
+                .find(|&d| alts[d] == alts[c] && drift[d] == drift[c])
+                .unwrap_or(c) as u32
+        })
+        .collect()
+}
+
 impl<M: Explorable> stateright::Model for Bridge<M> {
     type State = State<M::Op, M::Ret>;
     type Action = Action;
@@ -500,7 +551,16 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
             (0..s.clients.len()).filter(|&c| s.runnable(c)),
         );
         for c in 0..s.clients.len() {
-            if starved.is_some_and(|x| x != c) {
+            // Under symmetry a tie between clients that waited equally long is broken
+            // either way (the lowest index is not a property of interchangeable clients).
+            let forced = |x: usize| {
+                if self.cfg.rng_by_start {
+                    s.ties_with(x, c)
+                } else {
+                    x == c
+                }
+            };
+            if starved.is_some_and(|x| !forced(x)) {
                 continue;
             }
             if s.runnable(c) {

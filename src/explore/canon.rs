@@ -20,7 +20,8 @@
 
 use super::state::{Delivered, PollInput, Recorded, World};
 use crate::command::{Reply, Value};
-use crate::sim::{ClientState, ServerState};
+use crate::history::History;
+use crate::sim::{ClientState, Halt, ServerState};
 use crate::store::CasNames;
 use std::hash::{Hash, Hasher};
 
@@ -55,57 +56,266 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded> {
         }
         now.hash(h);
         h.write_usize(clients.len());
-        for client in clients {
-            let ClientState {
-                phase,
-                op_index,
-                paused_until,
-                offset_ms,
-                ready_since,
-                hist_index,
-                rec: Recorded { alt, polls },
-            } = client;
-            phase.hash(h);
-            op_index.hash(h);
-            paused_until.hash(h);
-            offset_ms.hash(h);
-            alt.hash(h);
-            ready_since.hash(h);
-            hist_index.hash(h);
-            h.write_usize(polls.len());
-            for PollInput { clock, reply } in polls {
-                clock.hash(h);
-                match reply {
-                    Some(Delivered::Reply(Reply::Values(values))) if renamed => {
-                        h.write_u8(0);
-                        h.write_usize(values.len());
-                        for Value {
-                            key,
-                            flags,
-                            data,
-                            cas,
-                        } in values
-                        {
-                            key.hash(h);
-                            flags.hash(h);
-                            data.hash(h);
-                            cas.map(|c| names.name(c)).hash(h);
-                        }
-                    }
-                    other => {
-                        h.write_u8(1);
-                        other.hash(h);
-                    }
-                }
+        let symmetric = clients
+            .iter()
+            .enumerate()
+            .any(|(c, cl)| cl.rec.class as usize != c);
+        let rename = if symmetric {
+            // Clients in canonical order, and the history as the permuted path has it.
+            let runs = Runs::of(history);
+            let order = canonical_order(clients, history, &runs, &names, renamed);
+            for &old in &order {
+                hash_client(&clients[old], h, &mut names, renamed, false);
             }
-        }
-        history.hash(h);
+            let mut rename = vec![0; clients.len()];
+            for (new, &old) in order.iter().enumerate() {
+                rename[old] = new;
+            }
+            hash_history_renamed(history, &runs, &rename, h);
+            Some(rename)
+        } else {
+            for client in clients {
+                hash_client(client, h, &mut names, renamed, true);
+            }
+            history.hash(h);
+            None
+        };
         seq.hash(h);
         tail.hash(h);
         tail_start.hash(h);
         faults_used.hash(h);
         last_fault.hash(h);
-        halt.hash(h);
+        match (halt, &rename) {
+            (
+                Some(
+                    Halt::Livelock { client, .. }
+                    | Halt::Foreign { client }
+                    | Halt::Nondeterministic { client },
+                ),
+                Some(rename),
+            ) => {
+                let mut renamed_halt = halt.clone();
+                if let Some(
+                    Halt::Livelock { client: c, .. }
+                    | Halt::Foreign { client: c }
+                    | Halt::Nondeterministic { client: c },
+                ) = &mut renamed_halt
+                {
+                    *c = rename[*client];
+                }
+                renamed_halt.hash(h);
+            }
+            _ => halt.hash(h),
+        }
+    }
+}
+
+/// One client's part of the hash. `hist_index` is left out under symmetry: it is the
+/// position of the client's last operation in the history, which the renamed history
+/// determines.
+fn hash_client<H: Hasher>(
+    client: &ClientState<Recorded>,
+    h: &mut H,
+    names: &mut CasNames,
+    renamed: bool,
+    with_hist_index: bool,
+) {
+    let ClientState {
+        phase,
+        op_index,
+        paused_until,
+        offset_ms,
+        ready_since,
+        hist_index,
+        // The class is the same at every position of a permutation: nothing to hash.
+        rec:
+            Recorded {
+                alt,
+                polls,
+                class: _,
+                ordinal,
+            },
+    } = client;
+    phase.hash(h);
+    op_index.hash(h);
+    paused_until.hash(h);
+    offset_ms.hash(h);
+    alt.hash(h);
+    ordinal.hash(h);
+    ready_since.hash(h);
+    if with_hist_index {
+        hist_index.hash(h);
+    }
+    h.write_usize(polls.len());
+    for PollInput { clock, reply } in polls {
+        clock.hash(h);
+        match reply {
+            Some(Delivered::Reply(Reply::Values(values))) if renamed => {
+                h.write_u8(0);
+                h.write_usize(values.len());
+                for Value {
+                    key,
+                    flags,
+                    data,
+                    cas,
+                } in values
+                {
+                    key.hash(h);
+                    flags.hash(h);
+                    data.hash(h);
+                    cas.map(|c| names.name(c)).hash(h);
+                }
+            }
+            other => {
+                h.write_u8(1);
+                other.hash(h);
+            }
+        }
+    }
+}
+
+/// The runs of a history's events that the world keeps sorted by client (see
+/// `World::event`): per operation, the first event position of the run of adjacent
+/// invocations its invocation is in, and likewise for its return. Every event takes the
+/// next position, so two invocations (or returns) are adjacent exactly when their
+/// positions are consecutive.
+struct Runs {
+    call_start: Vec<u64>,
+    ret_start: Vec<Option<u64>>,
+}
+
+impl Runs {
+    fn of<Op, Ret>(history: &History<Op, Ret>) -> Runs {
+        let ops = &history.ops;
+        let mut call_start = Vec::with_capacity(ops.len());
+        for (i, op) in ops.iter().enumerate() {
+            let start = match i.checked_sub(1) {
+                Some(p) if ops[p].call + 1 == op.call => call_start[p],
+                _ => op.call,
+            };
+            call_start.push(start);
+        }
+        let mut by_ret: Vec<(u64, usize)> = ops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| o.ret.map(|r| (r, i)))
+            .collect();
+        by_ret.sort_unstable();
+        let mut ret_start = vec![None; ops.len()];
+        for (k, &(r, i)) in by_ret.iter().enumerate() {
+            ret_start[i] = Some(match k.checked_sub(1) {
+                Some(p) if by_ret[p].0 + 1 == r => ret_start[by_ret[p].1].expect("set"),
+                _ => r,
+            });
+        }
+        Runs {
+            call_start,
+            ret_start,
+        }
+    }
+}
+
+/// The canonical order of the clients (new position → old index): within each symmetry
+/// class, the class's positions taken by its members sorted by a key that does not
+/// depend on their indices (their own state and their operations in the history, with
+/// event positions replaced by the runs they are in). Two states that differ by a
+/// permutation within classes and whose keys differ get the same order; equal keys keep
+/// index order, which can only merge less (never states that differ otherwise).
+fn canonical_order<Op: Hash, Ret: Hash>(
+    clients: &[ClientState<Recorded>],
+    history: &History<Op, Ret>,
+    runs: &Runs,
+    names: &CasNames,
+    renamed: bool,
+) -> Vec<usize> {
+    let keys: Vec<u64> = (0..clients.len())
+        .map(|c| {
+            let mut h = rustc_hash::FxHasher::default();
+            let mut names = names.clone();
+            hash_client(&clients[c], &mut h, &mut names, renamed, false);
+            for (i, op) in history.ops.iter().enumerate() {
+                if op.client == c {
+                    runs.call_start[i].hash(&mut h);
+                    runs.ret_start[i].hash(&mut h);
+                    op.call_ms.hash(&mut h);
+                    op.ret_ms.hash(&mut h);
+                    op.op.hash(&mut h);
+                    op.outcome.hash(&mut h);
+                    op.marks.hash(&mut h);
+                }
+            }
+            h.finish()
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..clients.len()).collect();
+    for (c, cl) in clients.iter().enumerate() {
+        if cl.rec.class as usize != c {
+            continue;
+        }
+        let positions: Vec<usize> = (c..clients.len())
+            .filter(|&d| clients[d].rec.class as usize == c)
+            .collect();
+        if positions.len() < 2 {
+            continue;
+        }
+        let mut members = positions.clone();
+        members.sort_by_key(|&d| (keys[d], d));
+        for (&pos, &member) in positions.iter().zip(&members) {
+            order[pos] = member;
+        }
+    }
+    order
+}
+
+/// The history of the permuted state: clients renamed (`rename[old] = new`), each run of
+/// adjacent invocations (and of returns) sorted by the new names as the world sorts it,
+/// the operations in invocation order.
+fn hash_history_renamed<Op: Hash, Ret: Hash, H: Hasher>(
+    history: &History<Op, Ret>,
+    runs: &Runs,
+    rename: &[usize],
+    h: &mut H,
+) {
+    let ops = &history.ops;
+    let mut call = vec![0u64; ops.len()];
+    let mut ret = vec![None; ops.len()];
+    // Within a run, the new positions follow the new client names.
+    let mut members: Vec<usize> = (0..ops.len()).collect();
+    members.sort_by_key(|&i| (runs.call_start[i], rename[ops[i].client]));
+    let mut k = 0;
+    while k < members.len() {
+        let start = runs.call_start[members[k]];
+        let mut rank = 0;
+        while k < members.len() && runs.call_start[members[k]] == start {
+            call[members[k]] = start + rank;
+            rank += 1;
+            k += 1;
+        }
+    }
+    let mut returned: Vec<usize> = (0..ops.len()).filter(|&i| ops[i].ret.is_some()).collect();
+    returned.sort_by_key(|&i| (runs.ret_start[i], rename[ops[i].client]));
+    let mut k = 0;
+    while k < returned.len() {
+        let start = runs.ret_start[returned[k]].expect("returned");
+        let mut rank = 0;
+        while k < returned.len() && runs.ret_start[returned[k]] == Some(start) {
+            ret[returned[k]] = Some(start + rank);
+            rank += 1;
+            k += 1;
+        }
+    }
+    members.sort_by_key(|&i| call[i]);
+    h.write_usize(ops.len());
+    for i in members {
+        let op = &ops[i];
+        rename[op.client].hash(h);
+        op.op.hash(h);
+        call[i].hash(h);
+        ret[i].hash(h);
+        op.call_ms.hash(h);
+        op.ret_ms.hash(h);
+        op.outcome.hash(h);
+        op.marks.hash(h);
     }
 }
 
@@ -204,6 +414,8 @@ mod tests {
                 ready_since: None,
                 hist_index: 0,
                 rec: Recorded {
+                    class: 0,
+                    ordinal: None,
                     alt: 0,
                     polls: vec![PollInput {
                         clock: None,

@@ -136,6 +136,9 @@ pub struct Exploration {
     pub horizon_cut: usize,
     /// Paths the step bound per operation cut (states not expanded, not judged).
     pub steps_cut: usize,
+    /// The sets of clients the search treated as interchangeable (symmetry reduction:
+    /// one state explored for every permutation within a set); empty when none.
+    pub interchangeable: Vec<Vec<usize>>,
     /// Workloads the scope covers (every alternative of every operation; saturating).
     pub workloads: u64,
     /// The guard rail that stopped the search, if one did.
@@ -192,6 +195,7 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
                 elapsed: start.elapsed(),
                 horizon_cut: 0,
                 steps_cut: 0,
+                interchangeable: Vec::new(),
                 workloads: 0,
                 bound: None,
                 counterexample: None,
@@ -202,6 +206,7 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
     };
     let mut config = bridge.cfg.clone();
     let workloads = bridge.workloads();
+    let interchangeable = bridge.interchangeable();
     // Depth-first: memory is the visited set and the paths being expanded, where a
     // breadth-first search holds a whole frontier of states (hundreds of times more on the
     // scopes of many workloads). The shortest counterexample is searched afterwards,
@@ -277,6 +282,7 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
         elapsed: start.elapsed(),
         horizon_cut: guard.horizon_cut(),
         steps_cut: guard.steps_cut(),
+        interchangeable,
         workloads,
         bound,
         counterexample,

@@ -58,6 +58,17 @@ pub struct Scope {
     /// workload: a narrower scope, to search one workload a random run found.
     #[serde(default)]
     pub seeded_workload: bool,
+    /// Symmetry reduction: when the model's clients are interchangeable
+    /// ([`crate::model::Model::interchangeable_clients`]), explore one of every set of
+    /// states that differ only by which of the clients with the same workload is which.
+    /// The verdict is the same either way; off, the search is larger (for comparison).
+    /// Default: on.
+    #[serde(default = "default_symmetry")]
+    pub symmetry: bool,
+}
+
+fn default_symmetry() -> bool {
+    true
 }
 
 /// The default of [`Scope::draw_values`].
@@ -88,6 +99,7 @@ impl Scope {
             draw_values: DEFAULT_DRAW_VALUES,
             every_value_up_to: super::EVERY_VALUE_UP_TO,
             seeded_workload: false,
+            symmetry: true,
         }
     }
 
@@ -113,6 +125,7 @@ impl Scope {
             draw_values: DEFAULT_DRAW_VALUES,
             every_value_up_to: super::EVERY_VALUE_UP_TO,
             seeded_workload: false,
+            symmetry: true,
         }
     }
 
@@ -192,6 +205,9 @@ impl Scope {
             self.persistent,
             self.shards,
         ));
+        if !self.symmetry {
+            s.push_str(" · no symmetry reduction");
+        }
         if self.draw_values != DEFAULT_DRAW_VALUES
             || self.every_value_up_to != super::EVERY_VALUE_UP_TO
         {

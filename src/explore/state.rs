@@ -37,6 +37,12 @@ pub struct Recorded {
     pub(crate) alt: u32,
     /// Every poll of the current operation so far.
     pub(crate) polls: Vec<PollInput>,
+    /// The client's symmetry class: the lowest index of the clients it is
+    /// interchangeable with (itself when there is none). Fixed for a search.
+    pub(crate) class: u32,
+    /// The current operation's position among the run's operation starts, when it seeds
+    /// the operation's random numbers ([`crate::sim::SimConfig::rng_by_start`]).
+    pub(crate) ordinal: Option<u32>,
 }
 
 /// The state of a world under exploration: a stateright `Model::State`. The world's

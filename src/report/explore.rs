@@ -49,6 +49,14 @@ pub fn explore_body(r: &ExploreReport) -> String {
         "  states   {} unique, {} total · depth {} · {} ms · {} states/s\n",
         r.unique_states, r.total_states, r.max_depth, r.millis, r.states_per_s
     ));
+    for set in &r.interchangeable {
+        let names: Vec<String> = set.iter().map(|c| format!("C{c}")).collect();
+        out.push_str(&format!(
+            "  symmetry {} interchangeable: one state of every permutation of them explored \
+             (--no-symmetry for all)\n",
+            names.join(" ")
+        ));
+    }
     if let Some(cx) = &r.counterexample {
         out.push_str("\nshortest counterexample:\n\n");
         out.push_str(&super::text_styled(cx, false));

@@ -42,6 +42,14 @@ pub struct SimConfig {
     pub memory_limit: Option<usize>,
     /// Persistent store.
     pub persistent: bool,
+    /// Seed each operation's random stream (what the structure draws through its kv
+    /// handle) by the operation's position among the run's operation starts, not by its
+    /// client and workload index: the numbers drawn then do not tell clients apart.
+    /// `kvsim explore` sets it when it treats clients as interchangeable
+    /// ([`crate::model::Model::interchangeable_clients`]), so that its counterexamples
+    /// replay here.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rng_by_start: bool,
     /// Servers in the cluster.
     pub shards: usize,
     /// True time each delivered KV call takes (ms).
@@ -87,6 +95,7 @@ impl SimConfig {
             strategy: s.strategy,
             memory_limit,
             persistent: s.persistent,
+            rng_by_start: false,
             shards: if s.faults.has(FaultKind::ShardFail) {
                 s.shards.max(2)
             } else {
@@ -174,6 +183,9 @@ impl SimConfig {
             self.persistent,
             self.shards,
         ));
+        if self.rng_by_start {
+            s.push_str(" · random numbers by operation start");
+        }
         s
     }
 }

@@ -6,8 +6,8 @@ use super::config::{SimConfig, EPOCH_MS};
 use super::strategy::Chooser;
 use super::trace::{Delivery, Event, Fault, TraceStep};
 use super::world::{
-    op_rng_seed, ClientState, Clients, Delivered, FaultAction, PollAt, Polled, Polling, Quiet,
-    Rules, Sink, Stop, World,
+    handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, FaultAction, OpStart, PollAt,
+    Polled, Polling, Quiet, Rules, Sink, Stop, World,
 };
 use crate::command::Command;
 use crate::history::History;
@@ -39,7 +39,8 @@ struct LiveClients<'m, 'c, M: Model> {
 }
 
 impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
-    fn start(&mut self, c: usize, from: usize, index: usize, cl: &mut ClientState<u32>) -> M::Op {
+    fn start(&mut self, c: usize, at: OpStart, cl: &mut ClientState<u32>) -> M::Op {
+        let OpStart { from, index, .. } = at;
         let model = self.model;
         let live = &mut self.clients[c];
         // Workload operations this run leaves out are still drawn, so that every other
@@ -63,7 +64,7 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
         cl.rec = 0;
         {
             let mut slot = live.handle.slot.borrow_mut();
-            slot.rng_seed = op_rng_seed(self.seed, c, index);
+            slot.rng_seed = handle_rng_seed(self.cfg, self.seed, c, index, at.ordinal);
             slot.rng = None;
         }
         let handle = live.handle.clone();

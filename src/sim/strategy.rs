@@ -77,8 +77,16 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
         // recording made under the same rule holds this client.
         if let Some(c) = self.starved() {
             if let Chooser::Replay { pos, choices, .. } = chooser {
-                if *pos < choices.len() {
+                if let Some(&choice) = choices.get(*pos) {
                     *pos += 1;
+                    // A recording may break a tie between clients that have waited
+                    // equally long either way (`kvsim explore` under symmetry does).
+                    let tied = (choice as usize) < self.world.clients.len()
+                        && self.runnable.contains(&(choice as usize))
+                        && self.world.ties_with(c, choice as usize);
+                    if tied {
+                        return choice;
+                    }
                 }
             }
             return c as u32;

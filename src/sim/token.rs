@@ -125,7 +125,9 @@ impl Token {
         w.probability(c.fault_probability);
         w.strategy(c.strategy);
         w.num(c.memory_limit.map_or(0, |m| m as u64 + 1));
-        w.num(c.persistent as u64);
+        // One number for two flags: bit 0 persistent, bit 1 rng_by_start (a version 2
+        // token written before the second flag existed reads as it did).
+        w.num(c.persistent as u64 | (c.rng_by_start as u64) << 1);
         w.num(c.shards as u64);
         w.num(c.step_ms);
         w.num(c.pause_ms[0]);
@@ -207,6 +209,7 @@ impl Token {
         let mut r = Reader { b: body, pos: 1 };
         // Field by field, in SimConfig's order: a knob added to SimConfig but not read
         // here does not compile.
+        let flags;
         let config = SimConfig {
             clients: r.bounded("clients", Token::MAX_CLIENTS)? as usize,
             ops: r.bounded("ops", Token::MAX_OPS)? as usize,
@@ -220,7 +223,11 @@ impl Token {
                 0 => None,
                 m => Some((m - 1) as usize),
             },
-            persistent: r.bounded("persistent (0 or 1)", 1)? == 1,
+            persistent: {
+                flags = r.bounded("store and randomness flags (0 to 3)", 3)?;
+                flags & 1 == 1
+            },
+            rng_by_start: flags & 2 == 2,
             shards: r.bounded("servers", Token::MAX_SHARDS)? as usize,
             step_ms: r.bounded("step_ms", Token::MAX_MS)?,
             pause_ms: [
@@ -538,6 +545,7 @@ mod tests {
             strategy: Strategy::Pct { depth: 4 },
             memory_limit: Some(777),
             persistent: true,
+            rng_by_start: true,
             shards: 3,
             step_ms: 3,
             pause_ms: [11, 13_000],
@@ -561,7 +569,8 @@ mod tests {
         let a = serde_json::to_value(&unusual).unwrap();
         let b = serde_json::to_value(&default).unwrap();
         let fields = a.as_object().unwrap();
-        assert_eq!(fields.len(), b.as_object().unwrap().len() + 2); // client_ops, workload
+        // client_ops, workload, rng_by_start: left out at their defaults.
+        assert_eq!(fields.len(), b.as_object().unwrap().len() + 3);
         for (name, value) in fields {
             if name != "record_trace" {
                 assert_ne!(Some(value), b.get(name), "{name} is at its default");

@@ -236,12 +236,21 @@ pub(crate) struct PollAt {
     pub clock: Clock,
 }
 
+/// Where an operation starts: its client's workload index (`from`: the index the client
+/// was at; operations in between are left out of this run) and its position among the
+/// run's operation starts (`ordinal`, from 0).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpStart {
+    pub from: usize,
+    pub index: usize,
+    pub ordinal: usize,
+}
+
 /// How a world's clients run: the driver that holds (or rebuilds) their code.
 pub(crate) trait Clients<Op, Ret, R> {
-    /// Client `c` starts its operation `index` (`from`: the index it was at; operations
-    /// in between are left out of this run): its record is reset and its code made ready.
-    /// Returns the operation.
-    fn start(&mut self, c: usize, from: usize, index: usize, cl: &mut ClientState<R>) -> Op;
+    /// Client `c` starts an operation where `at` says: its record is reset and its code
+    /// made ready. Returns the operation.
+    fn start(&mut self, c: usize, at: OpStart, cl: &mut ClientState<R>) -> Op;
     /// The command client `c` is parked on; `None` when it did not repeat its requests.
     fn command(&mut self, c: usize, cl: &ClientState<R>) -> Option<Command>;
     /// Hands client `c` what came back for its command `cmd`, for the poll that follows
@@ -307,6 +316,24 @@ struct FaultClient {
 /// seeded `seed`.
 pub(crate) fn op_rng_seed(seed: u64, c: usize, index: usize) -> u64 {
     mix64(seed ^ mix64(((c as u64) << 32) | index as u64 | 1 << 63))
+}
+
+/// The seed of the random stream an operation's kv handle draws from: by client and
+/// workload index ([`op_rng_seed`]), or, under [`SimConfig::rng_by_start`], by the
+/// operation's `ordinal` among the run's operation starts (so that the numbers drawn do
+/// not tell clients apart).
+pub(crate) fn handle_rng_seed(
+    cfg: &SimConfig,
+    seed: u64,
+    c: usize,
+    index: usize,
+    ordinal: usize,
+) -> u64 {
+    if cfg.rng_by_start {
+        mix64(seed ^ mix64(ordinal as u64 | 1 << 62))
+    } else {
+        op_rng_seed(seed, c, index)
+    }
 }
 
 impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
@@ -531,6 +558,16 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             .map(|(_, c)| c)
     }
 
+    /// Whether client `c` may take the step the fairness rule forces when
+    /// [`World::starved`] names `forced`: it is `forced` or has waited exactly as long
+    /// (a tie, which the rule breaks by the lowest index; a replay or a search that treats
+    /// clients as interchangeable may break it either way).
+    pub(crate) fn ties_with(&self, forced: usize, c: usize) -> bool {
+        c == forced
+            || (self.clients[c].ready_since.is_some()
+                && self.clients[c].ready_since == self.clients[forced].ready_since)
+    }
+
     /// The faults possible now of the kinds `kinds`, in the world's order (the order
     /// replay choices index; budgets are the driver's).
     pub(crate) fn faults(&self, rules: Rules, kinds: &[FaultKind], out: &mut Vec<FaultAction>) {
@@ -687,8 +724,13 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             .next_op(c, from)
             .expect("an idle client has an operation left");
         self.clients[c].op_index = index as u32;
-        let op = clients.start(c, from, index, &mut self.clients[c]);
         let hist_index = self.history.ops.len();
+        let at = OpStart {
+            from,
+            index,
+            ordinal: hist_index,
+        };
+        let op = clients.start(c, at, &mut self.clients[c]);
         if sink.on() {
             let event = Event::Invoke {
                 op: format!("{op:?}"),

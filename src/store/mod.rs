@@ -124,7 +124,7 @@ pub struct Store {
 /// [`Store::hash_renamed`] and the explorer's canonical state hash use instead of the
 /// numbers, so that two worlds that differ only in which unique each item got hash the
 /// same.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct CasNames {
     seen: Vec<u64>,
 }

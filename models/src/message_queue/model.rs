@@ -139,6 +139,11 @@ impl Model for MessageQueueModel {
     type Op = MqOp;
     type Ret = MqRet;
 
+    /// `run` ignores its client argument and the check reads clients only as labels.
+    fn interchangeable_clients(&self) -> bool {
+        true
+    }
+
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &MqOp) -> Result<MqRet, KvError> {
         let result = match op {
             MqOp::Turn { writes } => self.turn(kv, writes).await,
