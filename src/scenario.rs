@@ -25,11 +25,14 @@ pub enum FaultKind {
     /// `shard-fail`: one server of a sharded cluster fails (its data is lost, it answers
     /// with errors until it comes back).
     ShardFail,
+    /// `delay`: a request stays in flight and reaches the server late, after its client
+    /// timed out and moved on (possibly during the client's next operation).
+    Delay,
 }
 
 impl FaultKind {
     /// Every fault kind, in the CLI's order.
-    pub const ALL: [FaultKind; 9] = [
+    pub const ALL: [FaultKind; 10] = [
         FaultKind::Evict,
         FaultKind::Lru,
         FaultKind::Expire,
@@ -39,6 +42,7 @@ impl FaultKind {
         FaultKind::Lose,
         FaultKind::Pause,
         FaultKind::ShardFail,
+        FaultKind::Delay,
     ];
 
     /// The CLI name.
@@ -53,6 +57,7 @@ impl FaultKind {
             FaultKind::Lose => "lose",
             FaultKind::Pause => "pause",
             FaultKind::ShardFail => "shard-fail",
+            FaultKind::Delay => "delay",
         }
     }
 
@@ -140,7 +145,7 @@ mod tests {
         assert_eq!(FaultSet::parse("none").unwrap(), FaultSet::none());
         assert_eq!(
             FaultSet::parse("evict,bogus").unwrap_err(),
-            "unknown fault \"bogus\": expected one of evict, lru, expire, skew, restart, crash, lose, pause, shard-fail, or none"
+            "unknown fault \"bogus\": expected one of evict, lru, expire, skew, restart, crash, lose, pause, shard-fail, delay, or none"
         );
     }
 }
@@ -227,6 +232,10 @@ pub struct Scenario {
     pub persistent: bool,
     /// Number of servers (a sharded cluster when > 1; keys placed by consistent hashing).
     pub shards: usize,
+    /// How long a client waits for a reply that does not come before it sees a timeout
+    /// (virtual ms; 0: it sees it at once). Leases and expiries run on meanwhile.
+    #[serde(default)]
+    pub timeout_ms: u64,
 }
 
 impl Scenario {
@@ -244,6 +253,7 @@ impl Scenario {
             memory_limit: None,
             persistent: false,
             shards: 1,
+            timeout_ms: 0,
         }
     }
 
@@ -292,6 +302,13 @@ impl Scenario {
     /// Uses a sharded cluster of `n` servers.
     pub fn shards(mut self, n: usize) -> Scenario {
         self.shards = n.max(1);
+        self
+    }
+
+    /// Makes a lost or delayed call cost its client `ms` of virtual time before it sees
+    /// the timeout.
+    pub fn timeout_ms(mut self, ms: u64) -> Scenario {
+        self.timeout_ms = ms;
         self
     }
 }

@@ -219,22 +219,12 @@ impl Model for Probe {
     }
 }
 
-/// Runs the probe with one fault kind at probability 1 until some run shows `want`.
+/// Runs the probe with one fault kind at probability 0.3 until some run shows `want`.
 fn find_fault(
     kind: FaultKind,
     want: impl Fn(&sim::RunOutput<Probe>) -> bool,
 ) -> sim::RunOutput<Probe> {
-    let mut cfg =
-        SimConfig::from_scenario(&Scenario::new("f", 2, 6).faults(&[kind]).fault_budget(2));
-    cfg.fault_probability = 0.3;
-    cfg.record_trace = true;
-    for seed in 0..500 {
-        let out = sim::run(&Probe, &cfg, seed, None);
-        if want(&out) {
-            return out;
-        }
-    }
-    panic!("no run showed the effect of {}", kind.name());
+    find_fault_timed(kind, 0, want)
 }
 
 fn faults(out: &sim::RunOutput<Probe>) -> Vec<&Fault> {
@@ -446,4 +436,128 @@ fn shard_fail_takes_a_server_down_and_brings_it_back_empty() {
     assert!(faults(&out)
         .iter()
         .any(|f| matches!(f, Fault::ShardDown { .. })));
+}
+
+/// Runs the probe with `kind` at probability 0.3 and a client timeout of `timeout_ms`,
+/// until some run shows `want`.
+fn find_fault_timed(
+    kind: FaultKind,
+    timeout_ms: u64,
+    want: impl Fn(&sim::RunOutput<Probe>) -> bool,
+) -> sim::RunOutput<Probe> {
+    let scenario = Scenario::new("f", 2, 6)
+        .faults(&[kind])
+        .fault_budget(2)
+        .timeout_ms(timeout_ms);
+    let mut cfg = SimConfig::from_scenario(&scenario);
+    cfg.fault_probability = 0.3;
+    cfg.record_trace = true;
+    for seed in 0..500 {
+        let out = sim::run(&Probe, &cfg, seed, None);
+        if want(&out) {
+            return out;
+        }
+    }
+    panic!("no run showed the effect of {}", kind.name());
+}
+
+/// The delayed request lands `ms` later, after its client saw its timeout (and moved on:
+/// its next step comes before the landing), and is applied there.
+#[test]
+fn delay_lands_a_request_late_after_its_client_timed_out() {
+    let landed = |o: &sim::RunOutput<Probe>| {
+        o.trace.iter().position(|s| {
+            matches!(
+                &s.event,
+                Event::Call {
+                    delivery: Delivery::Late(_),
+                    ..
+                }
+            )
+        })
+    };
+    let out = find_fault_timed(FaultKind::Delay, 0, |o| {
+        landed(o).is_some()
+            && fault_index(o, |f| matches!(f, Fault::Delay { .. })).is_some_and(|i| {
+                o.trace[i + 1..]
+                    .iter()
+                    .any(|s| s.client == o.trace[i].client)
+            })
+    });
+    let i = fault_index(&out, |f| matches!(f, Fault::Delay { .. })).unwrap();
+    let Event::Fault(Fault::Delay {
+        client,
+        command,
+        ms,
+    }) = &out.trace[i].event
+    else {
+        unreachable!()
+    };
+    let j = landed(&out).unwrap();
+    assert!(j > i);
+    let late = &out.trace[j];
+    assert_eq!(
+        late.client,
+        Some(*client),
+        "the landing is shown in its client's column"
+    );
+    assert!(
+        matches!(&late.event, Event::Call { command: c, .. } if c == command),
+        "the delayed command lands"
+    );
+    assert!(
+        late.time_ms >= out.trace[i].time_ms + ms,
+        "landed at {} ms, delayed at {} ms by {ms} ms",
+        late.time_ms,
+        out.trace[i].time_ms
+    );
+    // The client saw its timeout at once: its operation went on before the landing.
+    assert!(out.trace[i + 1..j]
+        .iter()
+        .any(|s| s.client == Some(*client)));
+}
+
+/// With a client timeout, a lost call costs its client that much virtual time: its next
+/// step comes no earlier, while the others go on.
+#[test]
+fn a_lost_call_costs_its_client_its_timeout() {
+    let lost_at = |o: &sim::RunOutput<Probe>| {
+        o.trace.iter().position(|s| {
+            matches!(
+                &s.event,
+                Event::Call {
+                    delivery: Delivery::RequestLost | Delivery::ReplyLost(_),
+                    ..
+                }
+            )
+        })
+    };
+    let out = find_fault_timed(FaultKind::Lose, 1_000, |o| {
+        lost_at(o).is_some_and(|i| {
+            o.trace[i + 1..]
+                .iter()
+                .any(|s| s.client == o.trace[i].client)
+        })
+    });
+    let i = lost_at(&out).unwrap();
+    let client = out.trace[i].client;
+    let next = out.trace[i + 1..]
+        .iter()
+        .find(|s| s.client == client)
+        .expect("it moves again");
+    assert!(
+        next.time_ms >= out.trace[i].time_ms + 1_000,
+        "moved at {} ms after a lost call at {} ms",
+        next.time_ms,
+        out.trace[i].time_ms
+    );
+    // Without the timeout it moves on at once (within a step or so).
+    let quick = find_fault_timed(FaultKind::Lose, 0, |o| lost_at(o).is_some());
+    let i = lost_at(&quick).unwrap();
+    if let Some(next) = quick.trace[i + 1..]
+        .iter()
+        .find(|s| s.client == quick.trace[i].client)
+    {
+        assert!(next.time_ms < quick.trace[i].time_ms + 1_000);
+    }
 }

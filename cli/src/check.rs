@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long)]
     pub ops: Option<usize>,
     /// Faults: `none` or a comma-separated list of evict, lru, expire, skew, restart,
-    /// crash, lose, pause, shard-fail (replaces every scenario's faults).
+    /// crash, lose, pause, shard-fail, delay (replaces every scenario's faults).
     #[arg(long)]
     pub faults: Option<String>,
     /// Most faults per run in every scenario (at least 1; use `--faults none` for none).
@@ -50,6 +50,14 @@ pub struct Args {
     /// Lengths the `pause` fault chooses from, in virtual ms: `LO..HI` (or one length).
     #[arg(long, value_name = "LO..HI")]
     pub pause_ms: Option<String>,
+    /// How late the `delay` fault delivers a request, in virtual ms: `LO..HI` (or one
+    /// length).
+    #[arg(long, value_name = "LO..HI")]
+    pub delay_ms: Option<String>,
+    /// How long a client waits for a lost or late reply before it sees the timeout, in
+    /// virtual ms (0: at once; default: the scenario's).
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
     /// Fairness: the most virtual ms a runnable client waits for the schedule (longer
     /// stalls come only from the `pause` fault).
     #[arg(long, value_name = "MS")]
@@ -97,6 +105,8 @@ struct Tuning {
     fault_budget: Option<u32>,
     fault_rate: Option<f64>,
     pause_ms: Option<[u64; 2]>,
+    delay_ms: Option<[u64; 2]>,
+    timeout_ms: Option<u64>,
     starve_ms: Option<u64>,
     strategy: Option<Strategy>,
     runs: Option<u64>,
@@ -124,8 +134,8 @@ fn at_least_one<T: PartialOrd + From<u8> + std::fmt::Display>(
 }
 
 /// Parses `LO..HI` or `N` (virtual ms).
-fn pause_range(text: &str) -> Result<[u64; 2], String> {
-    let bad = || format!("bad --pause-ms {text:?}: expected LO..HI or N, in ms (1 <= LO <= HI)");
+fn ms_range(flag: &str, text: &str) -> Result<[u64; 2], String> {
+    let bad = || format!("bad --{flag} {text:?}: expected LO..HI or N, in ms (1 <= LO <= HI)");
     let (lo, hi) = match text.split_once("..") {
         Some((a, b)) => (a.trim(), b.trim()),
         None => (text.trim(), text.trim()),
@@ -183,7 +193,24 @@ impl Args {
             faults: self.faults.as_deref().map(FaultSet::parse).transpose()?,
             fault_budget: at_least_one(self.fault_budget, "fault-budget", 1_000_000)?,
             fault_rate,
-            pause_ms: self.pause_ms.as_deref().map(pause_range).transpose()?,
+            pause_ms: self
+                .pause_ms
+                .as_deref()
+                .map(|t| ms_range("pause-ms", t))
+                .transpose()?,
+            delay_ms: self
+                .delay_ms
+                .as_deref()
+                .map(|t| ms_range("delay-ms", t))
+                .transpose()?,
+            timeout_ms: match self.timeout_ms {
+                Some(ms) if ms > 86_400_000 => {
+                    return Err(format!(
+                        "bad --timeout-ms {ms}: expected at most 86400000 (one day)"
+                    ))
+                }
+                other => other,
+            },
             starve_ms: at_least_one(self.starve_ms, "starve-ms", 86_400_000)?,
             strategy: self.strategy.as_deref().map(Strategy::parse).transpose()?,
             runs: at_least_one(self.runs, "runs", MAX_RUNS)?,
@@ -217,6 +244,9 @@ impl Tuning {
         if let Some(r) = self.runs {
             s.runs = r;
         }
+        if let Some(ms) = self.timeout_ms {
+            s.timeout_ms = ms;
+        }
         s
     }
 
@@ -228,6 +258,9 @@ impl Tuning {
         }
         if let Some(p) = self.pause_ms {
             c.pause_ms = p;
+        }
+        if let Some(d) = self.delay_ms {
+            c.delay_ms = d;
         }
         if let Some(ms) = self.starve_ms {
             c.starve_ms = ms;
@@ -343,6 +376,8 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             "fault_budget": job.config.fault_budget,
             "fault_rate": job.config.fault_probability,
             "pause_ms": job.config.pause_ms,
+            "delay_ms": job.config.delay_ms,
+            "timeout_ms": job.config.timeout_ms,
             "starve_ms": job.config.starve_ms,
             "clients": job.scenario.clients,
             "ops": job.scenario.ops,

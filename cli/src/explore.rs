@@ -77,6 +77,10 @@ pub struct Args {
     /// verdict is the same; the search is larger): to compare, or to distrust the reduction.
     #[arg(long)]
     pub no_symmetry: bool,
+    /// How long a client waits for a lost or late reply before it sees the timeout, in
+    /// virtual ms (0: at once).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub timeout_ms: u64,
 }
 
 /// Where `--serve ADDR` listens: loopback unless a host is given.
@@ -118,6 +122,13 @@ pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
     scope.faults = Scope::parse_faults(&args.faults)?;
     scope.seed = args.seed;
     scope.symmetry = !args.no_symmetry;
+    if args.timeout_ms > 86_400_000 {
+        return Err(format!(
+            "bad --timeout-ms {}: expected at most 86400000 (one day)",
+            args.timeout_ms
+        ));
+    }
+    scope.timeout_ms = args.timeout_ms;
     if let Some(h) = args.horizon {
         if !(h > 0.0 && h.is_finite()) {
             return Err(format!(

@@ -317,5 +317,13 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .runs(500),
             Expect::BROKEN_FIXED,
         ),
+        (
+            Scenario::new("delay", 3, 3)
+                .about("requests land late, after their client timed out and moved on")
+                .faults(&[FaultKind::Delay])
+                .fault_budget(2)
+                .runs(3000),
+            Expect::BROKEN_FIXED,
+        ),
     ]
 }

@@ -135,6 +135,51 @@ pub(crate) fn parse_number(data: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
+/// `gets`, retrying timeouts (a read has no effect).
+pub(crate) async fn gets_retrying<K: Kv>(
+    kv: &K,
+    key: &[u8],
+) -> Result<Option<kvsim::kv::Versioned>, KvError> {
+    loop {
+        match kv.gets(key).await {
+            Err(e) if e.is_indeterminate() => continue,
+            other => return other,
+        }
+    }
+}
+
+/// A lock holder's increment of the number at `key`: `gets`, then `cas` on the unique it
+/// read, never `set`; every timeout is resolved by reading the number back (the holder is
+/// its only writer, so the value says whether the write took effect). A write whose
+/// request lands late (the `delay` fault: after the holder timed out, released, and
+/// another holder wrote) finds a newer unique and changes nothing, where a retried `set`
+/// would overwrite the later holder's count. The new value, or `None` when the number
+/// is missing (lost: nothing is written).
+pub(crate) async fn fenced_increment<K: Kv>(kv: &K, key: &[u8]) -> Result<Option<u64>, KvError> {
+    let Some(v) = gets_retrying(kv, key).await? else {
+        return Ok(None);
+    };
+    let n = parse_number(&v.data) + 1;
+    let mine = n.to_string();
+    let mut unique = v.cas;
+    loop {
+        match kv.cas(key, unique, mine.as_bytes(), 0).await {
+            Ok(StoreOutcome::Stored) => return Ok(Some(n)),
+            Ok(StoreOutcome::NotFound) => return Ok(None),
+            // Changed since the read (only by this holder's own late write), or maybe
+            // written: read it back.
+            Ok(_) => {}
+            Err(e) if e.is_indeterminate() => {}
+            Err(e) => return Err(e),
+        }
+        match gets_retrying(kv, key).await? {
+            Some(now) if now.data == mine.as_bytes() => return Ok(Some(n)),
+            Some(now) => unique = now.cas,
+            None => return Ok(None),
+        }
+    }
+}
+
 /// An operation's fields in a history file (read by `kvsim check-history --spec counter`).
 fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
     let fail = ret == Some(&Ret::Lost);

@@ -430,5 +430,14 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .runs(300),
             Expect::BROKEN_FIXED,
         ),
+        (
+            Scenario::new("delay", 3, 4)
+                .about("a request lands late, after its client timed out and moved on")
+                .faults(&[FaultKind::Delay])
+                .fault_budget(2)
+                .timeout_ms(1_000)
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
     ]
 }

@@ -63,9 +63,10 @@
 //! resolved by reading the key back, so a lost request or reply neither leaks nor steals
 //! the lock. Nothing is ever re-created: a missing lock or counter means it was lost, and
 //! the operation answers [`Ret::Lost`] without entering or writing, so a lost lock can
-//! never be taken twice.
+//! never be taken twice. The holder writes the counter with `cas` on the unique it read:
+//! a write that lands late, after the lock changed hands (`delay`), changes nothing.
 //!
-//! Tolerates (mutual exclusion and a linearizable counter): no faults, `lose`, `pause`,
+//! Tolerates (mutual exclusion and a linearizable counter): no faults, `lose`, `delay`, `pause`,
 //! `expire` and `skew` (no expiry, no clock in the protocol), `evict`, `lru`, `shard-fail` and
 //! `restart` for safety (the structure stops with `Lost`; the counter's only copy is gone,
 //! so no design can go on counting: a `progress` violation under `evict` and `restart`,
@@ -74,7 +75,7 @@
 //! from a slow one; with one (see [`crate::lock`]) a slow holder breaks mutual exclusion.
 //! No design gets both, so these scenarios expect a violation of both variants.
 
-use crate::counter::parse_number;
+use crate::counter::{fenced_increment, gets_retrying, parse_number};
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
 use kvsim::history::{History, JsonlFormat, JsonlOp};
@@ -207,21 +208,8 @@ impl SpinLock {
         })
     }
 
-    /// Reads a key, retrying timeouts (reads have no effect).
-    async fn read_retrying<K: Kv>(
-        kv: &K,
-        key: &[u8],
-    ) -> Result<Option<kvsim::kv::Versioned>, KvError> {
-        loop {
-            match kv.gets(key).await {
-                Err(e) if e.is_indeterminate() => continue,
-                other => return other,
-            }
-        }
-    }
-
     async fn fixed_acquire<K: Kv>(&self, kv: &K, token: &str) -> Result<Acquired, KvError> {
-        let Some(v) = Self::read_retrying(kv, &self.lock).await? else {
+        let Some(v) = gets_retrying(kv, &self.lock).await? else {
             return Ok(Acquired::Lost);
         };
         if v.data == token.as_bytes() {
@@ -235,7 +223,7 @@ impl SpinLock {
             Ok(StoreOutcome::NotFound) => Ok(Acquired::Lost),
             Ok(_) => Ok(Acquired::No),
             // Maybe applied: the key says whose lock it is.
-            Err(e) if e.is_indeterminate() => match Self::read_retrying(kv, &self.lock).await? {
+            Err(e) if e.is_indeterminate() => match gets_retrying(kv, &self.lock).await? {
                 Some(v) if v.data == token.as_bytes() => Ok(Acquired::Yes),
                 Some(_) => Ok(Acquired::No),
                 None => Ok(Acquired::Lost),
@@ -246,7 +234,7 @@ impl SpinLock {
 
     async fn fixed_release<K: Kv>(&self, kv: &K, token: &str) -> Result<(), KvError> {
         loop {
-            match Self::read_retrying(kv, &self.lock).await? {
+            match gets_retrying(kv, &self.lock).await? {
                 Some(v) if v.data == token.as_bytes() => {
                     match kv.cas(&self.lock, v.cas, b"0", 0).await {
                         Ok(_) => continue, // re-read: done once it is no longer ours
@@ -259,19 +247,15 @@ impl SpinLock {
         }
     }
 
+    /// The critical section: [`fenced_increment`], so that a write whose request lands
+    /// late changes nothing (a `set` retried after a timeout would land after the lock
+    /// changed hands and overwrite a later holder's count: what `kvsim check --faults
+    /// delay` found in the first version of this variant).
     async fn fixed_body<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
-        let Some(v) = Self::read_retrying(kv, &self.counter).await? else {
-            return Ok(Ret::Lost);
-        };
-        let n = parse_number(&v.data) + 1;
-        loop {
-            match kv.set(&self.counter, n.to_string().as_bytes(), 0).await {
-                Ok(_) => return Ok(Ret::Value(n)),
-                // The holder is the only writer: writing the same value again is harmless.
-                Err(e) if e.is_indeterminate() => continue,
-                Err(e) => return Err(e),
-            }
-        }
+        Ok(match fenced_increment(kv, &self.counter).await? {
+            Some(n) => Ret::Value(n),
+            None => Ret::Lost,
+        })
     }
 
     async fn fixed_increment<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
@@ -444,6 +428,15 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .fault_budget(1)
                 .runs(500),
             Expect::IMPOSSIBLE,
+        ),
+        (
+            Scenario::new("delay", 3, 3)
+                .about("a request lands late, after its client timed out and moved on")
+                .faults(&[FaultKind::Delay])
+                .fault_budget(1)
+                .timeout_ms(1_000)
+                .runs(2000),
+            Expect::BROKEN_FIXED,
         ),
     ]
 }

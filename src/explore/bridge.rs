@@ -118,6 +118,14 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded> for Replay<'b, M> {
         self.delivered = Some((delivered, cmd));
     }
 
+    /// The client is rebuilt parked on its lost command: it is handed the timeout now
+    /// (what `deliver` was handed when the call went unanswered lasted only that step).
+    fn time_out(&mut self, c: usize, cl: &ClientState<Recorded>) {
+        if let Some(cmd) = self.command(c, cl) {
+            self.delivered = Some((Delivered::Timeout, cmd));
+        }
+    }
+
     fn poll(&mut self, c: usize, cl: &mut ClientState<Recorded>, at: PollAt) -> Polling<M::Ret> {
         let PollAt { now, clock } = at;
         let reply = self.delivered.take();

@@ -21,7 +21,7 @@
 use super::state::{Delivered, PollInput, Recorded, World};
 use crate::command::{Reply, Value};
 use crate::history::History;
-use crate::sim::{ClientState, Halt, ServerState};
+use crate::sim::{ClientState, Halt, InFlight, ServerState};
 use crate::store::CasNames;
 use std::hash::{Hash, Hasher};
 
@@ -41,6 +41,7 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded> {
             faults_used,
             last_fault,
             halt,
+            in_flight,
         } = self;
         let renamed = !servers.iter().any(|s| s.store.orders_cas());
         let mut names = CasNames::default();
@@ -80,6 +81,20 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded> {
             history.hash(h);
             None
         };
+        // Late requests, without who sent them: nobody waits for their replies, so the
+        // sender changes nothing to come (and interchangeable clients stay so).
+        h.write_usize(in_flight.len());
+        for InFlight {
+            at,
+            shard,
+            command,
+            client: _,
+        } in in_flight
+        {
+            at.hash(h);
+            shard.hash(h);
+            command.hash(h);
+        }
         seq.hash(h);
         tail.hash(h);
         tail_start.hash(h);
@@ -352,6 +367,7 @@ mod tests {
             faults_used: Vec::new(),
             last_fault: None,
             halt: None,
+            in_flight: Vec::new(),
         }
     }
 

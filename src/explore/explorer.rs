@@ -165,6 +165,11 @@ impl<M: Explorable> Explorer<M> {
                     ms: *ms,
                 }
                 .to_string(),
+                FaultAction::Delay(c, ms) => format!(
+                    "delay C{c}'s {} by {} (it lands late; C{c} times out)",
+                    self.request(s, *c),
+                    sim::ms(*ms)
+                ),
                 FaultAction::ShardDown(shard) => Fault::ShardDown {
                     shard: *shard,
                     ms: cfg.shard_down_ms,
@@ -182,6 +187,11 @@ impl<M: Explorable> Explorer<M> {
                 let what = match cl.phase {
                     Phase::Calling => format!("waits for the reply to {}", self.request(&state, c)),
                     Phase::Sleeping(_) => format!("asleep: {}", self.request(&state, c)),
+                    Phase::TimingOut(t) => format!(
+                        "waits out its timeout (until {}) for {}",
+                        sim::ms(t - sim::EPOCH_MS),
+                        self.request(&state, c)
+                    ),
                     _ => return None,
                 };
                 Some(format!(

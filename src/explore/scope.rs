@@ -65,6 +65,10 @@ pub struct Scope {
     /// Default: on.
     #[serde(default = "default_symmetry")]
     pub symmetry: bool,
+    /// How long a client waits for a lost or late reply before it sees the timeout
+    /// (virtual ms; 0: at once). Paths then hold clients waiting out their timeouts.
+    #[serde(default)]
+    pub timeout_ms: u64,
 }
 
 fn default_symmetry() -> bool {
@@ -100,6 +104,7 @@ impl Scope {
             every_value_up_to: super::EVERY_VALUE_UP_TO,
             seeded_workload: false,
             symmetry: true,
+            timeout_ms: 0,
         }
     }
 
@@ -126,6 +131,7 @@ impl Scope {
             every_value_up_to: super::EVERY_VALUE_UP_TO,
             seeded_workload: false,
             symmetry: true,
+            timeout_ms: 0,
         }
     }
 
@@ -169,6 +175,7 @@ impl Scope {
             .shards(self.shards);
         scenario.memory_limit = self.memory_limit;
         scenario.persistent = self.persistent;
+        scenario.timeout_ms = self.timeout_ms;
         let mut cfg = SimConfig::from_scenario(&scenario);
         cfg.faults = FaultSet::of(&kinds);
         cfg
@@ -207,6 +214,9 @@ impl Scope {
         ));
         if !self.symmetry {
             s.push_str(" · no symmetry reduction");
+        }
+        if self.timeout_ms > 0 {
+            s.push_str(&format!(" · timeout {}", crate::sim::ms(self.timeout_ms)));
         }
         if self.draw_values != DEFAULT_DRAW_VALUES
             || self.every_value_up_to != super::EVERY_VALUE_UP_TO

@@ -78,6 +78,7 @@ impl<Op: fmt::Debug, Ret: fmt::Debug> fmt::Debug for World<Op, Ret, Recorded> {
                 Phase::Idle => write!(f, "not started")?,
                 Phase::Calling => write!(f, "waiting for a reply")?,
                 Phase::Sleeping(t) => write!(f, "asleep until {} ms", t - EPOCH_MS)?,
+                Phase::TimingOut(t) => write!(f, "timing out until {} ms", t - EPOCH_MS)?,
                 Phase::Done => write!(f, "(all done)")?,
                 Phase::Crashed => write!(f, "(crashed)")?,
             }

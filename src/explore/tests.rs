@@ -141,6 +141,7 @@ fn mirror(a: &Action) -> Action {
             FaultAction::LoseRequest(c) => FaultAction::LoseRequest(m(*c)),
             FaultAction::LoseReply(c) => FaultAction::LoseReply(m(*c)),
             FaultAction::Pause(c, ms) => FaultAction::Pause(m(*c), *ms),
+            FaultAction::Delay(c, ms) => FaultAction::Delay(m(*c), *ms),
             other => other.clone(),
         }),
     }
@@ -163,12 +164,14 @@ fn a_path_and_its_mirror_image_hash_alike_under_symmetry() {
         FaultKind::Crash,
         FaultKind::Lose,
         FaultKind::Pause,
+        FaultKind::Delay,
     ];
     let mut rng = SimRng::new(11);
     let (mut compared, mut told_apart) = (0, 0);
     for round in 0..200u64 {
         let mut scope = Scope::new(2, 2);
         scope.seed = round;
+        scope.timeout_ms = if round % 2 == 0 { 400 } else { 0 };
         scope.faults = kinds.iter().map(|k| (*k, 2)).collect();
         scope.horizon_ms = 60_000;
         scope.max_op_steps = 200;
@@ -225,12 +228,15 @@ fn replay_random_paths<M: Explorable<Op = u8, Ret = u64>>(model: Arc<M>) {
         FaultKind::Crash,
         FaultKind::Lose,
         FaultKind::Pause,
+        FaultKind::Delay,
     ];
     let mut rng = SimRng::new(7);
     let mut faults_taken = 0;
     for round in 0..300u64 {
         let mut scope = Scope::new(2 + (round % 2) as usize, 2);
         scope.seed = round;
+        // Every third round, lost and late calls cost their clients a timeout.
+        scope.timeout_ms = if round % 3 == 0 { 700 } else { 0 };
         scope.faults = kinds.iter().map(|k| (*k, 2)).collect();
         scope.horizon_ms = 60_000;
         scope.max_op_steps = 200;

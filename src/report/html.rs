@@ -232,6 +232,7 @@ fn svg(r: &RunReport) -> String {
                 let reply = match delivery {
                     Delivery::Replied(r) => r.to_string().chars().count(),
                     Delivery::ReplyLost(r) => r.to_string().chars().count() + 15,
+                    Delivery::Late(r) => r.to_string().chars().count() + 18,
                     _ => 20,
                 };
                 Some(command.to_string().chars().count().max(reply))
@@ -387,8 +388,11 @@ fn svg(r: &RunReport) -> String {
                     escape(&command.to_string())
                 );
                 match delivery {
-                    Delivery::Replied(reply) | Delivery::ReplyLost(reply) => {
-                        let lost = matches!(delivery, Delivery::ReplyLost(_));
+                    Delivery::Replied(reply)
+                    | Delivery::ReplyLost(reply)
+                    | Delivery::Late(reply) => {
+                        // A late request's reply reaches nobody: drawn as lost.
+                        let lost = !matches!(delivery, Delivery::Replied(_));
                         let end = if lost { mid } else { x0 };
                         let _ = writeln!(
                             body,
@@ -396,10 +400,10 @@ fn svg(r: &RunReport) -> String {
                              stroke-width=\"1.1\" stroke-dasharray=\"5 3\"{}/>",
                             if lost { String::new() } else { format!(" marker-end=\"{head}\"") }
                         );
-                        let text = if lost {
-                            format!("{reply}  (reply lost)")
-                        } else {
-                            reply.to_string()
+                        let text = match delivery {
+                            Delivery::ReplyLost(_) => format!("{reply}  (reply lost)"),
+                            Delivery::Late(_) => format!("{reply}  (landed late)"),
+                            _ => reply.to_string(),
                         };
                         let _ = writeln!(
                             body,
@@ -570,9 +574,10 @@ fn fault(
         | Fault::Restart { shard, .. }
         | Fault::ShardDown { shard, .. }
         | Fault::ShardUp { shard } => (server(*shard), "start"),
-        Fault::Crash { client } | Fault::Pause { client, .. } | Fault::ClockJump { client, .. } => {
-            (cx(*client), "start")
-        }
+        Fault::Crash { client }
+        | Fault::Pause { client, .. }
+        | Fault::ClockJump { client, .. }
+        | Fault::Delay { client, .. } => (cx(*client), "start"),
         Fault::AdvanceTime { .. } => (server_x[0], "start"),
     };
     let _ = row;

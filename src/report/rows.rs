@@ -80,6 +80,7 @@ pub fn describe(event: &Event) -> String {
             Delivery::RequestLost => format!("{command} ✗ request lost (timeout)"),
             Delivery::ReplyLost(reply) => format!("{command} → {reply} ✗ reply lost (timeout)"),
             Delivery::ServerDown => format!("{command} ✗ server down"),
+            Delivery::Late(reply) => format!("{command} → {reply} ⧗ landed late (timed out)"),
         },
         Event::Mark { label } => format!("── {label} ──"),
         Event::Sleep { ms: d } => format!("sleep {}", ms(*d)),

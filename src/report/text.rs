@@ -248,6 +248,19 @@ pub fn knobs(c: &SimConfig) -> Vec<String> {
     if c.faults.has(FaultKind::ShardFail) {
         k.push(format!("server down {}", ms(c.shard_down_ms)));
     }
+    if c.faults.has(FaultKind::Delay) {
+        k.push(format!(
+            "delay {} or {}",
+            ms(c.delay_ms[0]),
+            ms(c.delay_ms[1])
+        ));
+    }
+    if c.timeout_ms > 0 {
+        k.push(format!("timeout {}", ms(c.timeout_ms)));
+    }
+    if c.rng_by_start {
+        k.push("random numbers by operation start".to_string());
+    }
     if c.faults.has(FaultKind::Skew) {
         k.push(format!(
             "clock jump ±{} · offset ≤ ±{} · drift ≤ ±{} ppm",

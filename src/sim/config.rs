@@ -12,6 +12,14 @@ pub const EPOCH_MS: u64 = 1_767_225_600_000;
 /// handful of small items, so that memory pressure evicts live data.
 pub const DEFAULT_LRU_LIMIT: usize = 1200;
 
+/// The delays the `delay` fault chooses from by default (ms): one that lands during the
+/// next operations of a client that moved on, one long after (past a 2 s lease).
+pub const DEFAULT_DELAY_MS: [u64; 2] = [300, 2_500];
+
+fn default_delay_ms() -> [u64; 2] {
+    DEFAULT_DELAY_MS
+}
+
 /// Everything a run depends on besides the model and the seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimConfig {
@@ -56,6 +64,13 @@ pub struct SimConfig {
     pub step_ms: u64,
     /// Pause lengths the `pause` fault chooses from (ms).
     pub pause_ms: [u64; 2],
+    /// How long a client waits for a lost or delayed reply before it sees a timeout (ms;
+    /// 0: at once).
+    #[serde(default)]
+    pub timeout_ms: u64,
+    /// How late the `delay` fault delivers a request (ms), the two lengths it chooses from.
+    #[serde(default = "default_delay_ms")]
+    pub delay_ms: [u64; 2],
     /// How long a failed server stays down (ms).
     pub shard_down_ms: u64,
     /// Clock jump size of the `skew` fault (ms), either direction.
@@ -103,6 +118,8 @@ impl SimConfig {
             },
             step_ms: 1,
             pause_ms: [1_500, 4_000],
+            timeout_ms: s.timeout_ms,
+            delay_ms: DEFAULT_DELAY_MS,
             shard_down_ms: 2_000,
             clock_jump_ms: 2_000,
             max_offset_ms: 1_500,

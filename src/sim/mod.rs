@@ -33,8 +33,8 @@ pub use trace::{ms, Delivery, Event, Fault, Trace, TraceStep};
 #[cfg(test)]
 pub(crate) use world::Tail;
 pub(crate) use world::{
-    handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, FaultAction, Halt, OpStart,
-    Phase, PollAt, Polled, Polling, Rules, ServerState,
+    handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, FaultAction, Halt, InFlight,
+    OpStart, Phase, PollAt, Polled, Polling, Rules, ServerState,
 };
 pub use world::{Quiet, Stop, World};
 

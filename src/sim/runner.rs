@@ -84,6 +84,9 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
         self.clients[c].handle.slot.borrow_mut().reply = Some(reply);
     }
 
+    /// The timeout is in the handle's slot since [`Clients::deliver`]: nothing to do.
+    fn time_out(&mut self, _: usize, _: &ClientState<u32>) {}
+
     #[inline]
     fn poll(&mut self, c: usize, cl: &mut ClientState<u32>, at: PollAt) -> Polling<M::Ret> {
         let PollAt { now, clock } = at;

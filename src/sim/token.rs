@@ -1,6 +1,6 @@
 //! Replay tokens: one short string that reproduces a run exactly (see [`Token`]).
 
-use super::config::SimConfig;
+use super::config::{SimConfig, DEFAULT_DELAY_MS};
 use crate::rng::mix64;
 use crate::scenario::{FaultKind, FaultSet, Strategy};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -57,9 +57,15 @@ const CHECKSUM_BYTES: usize = 8;
 /// or fault sizes replayed differently) are rejected with a message saying so; run the
 /// check again for a version 2 token.
 ///
+/// Knobs added since version 2 came out (`timeout_ms`, `delay_ms`) follow the choices,
+/// before the checksum, and only when one of them is not at its default; the
+/// `rng_by_start` flag shares a number with `persistent` (bit 1). A token of a run that
+/// does not use them is the same as before they existed, and every token printed earlier
+/// still decodes to the same run.
+///
 /// Adding a knob to [`SimConfig`] is one line in [`Token::encode`] and one in
 /// [`Token::decode`] (which builds the config field by field, so a knob it does not read
-/// does not compile), and a new version number.
+/// does not compile): at the end, as the two above, or with a new version number.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
     /// `MODEL/VARIANT`.
@@ -149,6 +155,13 @@ impl Token {
                     w.num(x as u64);
                 }
             }
+        }
+        // Knobs added after version 2 came out, at the end and only when not at their
+        // default: a token of a run that does not use them reads as it always did.
+        if c.timeout_ms != 0 || c.delay_ms != DEFAULT_DELAY_MS {
+            w.num(c.timeout_ms);
+            w.num(c.delay_ms[0]);
+            w.num(c.delay_ms[1]);
         }
         let mut b = w.0;
         let sum = checksum(&self.target, &self.scenario, &b);
@@ -242,6 +255,9 @@ impl Token {
             max_steps_per_op: r.bounded("max_steps_per_op", Token::MAX_STEPS)? as u32,
             max_steps: r.bounded("max_steps", Token::MAX_STEPS)? as u32,
             record_trace: false,
+            // Read after the choices, when the token carries them (see `encode`).
+            timeout_ms: 0,
+            delay_ms: DEFAULT_DELAY_MS,
         };
         let operations = config.clients as u64 * config.ops as u64;
         if operations > Token::MAX_OPERATIONS {
@@ -279,6 +295,14 @@ impl Token {
                 Some(v)
             }
         };
+        let mut config = config;
+        if r.pos != body.len() {
+            config.timeout_ms = r.bounded("timeout_ms", Token::MAX_MS)?;
+            config.delay_ms = [
+                r.bounded("delay_ms", Token::MAX_MS)?,
+                r.bounded("delay_ms", Token::MAX_MS)?,
+            ];
+        }
         if r.pos != body.len() {
             return Err(TokenError(format!(
                 "expected {} payload bytes, found {}",
@@ -549,6 +573,8 @@ mod tests {
             shards: 3,
             step_ms: 3,
             pause_ms: [11, 13_000],
+            timeout_ms: 43,
+            delay_ms: [47, 53],
             shard_down_ms: 17,
             clock_jump_ms: 19,
             max_offset_ms: 23,
@@ -655,6 +681,24 @@ mod tests {
             Token::decode("a/b:c:").unwrap_err().to_string(),
             "bad replay token: payload ends early"
         );
+    }
+
+    #[test]
+    fn a_token_printed_before_the_later_knobs_reads_as_it_did() {
+        // From reports/fifo/README.md before `timeout_ms`, `delay_ms` and `rng_by_start`.
+        let old = "fifo/published:no-faults+none:AgECAAAAAJqZmZmZmak_AAAAAQHcC6Af0A_QD9wLoJwBMqC\
+                   cAYC1GPyL56LBi5XRawFgtAL3-82VDA";
+        let t = Token::decode(old).expect("decodes");
+        assert_eq!(t.config.timeout_ms, 0);
+        assert_eq!(t.config.delay_ms, DEFAULT_DELAY_MS);
+        assert!(!t.config.rng_by_start);
+        assert_eq!(t.encode(), old, "and encodes to the same text");
+        // With a later knob set, the token grows and round-trips.
+        let mut late = t.clone();
+        late.config.timeout_ms = 200;
+        let text = late.encode();
+        assert_ne!(text, old);
+        assert_eq!(Token::decode(&text).expect("decodes"), late);
     }
 
     #[test]

@@ -16,6 +16,9 @@ pub enum Delivery {
     ReplyLost(Reply),
     /// The server was down: not applied; the client saw a connection error.
     ServerDown,
+    /// A request the `delay` fault held back landed: applied, long after its client timed
+    /// out; nobody saw the reply.
+    Late(Reply),
 }
 
 /// A fault the world injected (or the store's own LRU eviction).
@@ -66,6 +69,16 @@ pub enum Fault {
         /// For how long (true time).
         ms: u64,
     },
+    /// A client's request was held back: it lands this many ms later, and the client
+    /// times out meanwhile.
+    Delay {
+        /// The client.
+        client: usize,
+        /// The request.
+        command: Command,
+        /// How late it lands (true time).
+        ms: u64,
+    },
     /// A server of the cluster went down (its data is lost).
     ShardDown {
         /// The server.
@@ -93,6 +106,7 @@ impl Fault {
             Fault::Restart { .. } => K::Restart,
             Fault::Crash { .. } => K::Crash,
             Fault::Pause { .. } => K::Pause,
+            Fault::Delay { .. } => K::Delay,
             Fault::ShardDown { .. } => K::ShardFail,
             Fault::ShardUp { .. } => return None,
         })
@@ -123,6 +137,11 @@ impl fmt::Display for Fault {
             ),
             Fault::Crash { client } => write!(f, "crash C{client}"),
             Fault::Pause { client, ms: d } => write!(f, "pause C{client} for {}", ms(*d)),
+            Fault::Delay {
+                client,
+                command,
+                ms: d,
+            } => write!(f, "delay C{client}'s {command} by {}", ms(*d)),
             Fault::ShardDown { shard, ms: d } => write!(f, "server {shard} down for {}", ms(*d)),
             Fault::ShardUp { shard } => write!(f, "server {shard} up (empty)"),
         }

@@ -29,6 +29,9 @@ pub(crate) enum Phase {
     Calling,
     /// Asleep until this true time.
     Sleeping(u64),
+    /// Its request or reply was lost (or is late): at this true time its timeout runs
+    /// out and it sees the timeout ([`SimConfig::timeout_ms`]).
+    TimingOut(u64),
     /// All its operations done.
     Done,
     /// Crashed: never runs again.
@@ -136,6 +139,8 @@ pub(crate) enum FaultAction {
     LoseRequest(usize),
     LoseReply(usize),
     Pause(usize, u64),
+    /// Client `c`'s pending request reaches its server this many ms late.
+    Delay(usize, u64),
     ShardDown(usize),
 }
 
@@ -150,6 +155,7 @@ impl FaultAction {
             FaultAction::Crash(_) => FaultKind::Crash,
             FaultAction::LoseRequest(_) | FaultAction::LoseReply(_) => FaultKind::Lose,
             FaultAction::Pause(..) => FaultKind::Pause,
+            FaultAction::Delay(..) => FaultKind::Delay,
             FaultAction::ShardDown(_) => FaultKind::ShardFail,
         }
     }
@@ -256,6 +262,9 @@ pub(crate) trait Clients<Op, Ret, R> {
     /// Hands client `c` what came back for its command `cmd`, for the poll that follows
     /// (a poll without a delivery before it is a first poll or a wake-up).
     fn deliver(&mut self, c: usize, delivered: Delivered, cmd: Command);
+    /// Client `c`'s timeout ran out: the timeout it was handed with [`Clients::deliver`]
+    /// when its call went unanswered is what the poll that follows sees.
+    fn time_out(&mut self, c: usize, cl: &ClientState<R>);
     /// Polls client `c` once, as `at` says: returns what came of it and the marks it made.
     fn poll(&mut self, c: usize, cl: &mut ClientState<R>, at: PollAt) -> Polling<Ret>;
     /// How many polls client `c`'s current operation took.
@@ -300,6 +309,19 @@ pub struct World<Op, Ret, R> {
     /// effect ends (a pause's end, a downed server's return; the latest of all faults).
     pub(crate) last_fault: Option<(u64, u64, u64)>,
     pub(crate) halt: Option<Halt>,
+    /// Requests the `delay` fault holds back, in the order they land.
+    pub(crate) in_flight: Vec<InFlight>,
+}
+
+/// A request on its way to a server, late (the `delay` fault): its client has timed out.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct InFlight {
+    /// When it lands (true time).
+    pub at: u64,
+    pub shard: usize,
+    pub command: Command,
+    /// Who sent it (for the trace only: nobody waits for its reply).
+    pub client: usize,
 }
 
 /// What the fault enumeration needs to know about one client.
@@ -382,6 +404,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             faults_used: vec![0; kinds],
             last_fault: None,
             halt: None,
+            in_flight: Vec::new(),
         }
     }
 
@@ -410,6 +433,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             faults_used: self.faults_used,
             last_fault: self.last_fault,
             halt: self.halt,
+            in_flight: self.in_flight,
         }
     }
 
@@ -436,7 +460,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
         }
         match cl.phase {
             Phase::Idle | Phase::Calling => true,
-            Phase::Sleeping(until) => until <= self.now,
+            Phase::Sleeping(until) | Phase::TimingOut(until) => until <= self.now,
             Phase::Done | Phase::Crashed => false,
         }
     }
@@ -478,20 +502,59 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
         }
     }
 
-    /// The earliest true time after now at which a client becomes runnable.
+    /// The earliest true time after now at which a client becomes runnable or a late
+    /// request lands.
     fn next_wake(&self) -> Option<u64> {
         self.clients
             .iter()
             .filter(|c| !c.phase.finished())
             .map(|c| {
                 let ready = match c.phase {
-                    Phase::Sleeping(until) => until,
+                    Phase::Sleeping(until) | Phase::TimingOut(until) => until,
                     _ => self.now,
                 };
                 ready.max(c.paused_until)
             })
+            .chain(self.in_flight.iter().map(|f| f.at))
             .filter(|&t| t > self.now)
             .min()
+    }
+
+    /// Applies `command` to server `shard` now; the sink hears of what its LRU evicted.
+    fn apply(&mut self, shard: usize, command: &Command, sink: &mut impl Sink) -> Reply {
+        let store = &mut self.servers[shard].store;
+        let reply = store.apply(self.now, command);
+        let evicted = store.take_evicted();
+        if !evicted.is_empty() {
+            sink.evicted(self.now, shard, evicted);
+        }
+        reply
+    }
+
+    /// Delivers the late requests whose time has come: each is applied to its server (if
+    /// it is up), and nobody sees the reply.
+    fn land(&mut self, sink: &mut impl Sink) {
+        while self.in_flight.first().is_some_and(|f| f.at <= self.now) {
+            let InFlight {
+                shard,
+                command,
+                client,
+                ..
+            } = self.in_flight.remove(0);
+            let delivery = if self.servers[shard].down_until.is_some() {
+                Delivery::ServerDown
+            } else {
+                Delivery::Late(self.apply(shard, &command, sink))
+            };
+            if sink.on() {
+                let event = Event::Call {
+                    shard,
+                    command,
+                    delivery,
+                };
+                sink.event(self.now, Some(client), event);
+            }
+        }
     }
 
     /// What happens between steps: servers whose outage is over come back, pauses that
@@ -510,6 +573,9 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                         sink.event(self.now, None, Event::Fault(Fault::ShardUp { shard }));
                     }
                 }
+            }
+            if !self.in_flight.is_empty() {
+                self.land(sink);
             }
             let now = self.now;
             runnable.clear();
@@ -581,7 +647,10 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
         };
         let clients = || {
             self.clients.iter().map(|cl| FaultClient {
-                in_op: matches!(cl.phase, Phase::Calling | Phase::Sleeping(_)),
+                in_op: matches!(
+                    cl.phase,
+                    Phase::Calling | Phase::Sleeping(_) | Phase::TimingOut(_)
+                ),
                 calling: cl.phase == Phase::Calling,
                 finished: cl.phase.finished(),
                 crashed: cl.phase == Phase::Crashed,
@@ -649,6 +718,15 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                         }
                     }
                 }
+                FaultKind::Delay => {
+                    for (c, cl) in clients().enumerate() {
+                        if cl.calling && cl.paused_until <= now {
+                            for &ms in &cfg.delay_ms {
+                                out.push(FaultAction::Delay(c, ms));
+                            }
+                        }
+                    }
+                }
                 FaultKind::Lru => {}
             }
         }
@@ -679,12 +757,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                 } else if lose == Some(false) {
                     (Delivered::Timeout, Delivery::RequestLost)
                 } else {
-                    let store = &mut self.servers[shard].store;
-                    let reply = store.apply(self.now, &cmd);
-                    let evicted = store.take_evicted();
-                    if !evicted.is_empty() {
-                        sink.evicted(self.now, shard, evicted);
-                    }
+                    let reply = self.apply(shard, &cmd, sink);
                     if lose == Some(true) {
                         (Delivered::Timeout, Delivery::ReplyLost(reply))
                     } else if sink.on() {
@@ -703,11 +776,35 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                     sink.event(self.now, Some(c), event);
                 }
                 self.now += rules.cfg.step_ms;
+                let timed_out = delivered == Delivered::Timeout;
                 clients.deliver(c, delivered, cmd);
-                self.poll(rules, c, clients, sink);
+                if timed_out {
+                    self.time_out(rules, c, clients, sink);
+                } else {
+                    self.poll(rules, c, clients, sink);
+                }
             }
             Phase::Sleeping(_) => self.poll(rules, c, clients, sink),
+            Phase::TimingOut(_) => {
+                clients.time_out(c, &self.clients[c]);
+                self.poll(rules, c, clients, sink);
+            }
             Phase::Done | Phase::Crashed => unreachable!("only runnable clients step"),
+        }
+    }
+
+    /// Client `c`'s call got no reply (it was handed the timeout): it sees it now, or
+    /// after its timeout ([`SimConfig::timeout_ms`]) while the world goes on.
+    fn time_out(
+        &mut self,
+        rules: Rules,
+        c: usize,
+        clients: &mut impl Clients<Op, Ret, R>,
+        sink: &mut impl Sink,
+    ) {
+        match rules.cfg.timeout_ms {
+            0 => self.poll(rules, c, clients, sink),
+            ms => self.clients[c].phase = Phase::TimingOut(self.now + ms),
         }
     }
 
@@ -901,7 +998,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             self.faults_used[k] += 1;
         }
         let lasts_ms = match action {
-            FaultAction::Pause(_, ms) => ms,
+            FaultAction::Pause(_, ms) | FaultAction::Delay(_, ms) => ms,
             FaultAction::ShardDown(_) => rules.cfg.shard_down_ms,
             _ => 0,
         };
@@ -958,6 +1055,37 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             FaultAction::Pause(c, ms) => {
                 self.clients[c].paused_until = self.now + ms;
                 (Some(c), Some(Fault::Pause { client: c, ms }))
+            }
+            FaultAction::Delay(c, ms) => {
+                let Some(command) = clients.command(c, &self.clients[c]) else {
+                    self.halt = Some(Halt::Nondeterministic { client: c });
+                    return;
+                };
+                let shard = self.shard_of(&command);
+                if sink.on() {
+                    let fault = Fault::Delay {
+                        client: c,
+                        command: command.clone(),
+                        ms,
+                    };
+                    sink.event(self.now, Some(c), Event::Fault(fault));
+                }
+                let at = self.now + ms;
+                let pos = self.in_flight.partition_point(|f| f.at <= at);
+                self.in_flight.insert(
+                    pos,
+                    InFlight {
+                        at,
+                        shard,
+                        command: command.clone(),
+                        client: c,
+                    },
+                );
+                sink.kv_call();
+                self.now += rules.cfg.step_ms;
+                clients.deliver(c, Delivered::Timeout, command);
+                self.time_out(rules, c, clients, sink);
+                (None, None)
             }
             FaultAction::ShardDown(shard) => {
                 let ms = rules.cfg.shard_down_ms;
