@@ -35,6 +35,7 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                         "strategy": s.strategy.to_string(),
                         "runs": s.runs,
                         "persistent": s.persistent,
+                        "timeout_ms": s.timeout_ms,
                         "expected": {"published": x.published.name(), "fixed": x.fixed.name()},
                     })).collect::<Vec<_>>(),
                 })
@@ -61,11 +62,7 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                 s.runs,
                 x.published.name(),
                 x.fixed.name(),
-                if s.persistent {
-                    " (persistent store)"
-                } else {
-                    ""
-                }
+                extras(s)
             );
             if !s.about.is_empty() {
                 println!("  {:<18} {}", "", s.about);
@@ -73,4 +70,16 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a scenario's line adds after its expectations: a persistent store, a timeout.
+fn extras(s: &kvsim::scenario::Scenario) -> String {
+    let mut out = String::new();
+    if s.persistent {
+        out.push_str(" (persistent store)");
+    }
+    if s.timeout_ms > 0 {
+        out.push_str(&format!(" (timeout {})", kvsim::sim::ms(s.timeout_ms)));
+    }
+    out
 }
