@@ -236,6 +236,9 @@ pub struct Scenario {
     /// (virtual ms; 0: it sees it at once). Leases and expiries run on meanwhile.
     #[serde(default)]
     pub timeout_ms: u64,
+    /// How often the clients' library sends a timed-out command again (0: never).
+    #[serde(default)]
+    pub retries: u32,
 }
 
 impl Scenario {
@@ -254,6 +257,7 @@ impl Scenario {
             persistent: false,
             shards: 1,
             timeout_ms: 0,
+            retries: 0,
         }
     }
 
@@ -309,6 +313,13 @@ impl Scenario {
     /// the timeout.
     pub fn timeout_ms(mut self, ms: u64) -> Scenario {
         self.timeout_ms = ms;
+        self
+    }
+
+    /// Makes the clients' library send a timed-out command again, up to `n` times, before
+    /// the structure sees the timeout.
+    pub fn retries(mut self, n: u32) -> Scenario {
+        self.retries = n;
         self
     }
 }

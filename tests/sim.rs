@@ -561,3 +561,36 @@ fn a_lost_call_costs_its_client_its_timeout() {
         assert!(next.time_ms < quick.trace[i].time_ms + 1_000);
     }
 }
+
+/// A client library that sends a timed-out command again: an `incr` applied whose reply
+/// was lost is applied twice (the increment returns a value one too high), which the
+/// structure cannot see; without retries it never happens.
+#[test]
+fn a_retrying_client_library_applies_a_lost_incr_twice() {
+    let counter = Counter { by_incr: true };
+    let doubled = |retries: u32| {
+        let scenario = Scenario::new("r", 1, 3)
+            .faults(&[FaultKind::Lose])
+            .fault_budget(1)
+            .retries(retries);
+        let mut cfg = SimConfig::from_scenario(&scenario);
+        cfg.fault_probability = 0.5;
+        (0..300).any(|seed| {
+            let out = sim::run(&counter, &cfg, seed, None);
+            // One client: its k-th completed increment returns k unless one was doubled.
+            let mut k = 0;
+            out.history.ops.iter().any(|o| match o.outcome {
+                Outcome::Ok(v) => {
+                    k += 1;
+                    v > k
+                }
+                _ => {
+                    k += 1;
+                    false
+                }
+            })
+        })
+    };
+    assert!(doubled(1), "a retried incr was counted twice");
+    assert!(!doubled(0), "never without retries");
+}

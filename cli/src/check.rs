@@ -58,6 +58,10 @@ pub struct Args {
     /// virtual ms (0: at once; default: the scenario's).
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
+    /// How often the clients' library sends a timed-out command again before the
+    /// structure sees the timeout (0: never; default: the scenario's).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
     /// Fairness: the most virtual ms a runnable client waits for the schedule (longer
     /// stalls come only from the `pause` fault).
     #[arg(long, value_name = "MS")]
@@ -107,6 +111,7 @@ struct Tuning {
     pause_ms: Option<[u64; 2]>,
     delay_ms: Option<[u64; 2]>,
     timeout_ms: Option<u64>,
+    retries: Option<u32>,
     starve_ms: Option<u64>,
     strategy: Option<Strategy>,
     runs: Option<u64>,
@@ -211,6 +216,15 @@ impl Args {
                 }
                 other => other,
             },
+            retries: match self.retries {
+                Some(n) if u64::from(n) > kvsim::sim::Token::MAX_RETRIES => {
+                    return Err(format!(
+                        "bad --retries {n}: expected at most {}",
+                        kvsim::sim::Token::MAX_RETRIES
+                    ))
+                }
+                other => other,
+            },
             starve_ms: at_least_one(self.starve_ms, "starve-ms", 86_400_000)?,
             strategy: self.strategy.as_deref().map(Strategy::parse).transpose()?,
             runs: at_least_one(self.runs, "runs", MAX_RUNS)?,
@@ -246,6 +260,9 @@ impl Tuning {
         }
         if let Some(ms) = self.timeout_ms {
             s.timeout_ms = ms;
+        }
+        if let Some(n) = self.retries {
+            s.retries = n;
         }
         s
     }
@@ -378,6 +395,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             "pause_ms": job.config.pause_ms,
             "delay_ms": job.config.delay_ms,
             "timeout_ms": job.config.timeout_ms,
+            "retries": job.config.retries,
             "starve_ms": job.config.starve_ms,
             "clients": job.scenario.clients,
             "ops": job.scenario.ops,

@@ -36,6 +36,7 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                         "runs": s.runs,
                         "persistent": s.persistent,
                         "timeout_ms": s.timeout_ms,
+                        "retries": s.retries,
                         "expected": {"published": x.published.name(), "fixed": x.fixed.name()},
                     })).collect::<Vec<_>>(),
                 })
@@ -80,6 +81,9 @@ fn extras(s: &kvsim::scenario::Scenario) -> String {
     }
     if s.timeout_ms > 0 {
         out.push_str(&format!(" (timeout {})", kvsim::sim::ms(s.timeout_ms)));
+    }
+    if s.retries > 0 {
+        out.push_str(&format!(" (library retries {}×)", s.retries));
     }
     out
 }

@@ -17,6 +17,9 @@
 //!   (`counter_published_restarts_from_zero_after_an_eviction`).
 //! - No faults, `crash`, `lose`, persistent restarts: linearizable (a lost `incr` reply is
 //!   an unknown outcome, never counted twice: the published loop does not retry errors).
+//! - `retrying-client` (the client library sends a timed-out command again): an `add`
+//!   whose reply was lost is sent again, answers `NOT_STORED`, and the loop goes on to
+//!   `incr`: one increment counted twice.
 //!
 //! # Fixed
 //! `setup` creates the key once (`add key 0 0`); operations never create it again. A miss
@@ -24,7 +27,9 @@
 //! writing anything, instead of restarting from zero.
 //!
 //! Tolerates (linearizable, every answer true): no faults, `crash`, `lose` (a timed-out
-//! `incr` is reported as an unknown outcome, never retried, so never counted twice),
+//! `incr` is reported as an unknown outcome, never retried, so never counted twice; a
+//! client library that retries it behind the structure's back counts it twice, which no
+//! design of the structure can see: scenario `retrying-client`, expected to break both),
 //! `pause`, `skew`, `expire` (no expiry used). Under `evict`, `lru`, `restart` and `shard-fail` it is
 //! safe but not live: once the key is gone every operation answers `Lost`. No design on a
 //! volatile store can do better: the key is the counter's only copy, and after it is gone
@@ -314,6 +319,19 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .persistent()
                 .runs(300),
             Expect::BOTH_PASS,
+        ),
+        (
+            Scenario::new("retrying-client", 3, 5)
+                .about("the client library sends a timed-out command again, as most do")
+                .faults(&[FaultKind::Lose])
+                .fault_budget(1)
+                .retries(1)
+                .runs(500),
+            // An `incr` or `add` applied whose reply was lost, sent again by the library:
+            // counted twice. The structure never sees the first attempt, so no counter
+            // on `incr` can be exact under a library that retries it; turn retries off
+            // for non-idempotent commands.
+            Expect::IMPOSSIBLE,
         ),
     ]
 }

@@ -258,6 +258,12 @@ pub fn knobs(c: &SimConfig) -> Vec<String> {
     if c.timeout_ms > 0 {
         k.push(format!("timeout {}", ms(c.timeout_ms)));
     }
+    if c.retries > 0 {
+        k.push(format!(
+            "the client library retries a timeout {}×",
+            c.retries
+        ));
+    }
     if c.rng_by_start {
         k.push("random numbers by operation start".to_string());
     }

@@ -59,6 +59,9 @@ pub(crate) struct Slot {
     /// How often the client read its clock (the stateright bridge records a poll's time
     /// only when the client read it; no effect on a run).
     pub clock_reads: u32,
+    /// How often the client library sends a command again after a timeout
+    /// ([`crate::sim::SimConfig::retries`]).
+    pub retries: u32,
 }
 
 /// A simulated client's KV handle. Cloning it gives another handle to the same client.
@@ -80,8 +83,27 @@ impl SimClient {
                 rng: None,
                 marks: Vec::new(),
                 clock_reads: 0,
+                retries: 0,
             })),
         }
+    }
+
+    /// The same handle, its client library sending a timed-out command again up to
+    /// `retries` times.
+    pub(crate) fn with_retries(self, retries: u32) -> SimClient {
+        self.slot.borrow_mut().retries = retries;
+        self
+    }
+
+    /// Sends `command` and waits for what comes back.
+    async fn send(&self, command: Command) -> Result<Reply, KvError> {
+        self.slot.borrow_mut().request = Some(Request::Command(command));
+        Park(false).await;
+        self.slot
+            .borrow_mut()
+            .reply
+            .take()
+            .expect("the executor resumes a client only with its reply")
     }
 }
 
@@ -101,14 +123,21 @@ impl Future for Park {
 }
 
 impl Kv for SimClient {
+    /// As a client library does: a command whose reply does not come is sent again, up
+    /// to the handle's `retries` times (most libraries retry timeouts, also of commands
+    /// that are not idempotent, such as `incr`).
     async fn execute(&self, command: Command) -> Result<Reply, KvError> {
-        self.slot.borrow_mut().request = Some(Request::Command(command));
-        Park(false).await;
-        self.slot
-            .borrow_mut()
-            .reply
-            .take()
-            .expect("the executor resumes a client only with its reply")
+        let retries = self.slot.borrow().retries;
+        if retries == 0 {
+            return self.send(command).await;
+        }
+        for _ in 0..retries {
+            match self.send(command.clone()).await {
+                Err(KvError::Timeout { .. }) => continue,
+                other => return other,
+            }
+        }
+        self.send(command).await
     }
 
     fn now_ms(&self) -> u64 {

@@ -71,6 +71,10 @@ pub struct SimConfig {
     /// How late the `delay` fault delivers a request (ms), the two lengths it chooses from.
     #[serde(default = "default_delay_ms")]
     pub delay_ms: [u64; 2],
+    /// How often a client library sends a timed-out command again before the structure
+    /// sees the timeout (0: never). Most libraries retry, `incr` included.
+    #[serde(default)]
+    pub retries: u32,
     /// How long a failed server stays down (ms).
     pub shard_down_ms: u64,
     /// Clock jump size of the `skew` fault (ms), either direction.
@@ -120,6 +124,7 @@ impl SimConfig {
             pause_ms: [1_500, 4_000],
             timeout_ms: s.timeout_ms,
             delay_ms: DEFAULT_DELAY_MS,
+            retries: s.retries,
             shard_down_ms: 2_000,
             clock_jump_ms: 2_000,
             max_offset_ms: 1_500,

@@ -246,7 +246,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             .iter()
             .enumerate()
             .map(|(c, &clock)| Live {
-                handle: SimClient::new(0, EPOCH_MS, clock),
+                handle: SimClient::new(0, EPOCH_MS, clock).with_retries(cfg.retries),
                 pending: None,
                 future: None,
                 workload: SimRng::derive(seed, 1 + c as u64),

@@ -50,6 +50,7 @@ const CHECKSUM_BYTES: usize = 8;
 /// | every duration (`step_ms`, `pause_ms`, …) | [`Token::MAX_MS`] |
 /// | clock drift (ppm) | [`Token::MAX_DRIFT_PPM`] |
 /// | `max_steps`, `max_steps_per_op` | [`Token::MAX_STEPS`] |
+/// | `retries` | [`Token::MAX_RETRIES`] |
 /// | choices | `max_steps` |
 /// | `client_ops` | [`Token::MAX_CLIENTS`] lists, indices below `ops` |
 ///
@@ -57,7 +58,7 @@ const CHECKSUM_BYTES: usize = 8;
 /// or fault sizes replayed differently) are rejected with a message saying so; run the
 /// check again for a version 2 token.
 ///
-/// Knobs added since version 2 came out (`timeout_ms`, `delay_ms`) follow the choices,
+/// Knobs added since version 2 came out (`timeout_ms`, `delay_ms`, `retries`) follow the choices,
 /// before the checksum, and only when one of them is not at its default; the
 /// `rng_by_start` flag shares a number with `persistent` (bit 1). A token of a run that
 /// does not use them is the same as before they existed, and every token printed earlier
@@ -107,6 +108,8 @@ impl Token {
     pub const MAX_CHOICES_PER_OP: u64 = 1 << 16;
     /// Largest `pct` depth a token may name.
     pub const MAX_PCT_DEPTH: u64 = 1_000;
+    /// Most retries of a timed-out command a token may name.
+    pub const MAX_RETRIES: u64 = 100;
     /// Largest memory limit (bytes) a token may name: 1 TiB.
     pub const MAX_MEMORY: u64 = 1 << 40;
     /// Longest duration (ms) a token may name: one day.
@@ -158,10 +161,11 @@ impl Token {
         }
         // Knobs added after version 2 came out, at the end and only when not at their
         // default: a token of a run that does not use them reads as it always did.
-        if c.timeout_ms != 0 || c.delay_ms != DEFAULT_DELAY_MS {
+        if c.timeout_ms != 0 || c.delay_ms != DEFAULT_DELAY_MS || c.retries != 0 {
             w.num(c.timeout_ms);
             w.num(c.delay_ms[0]);
             w.num(c.delay_ms[1]);
+            w.num(c.retries as u64);
         }
         let mut b = w.0;
         let sum = checksum(&self.target, &self.scenario, &b);
@@ -258,6 +262,7 @@ impl Token {
             // Read after the choices, when the token carries them (see `encode`).
             timeout_ms: 0,
             delay_ms: DEFAULT_DELAY_MS,
+            retries: 0,
         };
         let operations = config.clients as u64 * config.ops as u64;
         if operations > Token::MAX_OPERATIONS {
@@ -302,6 +307,7 @@ impl Token {
                 r.bounded("delay_ms", Token::MAX_MS)?,
                 r.bounded("delay_ms", Token::MAX_MS)?,
             ];
+            config.retries = r.bounded("retries", Token::MAX_RETRIES)? as u32;
         }
         if r.pos != body.len() {
             return Err(TokenError(format!(
@@ -575,6 +581,7 @@ mod tests {
             pause_ms: [11, 13_000],
             timeout_ms: 43,
             delay_ms: [47, 53],
+            retries: 3,
             shard_down_ms: 17,
             clock_jump_ms: 19,
             max_offset_ms: 23,
