@@ -243,25 +243,27 @@ fn canonical_order<Op: Hash, Ret: Hash>(
     names: &CasNames,
     renamed: bool,
 ) -> Vec<usize> {
-    let keys: Vec<u64> = (0..clients.len())
-        .map(|c| {
+    // One hasher per client, fed its own state, then its operations in one pass over the
+    // history.
+    let mut hashers: Vec<rustc_hash::FxHasher> = clients
+        .iter()
+        .map(|cl| {
             let mut h = rustc_hash::FxHasher::default();
-            let mut names = names.clone();
-            hash_client(&clients[c], &mut h, &mut names, renamed, false);
-            for (i, op) in history.ops.iter().enumerate() {
-                if op.client == c {
-                    runs.call_start[i].hash(&mut h);
-                    runs.ret_start[i].hash(&mut h);
-                    op.call_ms.hash(&mut h);
-                    op.ret_ms.hash(&mut h);
-                    op.op.hash(&mut h);
-                    op.outcome.hash(&mut h);
-                    op.marks.hash(&mut h);
-                }
-            }
-            h.finish()
+            hash_client(cl, &mut h, &mut names.clone(), renamed, false);
+            h
         })
         .collect();
+    for (i, op) in history.ops.iter().enumerate() {
+        let h = &mut hashers[op.client];
+        runs.call_start[i].hash(h);
+        runs.ret_start[i].hash(h);
+        op.call_ms.hash(h);
+        op.ret_ms.hash(h);
+        op.op.hash(h);
+        op.outcome.hash(h);
+        op.marks.hash(h);
+    }
+    let keys: Vec<u64> = hashers.iter().map(Hasher::finish).collect();
     let mut order: Vec<usize> = (0..clients.len()).collect();
     for (c, cl) in clients.iter().enumerate() {
         if cl.rec.class as usize != c {
