@@ -239,6 +239,12 @@ pub struct Scenario {
     /// How often the clients' library sends a timed-out command again (0: never).
     #[serde(default)]
     pub retries: u32,
+    /// The noisy neighbour's value size in bytes: another tenant of the same cache who
+    /// writes one item of this size after each command of the clients, so that a memory
+    /// limit evicts the structure's least recently used keys (`None`: with the `lru` fault,
+    /// [`crate::sim::DEFAULT_NEIGHBOUR_BYTES`]; `Some(0)`: no neighbour).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbour_bytes: Option<usize>,
 }
 
 impl Scenario {
@@ -258,6 +264,7 @@ impl Scenario {
             shards: 1,
             timeout_ms: 0,
             retries: 0,
+            neighbour_bytes: None,
         }
     }
 
@@ -320,6 +327,13 @@ impl Scenario {
     /// the structure sees the timeout.
     pub fn retries(mut self, n: u32) -> Scenario {
         self.retries = n;
+        self
+    }
+
+    /// Sets the noisy neighbour's value size (bytes; 0: no neighbour): another tenant who
+    /// writes an item that large after each of the clients' commands.
+    pub fn neighbour(mut self, bytes: usize) -> Scenario {
+        self.neighbour_bytes = Some(bytes);
         self
     }
 }

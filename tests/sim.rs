@@ -275,6 +275,68 @@ fn lru_memory_pressure_evicts_on_its_own() {
     );
 }
 
+/// The `lru` fault's default: a memory limit and a noisy neighbour. Probe's three keys
+/// (a few hundred bytes) fit on their own; the neighbour's writes push them out, the least
+/// recently used first, and the trace names each key evicted (never the neighbour's).
+#[test]
+fn lru_with_a_noisy_neighbour_evicts_the_structures_keys_oldest_first() {
+    let scenario = Scenario::new("f", 2, 6).faults(&[FaultKind::Lru]);
+    let mut cfg = SimConfig::from_scenario(&scenario);
+    assert_eq!(cfg.memory_limit, Some(sim::DEFAULT_LRU_LIMIT));
+    assert_eq!(cfg.neighbour_bytes, sim::DEFAULT_NEIGHBOUR_BYTES);
+    // A smaller cache than the default, so that Probe's few calls see evictions.
+    cfg.memory_limit = Some(600);
+    cfg.record_trace = true;
+    let evictions = |cfg: &SimConfig, seed: u64| -> Vec<(usize, Vec<u8>)> {
+        let out = sim::run(&Probe, cfg, seed, None);
+        out.trace
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match &s.event {
+                Event::Fault(Fault::LruEvict { key, .. }) => Some((i, key.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut seen = 0;
+    for seed in 1..20 {
+        let out = sim::run(&Probe, &cfg, seed, None);
+        for (i, key) in evictions(&cfg, seed) {
+            seen += 1;
+            assert!([&b"a"[..], b"b", b"c"].contains(&&key[..]), "{key:?}");
+            // The evicted key is, of the three held then, the one touched longest ago: a
+            // key's last touch is its last set or hit, if no eviction of it came after.
+            let last_touch = |k: &[u8]| {
+                let touch = out.trace[..i].iter().rposition(|s| match &s.event {
+                    Event::Call {
+                        command,
+                        delivery: Delivery::Replied(reply),
+                        ..
+                    } if command.first_key() == Some(k) => {
+                        command.verb() == "set"
+                            || matches!(reply, kvsim::command::Reply::Values(v) if !v.is_empty())
+                    }
+                    _ => false,
+                })?;
+                let gone = out.trace[touch..i].iter().any(|s| {
+                    matches!(&s.event, Event::Fault(Fault::LruEvict { key, .. }) if key[..] == *k)
+                });
+                (!gone).then_some(touch)
+            };
+            let t = last_touch(&key).expect("the evicted key was held");
+            for k in [&b"a"[..], b"b", b"c"].into_iter().filter(|k| **k != key[..]) {
+                if let Some(o) = last_touch(k) {
+                    assert!(t <= o, "seed {seed}: {key:?} evicted before the older {k:?}");
+                }
+            }
+        }
+    }
+    assert!(seen > 0, "the neighbour evicted nothing");
+    // Without the neighbour the three keys fit: nothing is evicted.
+    cfg.neighbour_bytes = 0;
+    assert!((1..20).all(|seed| evictions(&cfg, seed).is_empty()));
+}
+
 #[test]
 fn expire_jumps_time_to_the_next_expiry_and_items_die() {
     let out = find_fault(FaultKind::Expire, |o| {

@@ -62,6 +62,15 @@ pub struct Args {
     /// structure sees the timeout (0: never; default: the scenario's).
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
+    /// The store's memory limit in bytes (default: the scenario's; with `lru`, 1200 when
+    /// the scenario gives none).
+    #[arg(long, value_name = "BYTES")]
+    pub memory_limit: Option<usize>,
+    /// The noisy neighbour: another tenant who writes a value this large after each
+    /// command of the clients, so that a memory limit evicts the structure's least
+    /// recently used keys (0: none; default: the scenario's, 40 with `lru`).
+    #[arg(long, value_name = "BYTES")]
+    pub neighbour_bytes: Option<usize>,
     /// Fairness: the most virtual ms a runnable client waits for the schedule (longer
     /// stalls come only from the `pause` fault).
     #[arg(long, value_name = "MS")]
@@ -112,6 +121,8 @@ struct Tuning {
     delay_ms: Option<[u64; 2]>,
     timeout_ms: Option<u64>,
     retries: Option<u32>,
+    memory_limit: Option<usize>,
+    neighbour_bytes: Option<usize>,
     starve_ms: Option<u64>,
     strategy: Option<Strategy>,
     runs: Option<u64>,
@@ -225,6 +236,25 @@ impl Args {
                 }
                 other => other,
             },
+            memory_limit: match self.memory_limit {
+                Some(m) if m as u64 > kvsim::sim::Token::MAX_MEMORY => {
+                    return Err(format!(
+                        "bad --memory-limit {m}: expected at most {}",
+                        kvsim::sim::Token::MAX_MEMORY
+                    ))
+                }
+                other => other,
+            },
+            neighbour_bytes: match self.neighbour_bytes {
+                Some(b) if b as u64 > kvsim::sim::Token::MAX_NEIGHBOUR_BYTES => {
+                    return Err(format!(
+                        "bad --neighbour-bytes {b}: expected at most {} (memcached's item \
+                         size limit)",
+                        kvsim::sim::Token::MAX_NEIGHBOUR_BYTES
+                    ))
+                }
+                other => other,
+            },
             starve_ms: at_least_one(self.starve_ms, "starve-ms", 86_400_000)?,
             strategy: self.strategy.as_deref().map(Strategy::parse).transpose()?,
             runs: at_least_one(self.runs, "runs", MAX_RUNS)?,
@@ -263,6 +293,12 @@ impl Tuning {
         }
         if let Some(n) = self.retries {
             s.retries = n;
+        }
+        if let Some(m) = self.memory_limit {
+            s.memory_limit = Some(m);
+        }
+        if let Some(b) = self.neighbour_bytes {
+            s.neighbour_bytes = Some(b);
         }
         s
     }
@@ -396,6 +432,8 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             "delay_ms": job.config.delay_ms,
             "timeout_ms": job.config.timeout_ms,
             "retries": job.config.retries,
+            "memory_limit": job.config.memory_limit,
+            "neighbour_bytes": job.config.neighbour_bytes,
             "starve_ms": job.config.starve_ms,
             "clients": job.scenario.clients,
             "ops": job.scenario.ops,

@@ -1,6 +1,7 @@
 //! `kvsim list`: models, variants and scenarios.
 
 use crate::error::CliError;
+use kvsim::sim::SimConfig;
 use kvsim_models::registry::registry;
 use serde_json::json;
 use std::process::ExitCode;
@@ -37,6 +38,8 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                         "persistent": s.persistent,
                         "timeout_ms": s.timeout_ms,
                         "retries": s.retries,
+                        "memory_limit": SimConfig::from_scenario(s).memory_limit,
+                        "neighbour_bytes": SimConfig::from_scenario(s).neighbour_bytes,
                         "expected": {"published": x.published.name(), "fixed": x.fixed.name()},
                     })).collect::<Vec<_>>(),
                 })
@@ -84,6 +87,17 @@ fn extras(s: &kvsim::scenario::Scenario) -> String {
     }
     if s.retries > 0 {
         out.push_str(&format!(" (library retries {}×)", s.retries));
+    }
+    let c = SimConfig::from_scenario(s);
+    if let Some(m) = c.memory_limit {
+        out.push_str(&format!(" (memory {m} B"));
+        if c.neighbour_bytes > 0 {
+            out.push_str(&format!(
+                ", a neighbour writes {} B a call",
+                c.neighbour_bytes
+            ));
+        }
+        out.push(')');
     }
     out
 }

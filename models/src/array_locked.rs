@@ -294,6 +294,13 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::BROKEN_FIXED,
         ),
         (
+            Scenario::new("lru", 3, 3)
+                .about("a shared cache under memory pressure: a neighbour's writes push the structure's least recently used keys out")
+                .faults(&[FaultKind::Lru])
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
             Scenario::new("crash-lose", 3, 3)
                 .about("clients crash mid-operation; requests and replies get lost")
                 .faults(&[FaultKind::Crash, FaultKind::Lose])

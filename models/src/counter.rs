@@ -297,6 +297,16 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::BROKEN_FIXED,
         ),
         (
+            // A hot key survives LRU: every call touches the counter, so the neighbour's
+            // writes push out only colder keys (`evict`, where any key may go, is the one
+            // that loses the published counter's count).
+            Scenario::new("lru", 3, 5)
+                .about("a shared cache under memory pressure: a neighbour's writes push the structure's least recently used keys out")
+                .faults(&[FaultKind::Lru])
+                .runs(500),
+            Expect::BOTH_PASS,
+        ),
+        (
             Scenario::new("restart", 3, 5)
                 .about("the server may restart and lose its volatile data")
                 .faults(&[FaultKind::Restart])

@@ -355,6 +355,23 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::IMPOSSIBLE,
         ),
         (
+            Scenario::new("lru", 3, 3)
+                .about("a shared cache under memory pressure: a neighbour's writes push the structure's least recently used keys out")
+                .faults(&[FaultKind::Lru])
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            // The lease is the server's (a relative exptime): the clients' clocks never
+            // enter, so clock offsets, drift and jumps change nothing.
+            Scenario::new("skew", 3, 3)
+                .about("client clocks are offset, drift and jump; the lease runs on the server's")
+                .faults(&[FaultKind::Skew])
+                .fault_budget(2)
+                .runs(300),
+            Expect::BOTH_PASS,
+        ),
+        (
             Scenario::new("restart", 3, 3)
                 .about("the server restarts and forgets who holds the lock")
                 .faults(&[FaultKind::Restart])

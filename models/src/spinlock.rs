@@ -398,6 +398,13 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::IMPOSSIBLE,
         ),
         (
+            Scenario::new("lru", 3, 3)
+                .about("a shared cache under memory pressure: a neighbour's writes push the structure's least recently used keys out")
+                .faults(&[FaultKind::Lru])
+                .runs(500),
+            Expect::IMPOSSIBLE,
+        ),
+        (
             Scenario::new("restart", 3, 3)
                 .about("the server may restart and lose its volatile data")
                 .faults(&[FaultKind::Restart])

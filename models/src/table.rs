@@ -353,6 +353,13 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::BROKEN_FIXED,
         ),
         (
+            Scenario::new("lru", 3, 4)
+                .about("a shared cache under memory pressure: a neighbour's writes push the structure's least recently used keys out")
+                .faults(&[FaultKind::Lru])
+                .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
             Scenario::new("crash-lose-pause", 3, 4)
                 .about("clients crash or stall; requests and replies get lost")
                 .faults(&[FaultKind::Crash, FaultKind::Lose, FaultKind::Pause])

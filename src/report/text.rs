@@ -264,6 +264,12 @@ pub fn knobs(c: &SimConfig) -> Vec<String> {
             c.retries
         ));
     }
+    if c.neighbour_bytes > 0 {
+        k.push(format!(
+            "a noisy neighbour writes {} B after each call",
+            c.neighbour_bytes
+        ));
+    }
     if c.rng_by_start {
         k.push("random numbers by operation start".to_string());
     }

@@ -16,6 +16,10 @@ pub const DEFAULT_LRU_LIMIT: usize = 1200;
 /// next operations of a client that moved on, one long after (past a 2 s lease).
 pub const DEFAULT_DELAY_MS: [u64; 2] = [300, 2_500];
 
+/// The noisy neighbour's value size with the `lru` fault when the scenario gives none
+/// (bytes): items of about 120 bytes, so that ten of them fill the default limit.
+pub const DEFAULT_NEIGHBOUR_BYTES: usize = 40;
+
 fn default_delay_ms() -> [u64; 2] {
     DEFAULT_DELAY_MS
 }
@@ -75,6 +79,13 @@ pub struct SimConfig {
     /// sees the timeout (0: never). Most libraries retry, `incr` included.
     #[serde(default)]
     pub retries: u32,
+    /// The noisy neighbour (0: none): after each command a client delivers, another
+    /// tenant of the cache sets one item with a value this large, rotating over just
+    /// enough keys to fill the memory limit on its own. Under a memory limit the store's
+    /// LRU then evicts the structure's keys in the order a shared cache would: least
+    /// recently used first.
+    #[serde(default)]
+    pub neighbour_bytes: usize,
     /// How long a failed server stays down (ms).
     pub shard_down_ms: u64,
     /// Clock jump size of the `skew` fault (ms), either direction.
@@ -125,6 +136,11 @@ impl SimConfig {
             timeout_ms: s.timeout_ms,
             delay_ms: DEFAULT_DELAY_MS,
             retries: s.retries,
+            neighbour_bytes: match s.neighbour_bytes {
+                Some(b) => b,
+                None if s.faults.has(FaultKind::Lru) => DEFAULT_NEIGHBOUR_BYTES,
+                None => 0,
+            },
             shard_down_ms: 2_000,
             clock_jump_ms: 2_000,
             max_offset_ms: 1_500,

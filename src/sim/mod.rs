@@ -25,7 +25,7 @@ mod world;
 pub(crate) use client::Request;
 pub use client::{Clock, SimClient};
 pub(crate) use config::describe_servers;
-pub use config::{SimConfig, DEFAULT_LRU_LIMIT, EPOCH_MS};
+pub use config::{SimConfig, DEFAULT_LRU_LIMIT, DEFAULT_NEIGHBOUR_BYTES, EPOCH_MS};
 pub(crate) use runner::after_setup;
 pub use runner::RunOutput;
 pub use token::{Token, TokenError};

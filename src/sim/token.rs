@@ -51,6 +51,7 @@ const CHECKSUM_BYTES: usize = 8;
 /// | clock drift (ppm) | [`Token::MAX_DRIFT_PPM`] |
 /// | `max_steps`, `max_steps_per_op` | [`Token::MAX_STEPS`] |
 /// | `retries` | [`Token::MAX_RETRIES`] |
+/// | `neighbour_bytes` | [`Token::MAX_NEIGHBOUR_BYTES`] |
 /// | choices | `max_steps` |
 /// | `client_ops` | [`Token::MAX_CLIENTS`] lists, indices below `ops` |
 ///
@@ -58,8 +59,9 @@ const CHECKSUM_BYTES: usize = 8;
 /// or fault sizes replayed differently) are rejected with a message saying so; run the
 /// check again for a version 2 token.
 ///
-/// Knobs added since version 2 came out (`timeout_ms`, `delay_ms`, `retries`) follow the choices,
-/// before the checksum, and only when one of them is not at its default; the
+/// Knobs added since version 2 came out (`timeout_ms`, `delay_ms`, `retries`, then
+/// `neighbour_bytes`) follow the choices, before the checksum, and only when one of them
+/// is not at its default (`neighbour_bytes` only when it is not 0); the
 /// `rng_by_start` flag shares a number with `persistent` (bit 1). A token of a run that
 /// does not use them is the same as before they existed, and every token printed earlier
 /// still decodes to the same run.
@@ -108,6 +110,9 @@ impl Token {
     pub const MAX_CHOICES_PER_OP: u64 = 1 << 16;
     /// Largest `pct` depth a token may name.
     pub const MAX_PCT_DEPTH: u64 = 1_000;
+    /// Largest value the noisy neighbour may write (bytes): memcached's item size limit.
+    pub const MAX_NEIGHBOUR_BYTES: u64 = 1 << 20;
+
     /// Most retries of a timed-out command a token may name.
     pub const MAX_RETRIES: u64 = 100;
     /// Largest memory limit (bytes) a token may name: 1 TiB.
@@ -161,11 +166,15 @@ impl Token {
         }
         // Knobs added after version 2 came out, at the end and only when not at their
         // default: a token of a run that does not use them reads as it always did.
-        if c.timeout_ms != 0 || c.delay_ms != DEFAULT_DELAY_MS || c.retries != 0 {
+        let neighbour = c.neighbour_bytes != 0;
+        if c.timeout_ms != 0 || c.delay_ms != DEFAULT_DELAY_MS || c.retries != 0 || neighbour {
             w.num(c.timeout_ms);
             w.num(c.delay_ms[0]);
             w.num(c.delay_ms[1]);
             w.num(c.retries as u64);
+        }
+        if neighbour {
+            w.num(c.neighbour_bytes as u64);
         }
         let mut b = w.0;
         let sum = checksum(&self.target, &self.scenario, &b);
@@ -263,6 +272,7 @@ impl Token {
             timeout_ms: 0,
             delay_ms: DEFAULT_DELAY_MS,
             retries: 0,
+            neighbour_bytes: 0,
         };
         let operations = config.clients as u64 * config.ops as u64;
         if operations > Token::MAX_OPERATIONS {
@@ -308,6 +318,10 @@ impl Token {
                 r.bounded("delay_ms", Token::MAX_MS)?,
             ];
             config.retries = r.bounded("retries", Token::MAX_RETRIES)? as u32;
+        }
+        if r.pos != body.len() {
+            config.neighbour_bytes =
+                r.bounded("neighbour_bytes", Token::MAX_NEIGHBOUR_BYTES)? as usize;
         }
         if r.pos != body.len() {
             return Err(TokenError(format!(
@@ -582,6 +596,7 @@ mod tests {
             timeout_ms: 43,
             delay_ms: [47, 53],
             retries: 3,
+            neighbour_bytes: 61,
             shard_down_ms: 17,
             clock_jump_ms: 19,
             max_offset_ms: 23,
@@ -706,6 +721,14 @@ mod tests {
         let text = late.encode();
         assert_ne!(text, old);
         assert_eq!(Token::decode(&text).expect("decodes"), late);
+        // The neighbour comes after the first group: a token with only that group (printed
+        // before the neighbour existed) reads with no neighbour; one with it round-trips.
+        assert_eq!(Token::decode(&text).unwrap().config.neighbour_bytes, 0);
+        let mut noisy = t.clone();
+        noisy.config.neighbour_bytes = 100;
+        let text = noisy.encode();
+        assert!(text.len() > old.len(), "a longer token");
+        assert_eq!(Token::decode(&text).expect("decodes"), noisy);
     }
 
     #[test]
@@ -868,6 +891,10 @@ mod tests {
             (
                 "step_ms: expected at most 86400000",
                 Box::new(|c| c.step_ms = u64::MAX),
+            ),
+            (
+                "neighbour_bytes: expected at most 1048576",
+                Box::new(|c| c.neighbour_bytes = 1 << 21),
             ),
             (
                 "pause_ms: expected at most 86400000",

@@ -334,6 +334,32 @@ struct FaultClient {
     paused_until: u64,
 }
 
+/// The noisy neighbour's keys begin with this (no structure's key does).
+const NEIGHBOUR_PREFIX: &[u8] = b"kvsim:neighbour:";
+
+/// The noisy neighbour's next write to `store`: a `set` of `bytes` bytes to one of just
+/// enough keys to fill the store's memory limit on its own (8 without a limit). The key
+/// is picked by the store's cas counter, so that the neighbour needs no state of its own
+/// (the world's state, and the explorer's hash of it, stay what they were).
+fn neighbour_write(store: &Store, bytes: usize) -> Command {
+    let key_len = NEIGHBOUR_PREFIX.len() + 3;
+    let ring = match store.config().memory_limit {
+        Some(limit) => limit / crate::store::item::item_size(key_len, 0, bytes) + 1,
+        None => 8,
+    }
+    .clamp(1, 999);
+    let mut key = NEIGHBOUR_PREFIX.to_vec();
+    key.extend_from_slice(format!("{:03}", store.last_cas() % ring as u64).as_bytes());
+    Command::Store {
+        verb: crate::command::StoreVerb::Set,
+        key,
+        flags: 0,
+        exptime: 0,
+        data: vec![b'n'; bytes],
+        noreply: true,
+    }
+}
+
 /// The seed of the random stream of client `c`'s operation number `index` in a run
 /// seeded `seed`.
 pub(crate) fn op_rng_seed(seed: u64, c: usize, index: usize) -> u64 {
@@ -520,11 +546,26 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             .min()
     }
 
-    /// Applies `command` to server `shard` now; the sink hears of what its LRU evicted.
-    fn apply(&mut self, shard: usize, command: &Command, sink: &mut impl Sink) -> Reply {
+    /// Applies `command` to server `shard` now, then lets the noisy neighbour
+    /// ([`SimConfig::neighbour_bytes`]) write; the sink hears of the structure's keys its
+    /// LRU evicted (the neighbour's own are not news).
+    fn apply(
+        &mut self,
+        rules: Rules,
+        shard: usize,
+        command: &Command,
+        sink: &mut impl Sink,
+    ) -> Reply {
         let store = &mut self.servers[shard].store;
         let reply = store.apply(self.now, command);
-        let evicted = store.take_evicted();
+        let bytes = rules.cfg.neighbour_bytes;
+        if bytes > 0 {
+            store.apply(self.now, &neighbour_write(store, bytes));
+        }
+        let mut evicted = store.take_evicted();
+        if bytes > 0 {
+            evicted.retain(|k| !k.starts_with(NEIGHBOUR_PREFIX));
+        }
         if !evicted.is_empty() {
             sink.evicted(self.now, shard, evicted);
         }
@@ -533,7 +574,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
 
     /// Delivers the late requests whose time has come: each is applied to its server (if
     /// it is up), and nobody sees the reply.
-    fn land(&mut self, sink: &mut impl Sink) {
+    fn land(&mut self, rules: Rules, sink: &mut impl Sink) {
         while self.in_flight.first().is_some_and(|f| f.at <= self.now) {
             let InFlight {
                 shard,
@@ -544,7 +585,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             let delivery = if self.servers[shard].down_until.is_some() {
                 Delivery::ServerDown
             } else {
-                Delivery::Late(self.apply(shard, &command, sink))
+                Delivery::Late(self.apply(rules, shard, &command, sink))
             };
             if sink.on() {
                 let event = Event::Call {
@@ -575,7 +616,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                 }
             }
             if !self.in_flight.is_empty() {
-                self.land(sink);
+                self.land(rules, sink);
             }
             let now = self.now;
             runnable.clear();
@@ -757,7 +798,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                 } else if lose == Some(false) {
                     (Delivered::Timeout, Delivery::RequestLost)
                 } else {
-                    let reply = self.apply(shard, &cmd, sink);
+                    let reply = self.apply(rules, shard, &cmd, sink);
                     if lose == Some(true) {
                         (Delivered::Timeout, Delivery::ReplyLost(reply))
                     } else if sink.on() {
