@@ -324,9 +324,15 @@ fn lru_with_a_noisy_neighbour_evicts_the_structures_keys_oldest_first() {
                 (!gone).then_some(touch)
             };
             let t = last_touch(&key).expect("the evicted key was held");
-            for k in [&b"a"[..], b"b", b"c"].into_iter().filter(|k| **k != key[..]) {
+            for k in [&b"a"[..], b"b", b"c"]
+                .into_iter()
+                .filter(|k| **k != key[..])
+            {
                 if let Some(o) = last_touch(k) {
-                    assert!(t <= o, "seed {seed}: {key:?} evicted before the older {k:?}");
+                    assert!(
+                        t <= o,
+                        "seed {seed}: {key:?} evicted before the older {k:?}"
+                    );
                 }
             }
         }

@@ -57,7 +57,7 @@ fn faulty_scopes_keep_their_state_counts_and_verdicts() {
         ),
         (
             &["fifo/fixed", "--faults", "evict,lose", "--ops", "1"],
-            (74_684, 147_893, "ok", 0),
+            (79_802, 156_123, "ok", 0),
         ),
         (
             &[

@@ -139,7 +139,7 @@ fn shortest_counterexample(
 #[test]
 fn the_fixed_variants_verify_2x2_without_faults() {
     for (model, unique, total) in [
-        ("fifo", 7_927, 11_903),
+        ("fifo", 10_199, 15_095),
         ("counter", 114, 123),
         ("lock", 5_523, 5_629),
     ] {
