@@ -219,6 +219,7 @@ pub(crate) struct Rules<'a> {
 }
 
 /// What polling a client gave.
+#[derive(Clone)]
 pub(crate) enum Polled<Ret> {
     /// Its operation returned: its result (`None`: an error, whose outcome is unknown).
     Ready(Option<Ret>),
