@@ -77,12 +77,19 @@ pub(crate) struct Bridge<M: Explorable> {
     /// state then keeps since when each client is runnable; otherwise it never does, and
     /// the state stays free of it).
     fair: bool,
+    /// Whether states forget since when a client has been runnable once it can no longer
+    /// be starved ([`Scope::fairness_abstraction`]; see `Bridge::never_starved`).
+    abstract_fairness: bool,
     init: State<M::Op, M::Ret>,
     pub(crate) guard: Arc<Guard>,
     /// The root trace of every operation started so far (whose nodes memoize what
     /// replaying them gave).
     roots: Roots<M::Ret>,
 }
+
+/// The `ready_since` of a client that can no longer be starved before its next step
+/// (see `Bridge::never_starved`): a time the fairness rule never reaches.
+const NEVER_STARVED: u64 = u64::MAX;
 
 /// The root traces of a search's operations, one per [`OpKey`]: every state whose client
 /// runs the same operation shares its trace's nodes and their memos. Dropped with the
@@ -338,6 +345,7 @@ impl<M: Explorable> Bridge<M> {
             seeded: scope.seeded_workload,
             drift,
             fair,
+            abstract_fairness: scope.fairness_abstraction,
             init,
             guard,
             roots: Roots::new(),
@@ -441,6 +449,7 @@ impl<M: Explorable> Bridge<M> {
             seeded: self.seeded,
             drift: self.drift.clone(),
             fair: self.fair,
+            abstract_fairness: self.abstract_fairness,
             init,
             guard,
             roots: Roots::new(),
@@ -508,7 +517,78 @@ impl<M: Explorable> Bridge<M> {
             for cl in &mut s.clients {
                 cl.ready_since = None;
             }
+        } else if self.abstract_fairness {
+            for c in 0..s.clients.len() {
+                if self.never_starved(s, c) {
+                    s.clients[c].ready_since = Some(NEVER_STARVED);
+                }
+            }
         }
+    }
+
+    /// Whether client `c`, runnable since `ready_since`, can be starved on no path from
+    /// `s` (before it takes its next step): then since when it has been runnable changes
+    /// nothing to come, and the state keeps [`NEVER_STARVED`] instead
+    /// ([`Scope::fairness_abstraction`]).
+    ///
+    /// # Soundness
+    /// The fairness rule ([`World::starved`](crate::sim::World)) forces `c`'s step once
+    /// true time passes `ready_since + starve_ms` while `c` stays runnable and unstepped.
+    /// While `c` is runnable, true time moves only by the other clients' KV calls
+    /// (`step_ms` each; a lost or delayed request is one too): the world jumps time only
+    /// when no client can move, and the only fault that moves it, `expire`, must have no
+    /// budget left. A client can call only once it is awake (its sleep, timeout and pause
+    /// over): one that wakes after `ready_since + starve_ms` cannot call before `c` is
+    /// already starved, so it does not count. Each other client calls at most once per
+    /// poll, and a path is cut once an operation has polled more than
+    /// [`Scope::max_op_steps`] times, so `step_ms × Σ calls_left` bounds how far time can
+    /// still move before `c` is starved. If `now` plus that bound stays within
+    /// `ready_since + starve_ms`, the rule never forces `c`'s step, nor (no tie: a tie is
+    /// an equal `ready_since`, which would starve `c` too) lets it step as another's tie,
+    /// from this state or any state it reaches before `c` steps; the bound only shrinks as
+    /// time moves (a sleeper that was too late stays too late), so the same holds for the
+    /// successors. A state with [`NEVER_STARVED`] there (a time the rule never reaches,
+    /// which the world's settle keeps until `c` steps, and which ties with no starved
+    /// client) has exactly the same successors, up to this same forgetting: the enabled
+    /// actions, the histories and the verdicts are those of the original.
+    fn never_starved(&self, s: &State<M::Op, M::Ret>, c: usize) -> bool {
+        let Some(since) = s.clients[c].ready_since else {
+            return false;
+        };
+        let time_jumps = self
+            .kinds
+            .iter()
+            .zip(s.faults_used.iter().zip(&self.budgets))
+            .any(|(k, (u, b))| *k == FaultKind::Expire && u < b);
+        if time_jumps {
+            return false;
+        }
+        let end = since.saturating_add(self.cfg.starve_ms);
+        let per_op = u64::from(self.max_op_steps) + 1;
+        let mut calls = 0u64;
+        for (d, cl) in s.clients.iter().enumerate() {
+            if d == c || cl.phase.finished() {
+                continue;
+            }
+            let wakes = match cl.phase {
+                Phase::Sleeping(t) | Phase::TimingOut(t) => t,
+                _ => s.now,
+            }
+            .max(cl.paused_until);
+            if wakes > end {
+                continue;
+            }
+            let mut next = cl.op_index as usize;
+            if cl.phase != Phase::Idle {
+                calls += per_op.saturating_sub(cl.rec.polls.len() as u64);
+                next += 1;
+            }
+            while let Some(i) = self.cfg.next_op(d, next) {
+                calls += per_op;
+                next = i + 1;
+            }
+        }
+        s.now.saturating_add(calls.saturating_mul(self.cfg.step_ms)) <= end
     }
 
     /// A fresh future of client `c`'s current operation, polled through its recorded

@@ -623,7 +623,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     ) -> Option<usize> {
         runnable
             .filter_map(|c| self.clients[c].ready_since.map(|t| (t, c)))
-            .filter(|&(t, _)| self.now - t > rules.cfg.starve_ms)
+            .filter(|&(t, _)| self.now.saturating_sub(t) > rules.cfg.starve_ms)
             .min()
             .map(|(_, c)| c)
     }
