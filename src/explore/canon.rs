@@ -230,11 +230,16 @@ fn canonical_order<Op: Hash, Ret: Hash>(
 ) -> Vec<usize> {
     // One hasher per client, fed its own state, then its operations in one pass over the
     // history.
+    // Each client's uniques are named after the servers' alone (one scratch list, cut
+    // back to the servers' names for each client).
+    let servers = names.len();
+    let mut scratch = names.clone();
     let mut hashers: Vec<rustc_hash::FxHasher> = clients
         .iter()
         .map(|cl| {
             let mut h = rustc_hash::FxHasher::default();
-            hash_client(cl, &mut h, &mut names.clone(), renamed, false);
+            scratch.truncate(servers);
+            hash_client(cl, &mut h, &mut scratch, renamed, false);
             h
         })
         .collect();

@@ -130,6 +130,16 @@ pub(crate) struct CasNames {
 }
 
 impl CasNames {
+    /// How many uniques have a name.
+    pub(crate) fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// Forgets every unique named after the first `len`.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.seen.truncate(len);
+    }
+
     /// The name of unique `cas`: the number of distinct uniques named before it.
     pub(crate) fn name(&mut self, cas: u64) -> usize {
         match self.seen.iter().position(|&c| c == cas) {
