@@ -7,7 +7,7 @@
 
 use super::guard::{Cut, Guard};
 use super::scope::Scope;
-use super::state::{Delivered, Halt, Phase, PollInput, Recorded, State};
+use super::state::{Delivered, Halt, OpKey, Phase, PollInput, Recorded, State, Step, Trace};
 use super::workload::{alternatives, Alternative, MAX_ALTERNATIVES};
 use super::Explorable;
 use crate::command::Command;
@@ -77,8 +77,48 @@ pub(crate) struct Bridge<M: Explorable> {
     /// state then keeps since when each client is runnable; otherwise it never does, and
     /// the state stays free of it).
     fair: bool,
+    /// Whether states forget since when a client has been runnable once it can no longer
+    /// be starved ([`Scope::fairness_abstraction`]; see `Bridge::never_starved`).
+    abstract_fairness: bool,
     init: State<M::Op, M::Ret>,
     pub(crate) guard: Arc<Guard>,
+    /// The root trace of every operation started so far (whose nodes memoize what
+    /// replaying them gave).
+    roots: Roots<M::Ret>,
+}
+
+/// The `ready_since` of a client that can no longer be starved before its next step
+/// (see `Bridge::never_starved`): a time the fairness rule never reaches.
+const NEVER_STARVED: u64 = u64::MAX;
+
+/// The root traces of a search's operations, one per [`OpKey`]: every state whose client
+/// runs the same operation shares its trace's nodes and their memos. Dropped with the
+/// bridge, it empties the memos (which hold their children, which hold their parents).
+struct Roots<Ret> {
+    map: std::sync::Mutex<rustc_hash::FxHashMap<OpKey, Trace<Ret>>>,
+}
+
+impl<Ret> Roots<Ret> {
+    fn new() -> Roots<Ret> {
+        Roots {
+            map: std::sync::Mutex::new(Default::default()),
+        }
+    }
+
+    /// The root trace of operation `op`.
+    fn get(&self, op: OpKey) -> Trace<Ret> {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(op).or_insert_with(|| Trace::root(op)).clone()
+    }
+}
+
+impl<Ret> Drop for Roots<Ret> {
+    fn drop(&mut self) {
+        let map = self.map.get_mut().unwrap_or_else(|e| e.into_inner());
+        for trace in map.values() {
+            trace.release();
+        }
+    }
 }
 
 /// What a client's replayed future is waiting for.
@@ -98,16 +138,35 @@ struct Replay<'b, M: Explorable> {
     delivered: Option<(Delivered, Command)>,
 }
 
-impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded> for Replay<'b, M> {
-    fn start(&mut self, c: usize, at: OpStart, cl: &mut ClientState<Recorded>) -> M::Op {
-        cl.rec.polls.clear();
+impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, M> {
+    fn start(&mut self, c: usize, at: OpStart, cl: &mut ClientState<Recorded<M::Ret>>) -> M::Op {
         cl.rec.ordinal = self.bridge.cfg.rng_by_start.then_some(at.ordinal as u32);
+        let key = (c, at.index as u32, cl.rec.alt, cl.rec.ordinal);
+        cl.rec.polls = self.bridge.roots.get(key);
         self.bridge.alts[c][at.index][cl.rec.alt as usize].0.clone()
     }
 
-    fn command(&mut self, c: usize, cl: &ClientState<Recorded>) -> Option<Command> {
+    fn command(&mut self, c: usize, cl: &ClientState<Recorded<M::Ret>>) -> Option<Command> {
+        let node = cl
+            .rec
+            .polls
+            .node()
+            .filter(|n| n.op == self.bridge.op_key(c, cl));
+        if let Some(node) = node {
+            let memo = node.memo.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(request) = &memo.request {
+                return match request {
+                    Request::Command(cmd) => Some(cmd.clone()),
+                    Request::Sleep(_) => None,
+                };
+            }
+        }
         let mut rebuilt = self.bridge.rebuild(c, cl)?;
-        let Some(Request::Command(cmd)) = rebuilt.request.take() else {
+        let request = rebuilt.request.take();
+        if let (Some(node), Some(request)) = (node, &request) {
+            node.memo.lock().unwrap_or_else(|e| e.into_inner()).request = Some(request.clone());
+        }
+        let Some(Request::Command(cmd)) = request else {
             return None;
         };
         self.cached = Some((c, rebuilt));
@@ -120,15 +179,33 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded> for Replay<'b, M> {
 
     /// The client is rebuilt parked on its lost command: it is handed the timeout now
     /// (what `deliver` was handed when the call went unanswered lasted only that step).
-    fn time_out(&mut self, c: usize, cl: &ClientState<Recorded>) {
+    fn time_out(&mut self, c: usize, cl: &ClientState<Recorded<M::Ret>>) {
         if let Some(cmd) = self.command(c, cl) {
             self.delivered = Some((Delivered::Timeout, cmd));
         }
     }
 
-    fn poll(&mut self, c: usize, cl: &mut ClientState<Recorded>, at: PollAt) -> Polling<M::Ret> {
+    /// From the memo of the client's trace when this poll was seen before (the same
+    /// operation, inputs and reply, and, if the client read its clock during it, the same
+    /// time and clock offset); else by rebuilding and polling its future, memoized.
+    fn poll(
+        &mut self,
+        c: usize,
+        cl: &mut ClientState<Recorded<M::Ret>>,
+        at: PollAt,
+    ) -> Polling<M::Ret> {
         let PollAt { now, clock } = at;
         let reply = self.delivered.take();
+        let trace = cl.rec.polls.clone();
+        let node = trace.node().filter(|n| n.op == self.bridge.op_key(c, cl));
+        let when = (now, clock.offset_ms);
+        if let Some(node) = node {
+            let memo = node.memo.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(step) = memo.find(reply.as_ref().map(|(d, _)| d), when) {
+                cl.rec.polls = step.child.clone();
+                return (step.polled.clone(), step.marks.clone());
+            }
+        }
         let rebuilt = match self.cached.take() {
             Some((x, rebuilt)) if x == c => Some(rebuilt),
             _ => self.bridge.rebuild(c, cl),
@@ -149,27 +226,49 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded> for Replay<'b, M> {
         let polled = rebuilt.future.as_mut().poll(&mut cx);
         let mut slot = rebuilt.handle.slot.borrow_mut();
         let marks = std::mem::take(&mut slot.marks);
-        cl.rec.polls.push(PollInput {
-            clock: (slot.clock_reads > 0).then_some((now, clock.offset_ms)),
-            reply: reply.map(|(delivered, _)| delivered),
+        let clock_read = slot.clock_reads > 0;
+        let delivered = reply.map(|(delivered, _)| delivered);
+        let child = trace.push(PollInput {
+            clock: clock_read.then_some(when),
+            reply: delivered.clone(),
         });
         let polled = match polled {
             Poll::Ready(result) => Polled::Ready(result.ok()),
             Poll::Pending => match slot.request.take() {
-                Some(Request::Command(_)) => Polled::Calling,
-                Some(Request::Sleep(ms)) => Polled::Sleep(ms),
+                Some(request) => {
+                    let polled = match request {
+                        Request::Command(_) => Polled::Calling,
+                        Request::Sleep(ms) => Polled::Sleep(ms),
+                    };
+                    if let Some(n) = child.node() {
+                        n.memo.lock().unwrap_or_else(|e| e.into_inner()).request = Some(request);
+                    }
+                    polled
+                }
                 None => Polled::Foreign,
             },
         };
-        (polled, marks)
+        let Some(node) = node else {
+            cl.rec.polls = child;
+            return (polled, marks);
+        };
+        let mut memo = node.memo.lock().unwrap_or_else(|e| e.into_inner());
+        let step = Step {
+            polled,
+            marks,
+            child,
+        };
+        let step = memo.insert(delivered, clock_read, when, step);
+        cl.rec.polls = step.child.clone();
+        (step.polled.clone(), step.marks.clone())
     }
 
-    fn steps(&self, cl: &ClientState<Recorded>) -> u32 {
+    fn steps(&self, cl: &ClientState<Recorded<M::Ret>>) -> u32 {
         cl.rec.polls.len() as u32
     }
 
-    fn end(&mut self, _: usize, cl: &mut ClientState<Recorded>, returned: bool) {
-        cl.rec.polls.clear();
+    fn end(&mut self, _: usize, cl: &mut ClientState<Recorded<M::Ret>>, returned: bool) {
+        cl.rec.polls = Trace::default();
         if returned {
             cl.rec.alt = 0;
         }
@@ -246,8 +345,10 @@ impl<M: Explorable> Bridge<M> {
             seeded: scope.seeded_workload,
             drift,
             fair,
+            abstract_fairness: scope.fairness_abstraction,
             init,
             guard,
+            roots: Roots::new(),
         };
         let mut init = bridge.init.clone();
         bridge.settle(&mut init);
@@ -348,8 +449,10 @@ impl<M: Explorable> Bridge<M> {
             seeded: self.seeded,
             drift: self.drift.clone(),
             fair: self.fair,
+            abstract_fairness: self.abstract_fairness,
             init,
             guard,
+            roots: Roots::new(),
         }
     }
 
@@ -414,12 +517,83 @@ impl<M: Explorable> Bridge<M> {
             for cl in &mut s.clients {
                 cl.ready_since = None;
             }
+        } else if self.abstract_fairness {
+            for c in 0..s.clients.len() {
+                if self.never_starved(s, c) {
+                    s.clients[c].ready_since = Some(NEVER_STARVED);
+                }
+            }
         }
+    }
+
+    /// Whether client `c`, runnable since `ready_since`, can be starved on no path from
+    /// `s` (before it takes its next step): then since when it has been runnable changes
+    /// nothing to come, and the state keeps [`NEVER_STARVED`] instead
+    /// ([`Scope::fairness_abstraction`]).
+    ///
+    /// # Soundness
+    /// The fairness rule ([`World::starved`](crate::sim::World)) forces `c`'s step once
+    /// true time passes `ready_since + starve_ms` while `c` stays runnable and unstepped.
+    /// While `c` is runnable, true time moves only by the other clients' KV calls
+    /// (`step_ms` each; a lost or delayed request is one too): the world jumps time only
+    /// when no client can move, and the only fault that moves it, `expire`, must have no
+    /// budget left. A client can call only once it is awake (its sleep, timeout and pause
+    /// over): one that wakes after `ready_since + starve_ms` cannot call before `c` is
+    /// already starved, so it does not count. Each other client calls at most once per
+    /// poll, and a path is cut once an operation has polled more than
+    /// [`Scope::max_op_steps`] times, so `step_ms × Σ calls_left` bounds how far time can
+    /// still move before `c` is starved. If `now` plus that bound stays within
+    /// `ready_since + starve_ms`, the rule never forces `c`'s step, nor (no tie: a tie is
+    /// an equal `ready_since`, which would starve `c` too) lets it step as another's tie,
+    /// from this state or any state it reaches before `c` steps; the bound only shrinks as
+    /// time moves (a sleeper that was too late stays too late), so the same holds for the
+    /// successors. A state with [`NEVER_STARVED`] there (a time the rule never reaches,
+    /// which the world's settle keeps until `c` steps, and which ties with no starved
+    /// client) has exactly the same successors, up to this same forgetting: the enabled
+    /// actions, the histories and the verdicts are those of the original.
+    fn never_starved(&self, s: &State<M::Op, M::Ret>, c: usize) -> bool {
+        let Some(since) = s.clients[c].ready_since else {
+            return false;
+        };
+        let time_jumps = self
+            .kinds
+            .iter()
+            .zip(s.faults_used.iter().zip(&self.budgets))
+            .any(|(k, (u, b))| *k == FaultKind::Expire && u < b);
+        if time_jumps {
+            return false;
+        }
+        let end = since.saturating_add(self.cfg.starve_ms);
+        let per_op = u64::from(self.max_op_steps) + 1;
+        let mut calls = 0u64;
+        for (d, cl) in s.clients.iter().enumerate() {
+            if d == c || cl.phase.finished() {
+                continue;
+            }
+            let wakes = match cl.phase {
+                Phase::Sleeping(t) | Phase::TimingOut(t) => t,
+                _ => s.now,
+            }
+            .max(cl.paused_until);
+            if wakes > end {
+                continue;
+            }
+            let mut next = cl.op_index as usize;
+            if cl.phase != Phase::Idle {
+                calls += per_op.saturating_sub(cl.rec.polls.len() as u64);
+                next += 1;
+            }
+            while let Some(i) = self.cfg.next_op(d, next) {
+                calls += per_op;
+                next = i + 1;
+            }
+        }
+        s.now.saturating_add(calls.saturating_mul(self.cfg.step_ms)) <= end
     }
 
     /// A fresh future of client `c`'s current operation, polled through its recorded
     /// inputs: the client as it was, waiting for its next input.
-    fn rebuild(&self, c: usize, cl: &ClientState<Recorded>) -> Option<Rebuilt<'_, M::Ret>> {
+    fn rebuild(&self, c: usize, cl: &ClientState<Recorded<M::Ret>>) -> Option<Rebuilt<'_, M::Ret>> {
         let index = cl.op_index as usize;
         let clock = Clock {
             offset_ms: cl.offset_ms,
@@ -434,7 +608,7 @@ impl<M: Explorable> Bridge<M> {
         let mut future: OpFuture<'_, M::Ret> = Box::pin(async move { model.run(&h, c, &op).await });
         let mut cx = Context::from_waker(Waker::noop());
         let mut request: Option<Request> = None;
-        for input in &cl.rec.polls {
+        for input in cl.rec.polls.inputs() {
             {
                 let mut slot = handle.slot.borrow_mut();
                 if let Some((t, offset)) = input.clock {
@@ -459,6 +633,11 @@ impl<M: Explorable> Bridge<M> {
             future,
             request,
         })
+    }
+
+    /// The operation client `c` runs (what its trace's memo is valid for).
+    fn op_key(&self, c: usize, cl: &ClientState<Recorded<M::Ret>>) -> OpKey {
+        (c, cl.op_index, cl.rec.alt, cl.rec.ordinal)
     }
 
     /// The request client `c` waits on (rebuilt from its recorded inputs): the command it

@@ -18,8 +18,7 @@
 //!
 //! Every struct is destructured, so a field added later cannot be left out unnoticed.
 
-use super::state::{Delivered, PollInput, Recorded, World};
-use crate::command::{Reply, Value};
+use super::state::{Recorded, World};
 use crate::history::History;
 use crate::sim::{ClientState, Halt, InFlight, ServerState};
 use crate::store::CasNames;
@@ -28,7 +27,7 @@ use std::hash::{Hash, Hasher};
 /// The explored state's hash (see the module's text). Only the explored world, whose
 /// clients record their poll inputs, is hashed: the simulator's runner never hashes its
 /// world.
-impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded> {
+impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
     fn hash<H: Hasher>(&self, h: &mut H) {
         let World {
             servers,
@@ -128,8 +127,8 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded> {
 /// One client's part of the hash. `hist_index` is left out under symmetry: it is the
 /// position of the client's last operation in the history, which the renamed history
 /// determines.
-fn hash_client<H: Hasher>(
-    client: &ClientState<Recorded>,
+fn hash_client<Ret, H: Hasher>(
+    client: &ClientState<Recorded<Ret>>,
     h: &mut H,
     names: &mut CasNames,
     renamed: bool,
@@ -161,30 +160,16 @@ fn hash_client<H: Hasher>(
     if with_hist_index {
         hist_index.hash(h);
     }
+    // The inputs as their digest (cas uniques by their position among the trace's own),
+    // then those uniques, renamed: the same information as the inputs with every
+    // unique renamed, and the uniques named in the same order of first appearance.
     h.write_usize(polls.len());
-    for PollInput { clock, reply } in polls {
-        clock.hash(h);
-        match reply {
-            Some(Delivered::Reply(Reply::Values(values))) if renamed => {
-                h.write_u8(0);
-                h.write_usize(values.len());
-                for Value {
-                    key,
-                    flags,
-                    data,
-                    cas,
-                } in values
-                {
-                    key.hash(h);
-                    flags.hash(h);
-                    data.hash(h);
-                    cas.map(|c| names.name(c)).hash(h);
-                }
-            }
-            other => {
-                h.write_u8(1);
-                other.hash(h);
-            }
+    h.write_u64(polls.shape());
+    for &u in polls.uniques() {
+        if renamed {
+            h.write_usize(names.name(u));
+        } else {
+            h.write_u64(u);
         }
     }
 }
@@ -237,7 +222,7 @@ impl Runs {
 /// permutation within classes and whose keys differ get the same order; equal keys keep
 /// index order, which can only merge less (never states that differ otherwise).
 fn canonical_order<Op: Hash, Ret: Hash>(
-    clients: &[ClientState<Recorded>],
+    clients: &[ClientState<Recorded<Ret>>],
     history: &History<Op, Ret>,
     runs: &Runs,
     names: &CasNames,
@@ -245,11 +230,16 @@ fn canonical_order<Op: Hash, Ret: Hash>(
 ) -> Vec<usize> {
     // One hasher per client, fed its own state, then its operations in one pass over the
     // history.
+    // Each client's uniques are named after the servers' alone (one scratch list, cut
+    // back to the servers' names for each client).
+    let servers = names.len();
+    let mut scratch = names.clone();
     let mut hashers: Vec<rustc_hash::FxHasher> = clients
         .iter()
         .map(|cl| {
             let mut h = rustc_hash::FxHasher::default();
-            hash_client(cl, &mut h, &mut names.clone(), renamed, false);
+            scratch.truncate(servers);
+            hash_client(cl, &mut h, &mut scratch, renamed, false);
             h
         })
         .collect();
@@ -339,8 +329,8 @@ fn hash_history_renamed<Op: Hash, Ret: Hash, H: Hasher>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::{Command, StoreVerb};
-    use crate::explore::state::{Phase, State};
+    use crate::command::{Command, Reply, StoreVerb, Value};
+    use crate::explore::state::{Delivered, Phase, PollInput, State, Trace};
     use crate::sim::Tail;
     use crate::store::{Store, StoreConfig};
     use std::hash::DefaultHasher;
@@ -435,10 +425,10 @@ mod tests {
                     class: 0,
                     ordinal: None,
                     alt: 0,
-                    polls: vec![PollInput {
+                    polls: Trace::default().push(PollInput {
                         clock: None,
                         reply: Some(Delivered::Reply(Reply::Values(values))),
-                    }],
+                    }),
                 },
             });
             s

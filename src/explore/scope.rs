@@ -69,6 +69,12 @@ pub struct Scope {
     /// (virtual ms; 0: at once). Paths then hold clients waiting out their timeouts.
     #[serde(default)]
     pub timeout_ms: u64,
+    /// Fairness abstraction: a client that can no longer be starved on any path from a
+    /// state (see the bridge's `never_starved`) is kept without since when it has been
+    /// runnable, so that states that differ only there merge. The verdict is the same
+    /// either way; off, the search is larger (for comparison). Default: on.
+    #[serde(default = "default_symmetry")]
+    pub fairness_abstraction: bool,
 }
 
 fn default_symmetry() -> bool {
@@ -105,6 +111,7 @@ impl Scope {
             seeded_workload: false,
             symmetry: true,
             timeout_ms: 0,
+            fairness_abstraction: true,
         }
     }
 
@@ -132,6 +139,7 @@ impl Scope {
             seeded_workload: false,
             symmetry: true,
             timeout_ms: 0,
+            fairness_abstraction: true,
         }
     }
 
@@ -214,6 +222,9 @@ impl Scope {
         ));
         if !self.symmetry {
             s.push_str(" · no symmetry reduction");
+        }
+        if !self.fairness_abstraction {
+            s.push_str(" · no fairness abstraction");
         }
         if self.timeout_ms > 0 {
             s.push_str(&format!(" · timeout {}", crate::sim::ms(self.timeout_ms)));

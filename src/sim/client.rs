@@ -35,7 +35,7 @@ impl Clock {
 }
 
 /// What a parked client asked for.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Request {
     /// A KV command.
     Command(Command),

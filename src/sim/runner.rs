@@ -401,7 +401,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             faults_used,
             stop: self.stop.or_else(|| self.world.stop()),
             quiet: self.world.quiet(rules),
-            history: self.world.history,
+            history: std::sync::Arc::unwrap_or_clone(self.world.history),
             trace: self.log.trace,
             choices: self.choices,
             steps: self.steps,

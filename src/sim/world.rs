@@ -19,6 +19,7 @@ use crate::rng::mix64;
 use crate::scenario::FaultKind;
 use crate::store::{Store, StoreConfig};
 use std::fmt::Debug;
+use std::sync::Arc;
 
 /// Where a client is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -219,6 +220,7 @@ pub(crate) struct Rules<'a> {
 }
 
 /// What polling a client gave.
+#[derive(Clone)]
 pub(crate) enum Polled<Ret> {
     /// Its operation returned: its result (`None`: an error, whose outcome is unknown).
     Ready(Option<Ret>),
@@ -297,7 +299,9 @@ pub struct World<Op, Ret, R> {
     pub(crate) servers: Vec<ServerState>,
     pub(crate) now: u64,
     pub(crate) clients: Vec<ClientState<R>>,
-    pub(crate) history: History<Op, Ret>,
+    /// Shared between the worlds a search clones until one of them records an event
+    /// (copy on write).
+    pub(crate) history: Arc<History<Op, Ret>>,
     pub(crate) seq: u64,
     /// What the last events of the history are (see [`World::event`]).
     pub(crate) tail: Tail,
@@ -384,7 +388,7 @@ pub(crate) fn handle_rng_seed(
     }
 }
 
-impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
+impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     /// A fresh world for `cfg`: empty servers at the epoch, one client per clock offset,
     /// `kinds` fault kinds counted, each client's record `rec()`.
     pub(crate) fn new(
@@ -423,7 +427,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                     rec: rec(),
                 })
                 .collect(),
-            history: History::new(),
+            history: Arc::new(History::new()),
             seq: 0,
             tail: Tail::Marks,
             tail_start: 0,
@@ -660,7 +664,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
     ) -> Option<usize> {
         runnable
             .filter_map(|c| self.clients[c].ready_since.map(|t| (t, c)))
-            .filter(|&(t, _)| self.now - t > rules.cfg.starve_ms)
+            .filter(|&(t, _)| self.now.saturating_sub(t) > rules.cfg.starve_ms)
             .min()
             .map(|(_, c)| c)
     }
@@ -875,12 +879,13 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             };
             sink.event(self.now, Some(c), event);
         }
-        self.history.ops.push(Operation {
+        let call_ms = self.time(rules);
+        Arc::make_mut(&mut self.history).ops.push(Operation {
             client: c,
             op,
             call: 0,
             ret: None,
-            call_ms: self.time(rules),
+            call_ms,
             ret_ms: None,
             outcome: Outcome::Unknown,
             marks: Vec::new(),
@@ -916,7 +921,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                 seq: self.seq,
                 time_ms: self.time(rules),
             };
-            self.history.ops[hi].marks.push(mark);
+            Arc::make_mut(&mut self.history).ops[hi].marks.push(mark);
             if sink.on() {
                 let label = label.to_string();
                 sink.event(now, Some(c), Event::Mark { label });
@@ -926,7 +931,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
             Polled::Ready(result) => {
                 self.event(rules, hi, Tail::Returns);
                 let ret_ms = self.time(rules);
-                let entry = &mut self.history.ops[hi];
+                let entry = &mut Arc::make_mut(&mut self.history).ops[hi];
                 entry.ret_ms = Some(ret_ms);
                 entry.outcome = match result {
                     Some(r) => Outcome::Ok(r),
@@ -987,7 +992,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
         } else {
             self.seq
         };
-        let ops = &mut self.history.ops;
+        let ops = &mut Arc::make_mut(&mut self.history).ops;
         if start == self.seq {
             // A new run: this event alone.
             match kind {
@@ -1079,7 +1084,7 @@ impl<Op: Clone + Debug, Ret: Debug, R> World<Op, Ret, R> {
                     seq: self.seq,
                     time_ms: self.time(rules),
                 };
-                self.history.ops[hi].marks.push(mark);
+                Arc::make_mut(&mut self.history).ops[hi].marks.push(mark);
                 let cl = &mut self.clients[c];
                 cl.phase = Phase::Crashed;
                 clients.end(c, cl, false);

@@ -150,6 +150,26 @@ impl Store {
                 // The whole reply is the error; hits found so far are dropped.
                 return Reply::ClientError(ClientError::BadCommandLineFormat);
             }
+            if exp.is_none() && !tracks {
+                // A plain read: the table is left as it is (and stays shared).
+                let dead = match self.items.get(&key[..]) {
+                    None => continue,
+                    Some(item) if dead(&self.flush, item, now_s) => true,
+                    Some(item) => {
+                        values.push(Value {
+                            key: key.clone(),
+                            flags: item.flags,
+                            data: item.data.clone(),
+                            cas: with_cas.then_some(item.cas),
+                        });
+                        false
+                    }
+                };
+                if dead {
+                    self.unlink(key);
+                }
+                continue;
+            }
             let dead = match self.items.get_mut(&key[..]) {
                 None => continue,
                 Some(item) if dead(&self.flush, item, now_s) => true,

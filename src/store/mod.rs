@@ -130,6 +130,16 @@ pub(crate) struct CasNames {
 }
 
 impl CasNames {
+    /// How many uniques have a name.
+    pub(crate) fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// Forgets every unique named after the first `len`.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.seen.truncate(len);
+    }
+
     /// The name of unique `cas`: the number of distinct uniques named before it.
     pub(crate) fn name(&mut self, cas: u64) -> usize {
         match self.seen.iter().position(|&c| c == cas) {
@@ -477,24 +487,13 @@ impl Store {
         } = self;
         config.hash(h);
         clock.hash(h);
+        // The items (see `table::Digest`), with their uniques named in order of first
+        // appearance: the same information as hashing them in key order with the names.
         h.write_usize(items.len());
-        for item in items.sorted() {
-            let Item {
-                key,
-                data,
-                flags,
-                exptime,
-                time,
-                cas,
-                tick,
-            } = item;
-            key.hash(h);
-            data.hash(h);
-            flags.hash(h);
-            exptime.hash(h);
-            time.hash(h);
-            h.write_usize(names.name(*cas));
-            tick.hash(h);
+        let digest = items.digest();
+        h.write_u64(digest.shape);
+        for &cas in &digest.uniques {
+            h.write_usize(names.name(cas));
         }
         expiry.hash(h);
         lru.hash(h);

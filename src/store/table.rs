@@ -12,13 +12,37 @@ use super::item::Item;
 use rustc_hash::FxBuildHasher;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-/// Items by key.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// Items by key. Copy on write: a clone shares the map until one of them changes it (the
+/// explorer clones a world at every step, and most steps leave the store alone or only
+/// read it).
+#[derive(Clone, Default)]
 pub struct Table {
-    map: hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher>,
+    map: Arc<hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher>>,
+    /// [`Table::digest`], computed once per map (reset when the map changes).
+    digest: Arc<OnceLock<Digest>>,
 }
+
+/// The items in key order as one hash with every cas unique replaced by its position
+/// among the distinct uniques, and those uniques in order of first appearance: together
+/// the same information as the items (see `Store::hash_renamed`).
+#[derive(Debug)]
+pub struct Digest {
+    /// The items, uniques by position.
+    pub shape: u64,
+    /// The distinct uniques, in key order of first appearance.
+    pub uniques: Vec<u64>,
+}
+
+impl PartialEq for Table {
+    /// The items' (the digest is derived from them).
+    fn eq(&self, other: &Table) -> bool {
+        self.map == other.map
+    }
+}
+
+impl Eq for Table {}
 
 impl Table {
     /// The item under `key`, dead or alive.
@@ -30,17 +54,68 @@ impl Table {
     /// The item under `key`, to change it in place.
     #[inline]
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Item> {
-        self.map.get_mut(key)
+        if !self.map.contains_key(key) {
+            return None;
+        }
+        self.map_mut().get_mut(key)
+    }
+
+    /// The map, to change it (the digest is forgotten).
+    fn map_mut(&mut self) -> &mut hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher> {
+        if self.digest.get().is_some() {
+            self.digest = Arc::default();
+        }
+        Arc::make_mut(&mut self.map)
+    }
+
+    /// The items' [`Digest`] (computed once while the map is unchanged).
+    pub fn digest(&self) -> &Digest {
+        self.digest.get_or_init(|| {
+            let mut h = std::hash::DefaultHasher::new();
+            let mut uniques: Vec<u64> = Vec::new();
+            for item in self.sorted() {
+                let Item {
+                    key,
+                    data,
+                    flags,
+                    exptime,
+                    time,
+                    cas,
+                    tick,
+                } = item;
+                key.hash(&mut h);
+                data.hash(&mut h);
+                flags.hash(&mut h);
+                exptime.hash(&mut h);
+                time.hash(&mut h);
+                let name = match uniques.iter().position(|u| u == cas) {
+                    Some(i) => i,
+                    None => {
+                        uniques.push(*cas);
+                        uniques.len() - 1
+                    }
+                };
+                h.write_usize(name);
+                tick.hash(&mut h);
+            }
+            Digest {
+                shape: h.finish(),
+                uniques,
+            }
+        })
     }
 
     /// Puts `item` under `key`, replacing any item there.
     pub fn insert(&mut self, key: Arc<[u8]>, item: Item) {
-        self.map.insert(key, item);
+        self.map_mut().insert(key, item);
     }
 
     /// Takes the item under `key` out.
     pub fn remove(&mut self, key: &[u8]) -> Option<Item> {
-        self.map.remove(key)
+        if !self.map.contains_key(key) {
+            return None;
+        }
+        self.map_mut().remove(key)
     }
 
     /// The number of items.
@@ -50,7 +125,10 @@ impl Table {
 
     /// Removes every item.
     pub fn clear(&mut self) {
-        self.map.clear();
+        if !self.map.is_empty() {
+            self.map = Arc::default();
+            self.digest = Arc::default();
+        }
     }
 
     /// Every item in no particular order: only for questions whose answer does not depend

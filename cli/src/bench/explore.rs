@@ -82,8 +82,9 @@ pub fn run() -> Result<Map<String, Value>, String> {
     m.insert("total_states".into(), json!(found.total_states));
     m.insert("max_depth".into(), json!(found.max_depth));
     let fifo_all = all_workloads(Arc::new(fifo::fixed()), 2, 2, 3, None, 1);
-    // Exhausted since symmetry reduction (about 20 million states generated; without it,
-    // more than 50 million), on every core: the 10 s target is not met.
+    // Exhausted since symmetry reduction (about 13 million states generated with the
+    // fairness abstraction, 20 million without, more than 50 million without symmetry
+    // either), on every core: the 10 s target is not met.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let spin_all = all_workloads(
         Arc::new(spinlock::fixed()),
