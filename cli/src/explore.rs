@@ -77,6 +77,11 @@ pub struct Args {
     /// verdict is the same; the search is larger): to compare, or to distrust the reduction.
     #[arg(long)]
     pub no_symmetry: bool,
+    /// Keep since when each client has been runnable in every state, also where no path
+    /// can starve it any more (the verdict is the same; the search is larger): to compare,
+    /// or to distrust the fairness abstraction.
+    #[arg(long)]
+    pub no_fairness_abstraction: bool,
     /// How long a client waits for a lost or late reply before it sees the timeout, in
     /// virtual ms (0: at once).
     #[arg(long, value_name = "MS", default_value_t = 0)]
@@ -122,6 +127,7 @@ pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
     scope.faults = Scope::parse_faults(&args.faults)?;
     scope.seed = args.seed;
     scope.symmetry = !args.no_symmetry;
+    scope.fairness_abstraction = !args.no_fairness_abstraction;
     if args.timeout_ms > 86_400_000 {
         return Err(format!(
             "bad --timeout-ms {}: expected at most 86400000 (one day)",

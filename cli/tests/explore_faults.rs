@@ -30,7 +30,24 @@ fn explore(args: &[&str]) -> (u64, u64, String, i32) {
 
 #[test]
 fn faulty_scopes_keep_their_state_counts_and_verdicts() {
-    let cases: [Case; 6] = [
+    let cases: [Case; 8] = [
+        // The fairness abstraction merges states (on by default); the flag keeps them apart
+        // and finds the same violation.
+        (
+            &["lock/published", "--faults", "expire", "--ops", "1"],
+            (1_507, 1_839, "violation", 1),
+        ),
+        (
+            &[
+                "lock/published",
+                "--faults",
+                "expire",
+                "--ops",
+                "1",
+                "--no-fairness-abstraction",
+            ],
+            (6_006, 9_979, "violation", 1),
+        ),
         (
             &[
                 "lock/published",
