@@ -156,12 +156,7 @@ impl Store {
                     None => continue,
                     Some(item) if dead(&self.flush, item, now_s) => true,
                     Some(item) => {
-                        values.push(Value {
-                            key: key.clone(),
-                            flags: item.flags,
-                            data: item.data.clone(),
-                            cas: with_cas.then_some(item.cas),
-                        });
+                        values.push(value_of(key, item, with_cas));
                         false
                     }
                 };
@@ -180,12 +175,7 @@ impl Store {
                     if tracks {
                         item.tick = self.lru.bump(item.tick);
                     }
-                    values.push(Value {
-                        key: key.clone(),
-                        flags: item.flags,
-                        data: item.data.clone(),
-                        cas: with_cas.then_some(item.cas),
-                    });
+                    values.push(value_of(key, item, with_cas));
                     false
                 }
             };
@@ -266,5 +256,15 @@ impl Store {
             self.flush.oldest_cas = self.next_cas();
         }
         Reply::Ok
+    }
+}
+
+/// What a retrieval answers for a live `item` under `key`.
+fn value_of(key: &[u8], item: &super::Item, with_cas: bool) -> Value {
+    Value {
+        key: key.to_vec(),
+        flags: item.flags,
+        data: item.data.clone(),
+        cas: with_cas.then_some(item.cas),
     }
 }
