@@ -110,6 +110,8 @@ pub struct Matrix {
     pub profiles: Vec<Profile>,
     /// The cells, variant-major.
     pub cells: Vec<Cell>,
+    /// The model's notes on its findings ([`Entry::notes`]).
+    pub notes: Vec<&'static str>,
 }
 
 /// The profiles of a model: none, then each fault kind its scenarios use, in the CLI's
@@ -246,6 +248,7 @@ pub fn matrices_with(threads: usize, on_cell: &(dyn Fn(&str) + Sync)) -> Vec<Mat
                     .take(n)
                     .map(|c| c.expect("every cell ran"))
                     .collect(),
+                notes: e.notes.clone(),
             }
         })
         .collect()
@@ -521,6 +524,12 @@ fn findings_md(s: &mut String, m: &Matrix) {
             f.reason.trim_end_matches('.'),
             f.describe_faults()
         );
+    }
+    if !m.notes.is_empty() {
+        s.push_str("\n### Reading these findings\n\n");
+        for note in &m.notes {
+            let _ = writeln!(s, "{note}\n");
+        }
     }
 }
 

@@ -59,7 +59,8 @@
 //!    the writer appended to the file and rolled over in between, the reader moves to the
 //!    next file and never reads what was appended. No fault is needed (scenario `turns`).
 //!    In Tkrzw both tests happen under one mutex in one process; on a shared store they
-//!    cannot.
+//!    cannot: a port artefact, not Tkrzw's defect (the registry's note says so under the
+//!    findings in `reports/message-queue/`; so is finding 5).
 //! 3. **Removal by a stale header takes records above the threshold.**
 //!    `remove_old_files` judges the file being written by its stale header and removes
 //!    it with records at or above the threshold; the writer's later writes into the
