@@ -26,7 +26,7 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                         "every_value_up_to": e.explore.every_value_up_to,
                         "timed": e.explore.times,
                     },
-                    "scenarios": e.scenarios.iter().map(|(s, x)| json!({
+                    "scenarios": e.scenarios.iter().map(|(s, x)| (s, x, SimConfig::from_scenario(s))).map(|(s, x, c)| json!({
                         "name": s.name,
                         "about": s.about,
                         "clients": s.clients,
@@ -38,8 +38,8 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                         "persistent": s.persistent,
                         "timeout_ms": s.timeout_ms,
                         "retries": s.retries,
-                        "memory_limit": SimConfig::from_scenario(s).memory_limit,
-                        "neighbour_bytes": SimConfig::from_scenario(s).neighbour_bytes,
+                        "memory_limit": c.memory_limit,
+                        "neighbour_bytes": c.neighbour_bytes,
                         "expected": {"published": x.published.name(), "fixed": x.fixed.name()},
                     })).collect::<Vec<_>>(),
                 })

@@ -6,8 +6,9 @@
 //! a run of the simulator, and its choices replay it there.
 
 use super::guard::{Cut, Guard};
+use super::polls::{OpKey, PollInput, Polls, Step};
 use super::scope::Scope;
-use super::state::{Delivered, Halt, OpKey, Phase, PollInput, Recorded, State, Step, Trace};
+use super::state::{Delivered, Halt, Phase, Recorded, State};
 use super::workload::{alternatives, Alternative, MAX_ALTERNATIVES};
 use super::Explorable;
 use crate::command::Command;
@@ -82,7 +83,7 @@ pub(crate) struct Bridge<M: Explorable> {
     abstract_fairness: bool,
     init: State<M::Op, M::Ret>,
     pub(crate) guard: Arc<Guard>,
-    /// The root trace of every operation started so far (whose nodes memoize what
+    /// The root polls of every operation started so far (whose nodes memoize what
     /// replaying them gave).
     roots: Roots<M::Ret>,
 }
@@ -91,11 +92,11 @@ pub(crate) struct Bridge<M: Explorable> {
 /// (see `Bridge::never_starved`): a time the fairness rule never reaches.
 const NEVER_STARVED: u64 = u64::MAX;
 
-/// The root traces of a search's operations, one per [`OpKey`]: every state whose client
-/// runs the same operation shares its trace's nodes and their memos. Dropped with the
+/// The root polls of a search's operations, one per [`OpKey`]: every state whose client
+/// runs the same operation shares their nodes and their memos. Dropped with the
 /// bridge, it empties the memos (which hold their children, which hold their parents).
 struct Roots<Ret> {
-    map: std::sync::Mutex<rustc_hash::FxHashMap<OpKey, Trace<Ret>>>,
+    map: std::sync::Mutex<rustc_hash::FxHashMap<OpKey, Polls<Ret>>>,
 }
 
 impl<Ret> Roots<Ret> {
@@ -105,18 +106,18 @@ impl<Ret> Roots<Ret> {
         }
     }
 
-    /// The root trace of operation `op`.
-    fn get(&self, op: OpKey) -> Trace<Ret> {
+    /// The root polls of operation `op`.
+    fn get(&self, op: OpKey) -> Polls<Ret> {
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(op).or_insert_with(|| Trace::root(op)).clone()
+        map.entry(op).or_insert_with(|| Polls::root(op)).clone()
     }
 }
 
 impl<Ret> Drop for Roots<Ret> {
     fn drop(&mut self) {
         let map = self.map.get_mut().unwrap_or_else(|e| e.into_inner());
-        for trace in map.values() {
-            trace.release();
+        for polls in map.values() {
+            polls.release();
         }
     }
 }
@@ -185,7 +186,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
         }
     }
 
-    /// From the memo of the client's trace when this poll was seen before (the same
+    /// From the memo of the client's polls when this poll was seen before (the same
     /// operation, inputs and reply, and, if the client read its clock during it, the same
     /// time and clock offset); else by rebuilding and polling its future, memoized.
     fn poll(
@@ -196,8 +197,8 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
     ) -> Polling<M::Ret> {
         let PollAt { now, clock } = at;
         let reply = self.delivered.take();
-        let trace = cl.rec.polls.clone();
-        let node = trace.node().filter(|n| n.op == self.bridge.op_key(c, cl));
+        let polls = cl.rec.polls.clone();
+        let node = polls.node().filter(|n| n.op == self.bridge.op_key(c, cl));
         let when = (now, clock.offset_ms);
         if let Some(node) = node {
             let memo = node.memo.lock().unwrap_or_else(|e| e.into_inner());
@@ -228,7 +229,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
         let marks = std::mem::take(&mut slot.marks);
         let clock_read = slot.clock_reads > 0;
         let delivered = reply.map(|(delivered, _)| delivered);
-        let child = trace.push(PollInput {
+        let child = polls.push(PollInput {
             clock: clock_read.then_some(when),
             reply: delivered.clone(),
         });
@@ -268,7 +269,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
     }
 
     fn end(&mut self, _: usize, cl: &mut ClientState<Recorded<M::Ret>>, returned: bool) {
-        cl.rec.polls = Trace::default();
+        cl.rec.polls = Polls::default();
         if returned {
             cl.rec.alt = 0;
         }
@@ -635,7 +636,7 @@ impl<M: Explorable> Bridge<M> {
         })
     }
 
-    /// The operation client `c` runs (what its trace's memo is valid for).
+    /// The operation client `c` runs (what its polls' memos is valid for).
     fn op_key(&self, c: usize, cl: &ClientState<Recorded<M::Ret>>) -> OpKey {
         (c, cl.op_index, cl.rec.alt, cl.rec.ordinal)
     }

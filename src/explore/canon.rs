@@ -160,7 +160,7 @@ fn hash_client<Ret, H: Hasher>(
     if with_hist_index {
         hist_index.hash(h);
     }
-    // The inputs as their digest (cas uniques by their position among the trace's own),
+    // The inputs as their digest (cas uniques by their position among the client's own),
     // then those uniques, renamed: the same information as the inputs with every
     // unique renamed, and the uniques named in the same order of first appearance.
     h.write_usize(polls.len());
@@ -330,7 +330,8 @@ fn hash_history_renamed<Op: Hash, Ret: Hash, H: Hasher>(
 mod tests {
     use super::*;
     use crate::command::{Command, Reply, StoreVerb, Value};
-    use crate::explore::state::{Delivered, Phase, PollInput, State, Trace};
+    use crate::explore::polls::{PollInput, Polls};
+    use crate::explore::state::{Delivered, Phase, State};
     use crate::sim::Tail;
     use crate::store::{Store, StoreConfig};
     use std::hash::DefaultHasher;
@@ -425,7 +426,7 @@ mod tests {
                     class: 0,
                     ordinal: None,
                     alt: 0,
-                    polls: Trace::default().push(PollInput {
+                    polls: Polls::default().push(PollInput {
                         clock: None,
                         reply: Some(Delivered::Reply(Reply::Values(values))),
                     }),

@@ -53,6 +53,7 @@ mod bridge;
 mod canon;
 mod explorer;
 mod guard;
+mod polls;
 mod scope;
 mod state;
 #[cfg(test)]

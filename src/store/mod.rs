@@ -140,6 +140,16 @@ impl CasNames {
         self.seen.truncate(len);
     }
 
+    /// Names continuing `uniques` (named 0, 1, … in that order).
+    pub(crate) fn from_uniques(uniques: Vec<u64>) -> CasNames {
+        CasNames { seen: uniques }
+    }
+
+    /// The uniques named so far, in order of their names.
+    pub(crate) fn into_uniques(self) -> Vec<u64> {
+        self.seen
+    }
+
     /// The name of unique `cas`: the number of distinct uniques named before it.
     pub(crate) fn name(&mut self, cas: u64) -> usize {
         match self.seen.iter().position(|&c| c == cas) {

@@ -72,7 +72,7 @@ impl Table {
     pub fn digest(&self) -> &Digest {
         self.digest.get_or_init(|| {
             let mut h = std::hash::DefaultHasher::new();
-            let mut uniques: Vec<u64> = Vec::new();
+            let mut names = super::CasNames::default();
             for item in self.sorted() {
                 let Item {
                     key,
@@ -88,19 +88,12 @@ impl Table {
                 flags.hash(&mut h);
                 exptime.hash(&mut h);
                 time.hash(&mut h);
-                let name = match uniques.iter().position(|u| u == cas) {
-                    Some(i) => i,
-                    None => {
-                        uniques.push(*cas);
-                        uniques.len() - 1
-                    }
-                };
-                h.write_usize(name);
+                h.write_usize(names.name(*cas));
                 tick.hash(&mut h);
             }
             Digest {
                 shape: h.finish(),
-                uniques,
+                uniques: names.into_uniques(),
             }
         })
     }
