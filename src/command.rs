@@ -152,6 +152,23 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether what the store answers, to this command or a later one, can depend on the
+    /// time it arrives: it gives an item an expiration time (any `exptime` but 0: memcached
+    /// keeps expiries in whole seconds of its own clock) or flushes (a flush hides the
+    /// items last stored before a second of that clock). Every other command's effect and
+    /// reply are the same at every time, on a store with no expiring item, no flush and no
+    /// memory limit ([`crate::store::Store::time_free`]).
+    pub fn involves_time(&self) -> bool {
+        match self {
+            Command::Store { exptime, .. }
+            | Command::Cas { exptime, .. }
+            | Command::Gat { exptime, .. }
+            | Command::Touch { exptime, .. } => *exptime != 0,
+            Command::FlushAll { .. } => true,
+            Command::Get { .. } | Command::Arith { .. } | Command::Delete { .. } => false,
+        }
+    }
+
     /// The protocol word of this command (`set`, `gets`, `incr`, `flush_all`, …).
     pub fn verb(&self) -> &'static str {
         match self {
@@ -612,6 +629,38 @@ impl fmt::Display for Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_expiries_and_flushes_involve_time() {
+        let set = |exptime| Command::Store {
+            verb: StoreVerb::Set,
+            key: b"k".to_vec(),
+            flags: 0,
+            exptime,
+            data: b"v".to_vec(),
+            noreply: false,
+        };
+        assert!(!set(0).involves_time());
+        assert!(set(5).involves_time());
+        assert!(set(-1).involves_time());
+        let touch = |exptime| Command::Touch {
+            key: b"k".to_vec(),
+            exptime,
+            noreply: false,
+        };
+        assert!(!touch(0).involves_time());
+        assert!(touch(1).involves_time());
+        assert!(Command::FlushAll {
+            delay: None,
+            noreply: false
+        }
+        .involves_time());
+        assert!(!Command::Get {
+            with_cas: true,
+            keys: vec![b"k".to_vec()]
+        }
+        .involves_time());
+    }
 
     #[test]
     fn replies_encode_as_memcached_sends_them() {

@@ -127,6 +127,13 @@ pub struct ExploreReport {
     pub interchangeable: Vec<Vec<usize>>,
     /// The guard rail that stopped the search, if one did.
     pub bound: Option<String>,
+    /// Whether the search was time-free (see `Scope::time_shift`): states that differ
+    /// only by when things happen were one, and no path was cut at the horizon.
+    #[serde(default)]
+    pub time_free: bool,
+    /// What made a time-free search run again with times, if something did.
+    #[serde(default)]
+    pub time_dependence: Option<String>,
     /// A warning about the scope's size, given before the search.
     pub warning: Option<String>,
     /// The shortest counterexample, replayed by the simulator (its trace is the

@@ -219,6 +219,8 @@ impl<M: Explorable> Target for ModelTarget<M> {
             workloads: found.workloads,
             interchangeable: found.interchangeable.clone(),
             bound: found.bound.clone(),
+            time_free: found.time_free,
+            time_dependence: found.time_dependence.clone(),
             warning,
             token: counterexample.as_ref().map(|r| r.token.clone()),
             counterexample,

@@ -82,6 +82,11 @@ pub struct Args {
     /// or to distrust the fairness abstraction.
     #[arg(long)]
     pub no_fairness_abstraction: bool,
+    /// Keep every state's times, also when no client reads its clock and no command
+    /// involves time (the verdict is the same; the search is larger, and paths are cut at
+    /// the horizon): to compare, or to distrust the time-shift reduction.
+    #[arg(long)]
+    pub no_time_shift: bool,
     /// How long a client waits for a lost or late reply before it sees the timeout, in
     /// virtual ms (0: at once).
     #[arg(long, value_name = "MS", default_value_t = 0)]
@@ -128,6 +133,7 @@ pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
     scope.seed = args.seed;
     scope.symmetry = !args.no_symmetry;
     scope.fairness_abstraction = !args.no_fairness_abstraction;
+    scope.time_shift = !args.no_time_shift;
     if args.timeout_ms > 86_400_000 {
         return Err(format!(
             "bad --timeout-ms {}: expected at most 86400000 (one day)",
@@ -252,6 +258,8 @@ pub fn to_json(r: &ExploreReport) -> serde_json::Value {
         "workloads": r.workloads,
         "interchangeable": r.interchangeable,
         "bound": r.bound,
+        "time_free": r.time_free,
+        "time_dependence": r.time_dependence,
         "warning": r.warning,
         "token": r.token,
         "counterexample": r.counterexample,

@@ -126,10 +126,33 @@ fn cut_paths_make_the_verdict_unknown() {
         out.contains("paths cut by the step bound of 2 steps per operation (raise it with --max-op-steps): those paths were not judged"),
         "{out}"
     );
-    let (code, out) = kvsim(&["explore", "fifo/fixed", "--horizon", "0.001"]);
+    let (code, out) = kvsim(&[
+        "explore",
+        "fifo/fixed",
+        "--horizon",
+        "0.001",
+        "--no-time-shift",
+    ]);
     assert_eq!(code, 3, "{out}");
     assert!(
         out.contains("paths cut by the time horizon of 1 ms (raise it with --horizon)"),
+        "{out}"
+    );
+    // A time-free search needs no horizon: nothing is cut, every path is judged.
+    let (code, out) = kvsim(&["explore", "fifo/fixed", "--horizon", "0.001"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("no path needed the horizon"), "{out}");
+    // A model that reads its clock keeps its times, and the horizon cuts its paths.
+    let (code, out) = kvsim(&["explore", "lock/fixed", "--horizon", "0.001"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains(
+            "time     kept in every state: client C0 sent `add`, whose effect depends on the time"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("paths cut by the time horizon of 1 ms"),
         "{out}"
     );
 }

@@ -25,7 +25,7 @@
 //!   needs two clients that find the lock missing and reset it, and two that acquire
 //!   between and after the resets; with 3 clients the resetting clients are asleep
 //!   (500 ms) while the one inside finishes, so no path fails: pinned below (3 × 1,
-//!   10,217 states, ok). 3 × 2 exceeds 5 GiB (5.3 million states, 41 s, not exhausted).
+//!   3,396 states, ok). 3 × 2 exceeds 5 GiB (5.3 million states, 41 s, not exhausted).
 //! - `message-queue`: a writer (C0) and a reader (C1), **2 × 1**, with **100 steps per
 //!   operation**: a reader's session waits out its 1.5 s timeout in waits of at most
 //!   100 ms (three steps each), about 50 steps, so the default bound of 24 cuts every
@@ -37,9 +37,9 @@
 //!   over to file 2, and starts there, never reading file 1.
 //!
 //! # Fixed variants not pinned at their published variant's scope
-//! - `spinlock/fixed`, 4 × 1: exhausted since symmetry reduction (about 12.6 million
-//!   unique states over every workload, a minute on two threads: `kvsim bench explore`),
-//!   too slow for CI. Pinned at 2 × 2 and 3 × 1 instead.
+//! - `spinlock/fixed`, 4 × 1: exhausted since symmetry reduction (4.35 million unique
+//!   states over every workload with the time shift, 10 s on two threads: `kvsim bench
+//!   explore`), too slow for CI. Pinned at 2 × 2 and 3 × 1 instead.
 //! - `message-queue/fixed`, 2 × 1 (seed 4, 100 steps per op): verifies, but with 1,103,729
 //!   unique states in 54 s: too slow for CI.
 
@@ -139,7 +139,7 @@ fn shortest_counterexample(
 #[test]
 fn the_fixed_variants_verify_2x2_without_faults() {
     for (model, unique, total) in [
-        ("fifo", 10_199, 15_095),
+        ("fifo", 4_525, 7_071),
         ("counter", 114, 123),
         ("lock", 5_523, 5_629),
     ] {
@@ -163,7 +163,7 @@ fn the_published_fifo_fails_without_faults_with_its_shortest_counterexample() {
         panic!("expected a violation, found {}", r.verdict)
     };
     assert_eq!(v.property, "linearizability (queue)");
-    assert_eq!(r.unique_states, 640);
+    assert_eq!(r.unique_states, 623);
     let cx = r.counterexample.as_ref().expect("a counterexample");
     assert_eq!(cx.verdict, r.verdict, "the simulator's replay agrees");
     // The token replays the same run.
@@ -185,7 +185,7 @@ fn the_published_fifo_fails_without_faults_with_its_shortest_counterexample() {
 fn the_published_counter_passes_without_faults() {
     let r = explore("counter", Variant::Published, 1);
     assert_eq!(r.verdict, Verdict::Ok);
-    assert_eq!(r.unique_states, 166);
+    assert_eq!(r.unique_states, 131);
 }
 
 /// `add` returns when `append` fails, so on the missing array nothing is ever stored:
@@ -261,7 +261,7 @@ fn the_published_spinlock_initialisation_race_needs_four_clients() {
         "spinlock",
         &scope(4, 1, 3),
         "mutual exclusion",
-        (9_024, 10_840),
+        (6_019, 7_534),
     );
     insta::assert_snapshot!(report);
     // Three clients (all incrementing) cannot break it without faults.
@@ -269,19 +269,19 @@ fn the_published_spinlock_initialisation_race_needs_four_clients() {
         "spinlock",
         Variant::Published,
         &scope(3, 1, 3),
-        (5_702, 7_108),
+        (3_396, 4_548),
     );
     verifies(
         "spinlock",
         Variant::Fixed,
         &scope(3, 1, 3),
-        (46_306, 55_976),
+        (22_092, 29_206),
     );
     verifies(
         "spinlock",
         Variant::Fixed,
         &scope(2, 2, 1),
-        (31_326, 33_844),
+        (20_091, 23_846),
     );
 }
 
@@ -385,4 +385,76 @@ fn fairness_abstraction_keeps_every_verdict() {
         }
     }
     assert!(reduced_somewhere, "no scope got smaller");
+}
+
+/// The time-shift reduction (states that differ only in when things happen are one, no
+/// horizon) gives the verdict the search with times gives, wherever that search judged
+/// every path, on scopes with every fault kind that moves time (pauses, lost and late
+/// requests with timeouts, downed servers, time jumps, crashes, restarts); a model that
+/// reads its clock or sets an expiry is searched with times, and says what made it so.
+#[test]
+fn time_shift_reduction_keeps_every_verdict() {
+    let cases: &[(&str, Variant, usize, usize, &str, u64)] = &[
+        ("spinlock", Variant::Published, 3, 1, "none", 0),
+        ("spinlock", Variant::Fixed, 2, 1, "pause,crash", 0),
+        ("spinlock", Variant::Published, 2, 1, "lose,expire", 300),
+        ("fifo", Variant::Published, 2, 2, "none", 0),
+        ("fifo", Variant::Fixed, 2, 2, "delay", 200),
+        ("fifo", Variant::Fixed, 2, 1, "evict,restart", 0),
+        ("counter", Variant::Published, 2, 2, "lose,skew", 100),
+        ("counter", Variant::Fixed, 2, 2, "pause,restart", 0),
+        ("array-append", Variant::Fixed, 2, 2, "lose", 100),
+        ("table", Variant::Fixed, 2, 1, "evict,pause", 0),
+    ];
+    let mut reduced_somewhere = false;
+    for &(model, variant, clients, ops, faults, timeout_ms) in cases {
+        let mut s = scope(clients, ops, 1);
+        s.faults = Scope::parse_faults(faults).expect("faults");
+        s.timeout_ms = timeout_ms;
+        let reduced = explore_in(model, variant, &s);
+        s.time_shift = false;
+        let full = explore_in(model, variant, &s);
+        let name = format!("{model}/{} {clients}x{ops} {faults}", variant.name());
+        assert!(reduced.time_free, "{name}: {:?}", reduced.time_dependence);
+        assert!(!full.time_free, "{name}");
+        assert_eq!(
+            reduced.horizon_cut, 0,
+            "{name}: a time-free search cuts nothing"
+        );
+        assert_eq!(reduced.bound, None, "{name}");
+        if full.horizon_cut == 0 && full.bound.is_none() {
+            assert_eq!(kind(&reduced.verdict), kind(&full.verdict), "{name}");
+        } else {
+            // The search with times could not judge every path; the time-free one did.
+            assert_eq!(kind(&full.verdict), "unknown", "{name}");
+        }
+        if full.verdict == Verdict::Ok {
+            assert!(reduced.unique_states <= full.unique_states, "{name}");
+        }
+        reduced_somewhere |= reduced.unique_states < full.unique_states;
+        if let Some(cx) = &reduced.counterexample {
+            assert_eq!(cx.verdict, reduced.verdict, "{name}: the replay agrees");
+        }
+    }
+    assert!(reduced_somewhere, "no scope got smaller");
+    // The lock sets an expiry: its search keeps times, exactly as without the reduction.
+    let s = scope(2, 1, 1);
+    let r = explore_in("lock", Variant::Fixed, &s);
+    assert!(!r.time_free);
+    let why = r
+        .time_dependence
+        .as_deref()
+        .expect("what made it keep times");
+    assert!(
+        why.contains("sent `add`, whose effect depends on the time"),
+        "{why}"
+    );
+    let mut timed = s.clone();
+    timed.time_shift = false;
+    let t = explore_in("lock", Variant::Fixed, &timed);
+    assert_eq!(
+        (r.unique_states, r.total_states),
+        (t.unique_states, t.total_states)
+    );
+    assert_eq!(t.time_dependence, None);
 }

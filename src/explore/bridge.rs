@@ -81,6 +81,10 @@ pub(crate) struct Bridge<M: Explorable> {
     /// Whether states forget since when a client has been runnable once it can no longer
     /// be starved ([`Scope::fairness_abstraction`]; see `Bridge::never_starved`).
     abstract_fairness: bool,
+    /// A time-free search ([`Scope::time_shift`]): states are identified with their times
+    /// relative to now, and no path is cut at the horizon. The guard stops it the moment a
+    /// client reads its clock or sends a command that involves time.
+    time_free: bool,
     init: State<M::Op, M::Ret>,
     pub(crate) guard: Arc<Guard>,
     /// The root polls of every operation started so far (whose nodes memoize what
@@ -90,7 +94,7 @@ pub(crate) struct Bridge<M: Explorable> {
 
 /// The `ready_since` of a client that can no longer be starved before its next step
 /// (see `Bridge::never_starved`): a time the fairness rule never reaches.
-const NEVER_STARVED: u64 = u64::MAX;
+pub(crate) const NEVER_STARVED: u64 = u64::MAX;
 
 /// The root polls of a search's operations, one per [`OpKey`]: every state whose client
 /// runs the same operation shares their nodes and their memos. Dropped with the
@@ -228,6 +232,11 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
         let mut slot = rebuilt.handle.slot.borrow_mut();
         let marks = std::mem::take(&mut slot.marks);
         let clock_read = slot.clock_reads > 0;
+        if self.bridge.time_free && clock_read {
+            self.bridge
+                .guard
+                .depends_on_time(format!("client C{c} read its clock"));
+        }
         let delivered = reply.map(|(delivered, _)| delivered);
         let child = polls.push(PollInput {
             clock: clock_read.then_some(when),
@@ -237,6 +246,14 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
             Poll::Ready(result) => Polled::Ready(result.ok()),
             Poll::Pending => match slot.request.take() {
                 Some(request) => {
+                    if let Request::Command(cmd) = &request {
+                        if self.bridge.time_free && cmd.involves_time() {
+                            self.bridge.guard.depends_on_time(format!(
+                                "client C{c} sent `{}`, whose effect depends on the time",
+                                cmd.verb()
+                            ));
+                        }
+                    }
                     let polled = match request {
                         Request::Command(_) => Polled::Calling,
                         Request::Sleep(ms) => Polled::Sleep(ms),
@@ -308,6 +325,15 @@ impl<M: Explorable> Bridge<M> {
         let mut init = setup.world;
         init.faults_used = vec![0; scope.faults.len()];
         init.halt = setup.failed.map(Halt::SetupFailed);
+        // Time-free: nothing kept so far depends on the time (the history keeps no times,
+        // the stores answer alike at any time), and the guard watches for what would.
+        let time_free = scope.time_shift
+            && !scope.times
+            && init
+                .servers
+                .iter()
+                .all(|s| s.store.time_free() && !s.store.orders_cas());
+        init.time_free = time_free;
         let drift: Vec<i64> = setup.clocks.iter().map(|c| c.drift_ppm).collect();
         let classes = if scope.symmetry && model.interchangeable_clients() {
             classes(&alts, &drift)
@@ -347,6 +373,7 @@ impl<M: Explorable> Bridge<M> {
             drift,
             fair,
             abstract_fairness: scope.fairness_abstraction,
+            time_free,
             init,
             guard,
             roots: Roots::new(),
@@ -451,6 +478,7 @@ impl<M: Explorable> Bridge<M> {
             drift: self.drift.clone(),
             fair: self.fair,
             abstract_fairness: self.abstract_fairness,
+            time_free: self.time_free,
             init,
             guard,
             roots: Roots::new(),
@@ -651,6 +679,11 @@ impl<M: Explorable> Bridge<M> {
         }
     }
 
+    /// Whether this is a time-free search ([`Scope::time_shift`]).
+    pub(crate) fn time_free(&self) -> bool {
+        self.time_free
+    }
+
     /// The time horizon, in ms from the start.
     pub(crate) fn horizon_ms(&self) -> u64 {
         self.horizon - EPOCH_MS
@@ -693,7 +726,7 @@ impl<M: Explorable> Bridge<M> {
     pub(crate) fn cut(&self, s: &State<M::Op, M::Ret>) -> Option<Cut> {
         if s.is_final() {
             None
-        } else if s.now > self.horizon {
+        } else if !self.time_free && s.now > self.horizon {
             Some(Cut::Horizon)
         } else if s
             .clients

@@ -16,11 +16,25 @@
 //! and later compares it with a unique from `gets`). Results are hashed with their numbers,
 //! so the second only merges less; the first would merge states that differ.
 //!
+//! In a time-free search ([`super::Scope::time_shift`]) every time is hashed relative to
+//! the state's `now`, and `now` itself not at all: the clients' wake-ups and timeouts, the
+//! end of a pause, a downed server's return, a late request's landing, since when a client
+//! is runnable, the last fault's end; the stores are hashed without their clock, their
+//! items' access times and their LRU order ([`crate::store::Store::time_free`]). Sound
+//! because in such a search nothing reads an absolute time: no client reads its clock, no
+//! command involves time ([`crate::command::Command::involves_time`]; the guard stops the
+//! search at the first that does, and it runs again with times), the history keeps no
+//! times, and no path is cut at a time horizon. Whether a client reads its clock, or sends
+//! such a command, is decided before the value it would read is used, so two states that
+//! differ by a shift meet the first such read on the same paths: a search that met none
+//! left none unmet.
+//!
 //! Every struct is destructured, so a field added later cannot be left out unnoticed.
 
+use super::bridge::NEVER_STARVED;
 use super::state::{Recorded, World};
 use crate::history::History;
-use crate::sim::{ClientState, Halt, InFlight, ServerState};
+use crate::sim::{ClientState, Halt, InFlight, Phase, ServerState};
 use crate::store::CasNames;
 use std::hash::{Hash, Hasher};
 
@@ -41,20 +55,26 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             last_fault,
             halt,
             in_flight,
+            time_free,
         } = self;
+        // In a time-free search, every time is taken relative to `now` (see the module's
+        // text), and `now` itself is left out.
+        let at = time_free.then_some(*now);
         let renamed = !servers.iter().any(|s| s.store.orders_cas());
         let mut names = CasNames::default();
-        h.write_u8(renamed as u8);
+        h.write_u8(renamed as u8 | (*time_free as u8) << 1);
         h.write_usize(servers.len());
         for ServerState { store, down_until } in servers {
             if renamed {
-                store.hash_renamed(h, &mut names);
+                store.hash_renamed(h, &mut names, *time_free);
             } else {
                 store.hash(h);
             }
-            down_until.hash(h);
+            down_until.map(|t| since(at, t)).hash(h);
         }
-        now.hash(h);
+        if at.is_none() {
+            now.hash(h);
+        }
         h.write_usize(clients.len());
         let symmetric = clients
             .iter()
@@ -63,9 +83,9 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
         let rename = if symmetric {
             // Clients in canonical order, and the history as the permuted path has it.
             let runs = Runs::of(history);
-            let order = canonical_order(clients, history, &runs, &names, renamed);
+            let order = canonical_order(clients, history, &runs, &names, renamed, at);
             for &old in &order {
-                hash_client(&clients[old], h, &mut names, renamed, false);
+                hash_client(&clients[old], h, &mut names, renamed, false, at);
             }
             let mut rename = vec![0; clients.len()];
             for (new, &old) in order.iter().enumerate() {
@@ -75,7 +95,7 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             Some(rename)
         } else {
             for client in clients {
-                hash_client(client, h, &mut names, renamed, true);
+                hash_client(client, h, &mut names, renamed, true, at);
             }
             history.hash(h);
             None
@@ -84,13 +104,13 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
         // sender changes nothing to come (and interchangeable clients stay so).
         h.write_usize(in_flight.len());
         for InFlight {
-            at,
+            at: lands,
             shard,
             command,
             client: _,
         } in in_flight
         {
-            at.hash(h);
+            since(at, *lands).hash(h);
             shard.hash(h);
             command.hash(h);
         }
@@ -98,7 +118,15 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
         tail.hash(h);
         tail_start.hash(h);
         faults_used.hash(h);
-        last_fault.hash(h);
+        match (last_fault, at) {
+            // Without history times (a time-free search has none) the last fault's time
+            // matters only as "its effect lasted or not" (`World::quiet`) and its end
+            // only against times to come.
+            (Some((seq, when, end)), Some(_)) => {
+                Some((seq, end == when, since(at, *end))).hash(h);
+            }
+            (last, _) => last.hash(h),
+        }
         match (halt, &rename) {
             (
                 Some(
@@ -124,6 +152,15 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
     }
 }
 
+/// A true time as the hash takes it: as it is (`at` is `None`), or relative to `at`, the
+/// state's `now`, in a time-free search (negative for a time already past).
+fn since(at: Option<u64>, t: u64) -> i64 {
+    match at {
+        None => t as i64,
+        Some(now) => t as i64 - now as i64,
+    }
+}
+
 /// One client's part of the hash. `hist_index` is left out under symmetry: it is the
 /// position of the client's last operation in the history, which the renamed history
 /// determines.
@@ -133,6 +170,7 @@ fn hash_client<Ret, H: Hasher>(
     names: &mut CasNames,
     renamed: bool,
     with_hist_index: bool,
+    at: Option<u64>,
 ) {
     let ClientState {
         phase,
@@ -150,13 +188,27 @@ fn hash_client<Ret, H: Hasher>(
                 ordinal,
             },
     } = client;
-    phase.hash(h);
+    match (phase, at) {
+        (Phase::Sleeping(t), Some(_)) => (1u8, since(at, *t)).hash(h),
+        (Phase::TimingOut(t), Some(_)) => (2u8, since(at, *t)).hash(h),
+        _ => phase.hash(h),
+    }
     op_index.hash(h);
-    paused_until.hash(h);
+    // 0 when no pause is in force.
+    match paused_until {
+        0 => 0,
+        &t => since(at, t),
+    }
+    .hash(h);
     offset_ms.hash(h);
     alt.hash(h);
     ordinal.hash(h);
-    ready_since.hash(h);
+    ready_since
+        .map(|t| match t {
+            NEVER_STARVED => i64::MAX,
+            t => since(at, t),
+        })
+        .hash(h);
     if with_hist_index {
         hist_index.hash(h);
     }
@@ -227,6 +279,7 @@ fn canonical_order<Op: Hash, Ret: Hash>(
     runs: &Runs,
     names: &CasNames,
     renamed: bool,
+    at: Option<u64>,
 ) -> Vec<usize> {
     // One hasher per client, fed its own state, then its operations in one pass over the
     // history.
@@ -239,7 +292,7 @@ fn canonical_order<Op: Hash, Ret: Hash>(
         .map(|cl| {
             let mut h = rustc_hash::FxHasher::default();
             scratch.truncate(servers);
-            hash_client(cl, &mut h, &mut scratch, renamed, false);
+            hash_client(cl, &mut h, &mut scratch, renamed, false, at);
             h
         })
         .collect();
@@ -361,6 +414,7 @@ mod tests {
             last_fault: None,
             halt: None,
             in_flight: Vec::new(),
+            time_free: false,
         }
     }
 
@@ -376,6 +430,49 @@ mod tests {
                 noreply: false,
             },
         );
+    }
+
+    /// A state of a time-free search hashes alike at every time when every time in it
+    /// (the store's clock and item times, a downed server's return, a wake-up, a pause,
+    /// since when a client is runnable) moves with the clock; a search that keeps times
+    /// tells them apart, and a wait of a different length is a different state.
+    #[test]
+    fn a_time_free_state_is_the_same_state_at_every_time() {
+        let at = |t: u64, time_free: bool, wake: u64| {
+            let mut store = Store::new(StoreConfig::default(), t);
+            store.apply(
+                t,
+                &Command::Store {
+                    verb: StoreVerb::Set,
+                    key: b"x".to_vec(),
+                    flags: 0,
+                    exptime: 0,
+                    data: b"1".to_vec(),
+                    noreply: false,
+                },
+            );
+            let mut s = state(vec![store]);
+            s.now = t;
+            s.time_free = time_free;
+            s.servers[0].down_until = Some(t + 700);
+            s.last_fault = Some((0, t - 100, t + 700));
+            s.clients.push(ClientState {
+                phase: Phase::Sleeping(t + wake),
+                op_index: 0,
+                paused_until: t + 300,
+                offset_ms: 0,
+                ready_since: Some(t - 20),
+                hist_index: 0,
+                rec: Recorded::default(),
+            });
+            s
+        };
+        let t0 = crate::sim::EPOCH_MS;
+        let t1 = t0 + 1_234;
+        assert_eq!(hash_of(&at(t0, true, 500)), hash_of(&at(t1, true, 500)));
+        assert_ne!(hash_of(&at(t0, false, 500)), hash_of(&at(t1, false, 500)));
+        assert_ne!(hash_of(&at(t0, true, 500)), hash_of(&at(t0, true, 501)));
+        assert_ne!(hash_of(&at(t0, true, 500)), hash_of(&at(t0, false, 500)));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Guard rails: a bound on generated states and on the process's memory. When one is
 //! hit the bridge stops admitting new states; the search drains and ends `Unknown`,
-//! saying which bound it hit.
+//! saying which bound it hit. A time-free search is stopped the same way when a client
+//! turns out to depend on the time (it is then searched again with times).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -27,6 +28,8 @@ pub(crate) struct Guard {
     steps_cut: AtomicUsize,
     halted: AtomicBool,
     why: Mutex<Option<String>>,
+    /// What showed that a time-free search depends on the time.
+    timed: Mutex<Option<String>>,
 }
 
 impl Guard {
@@ -39,6 +42,7 @@ impl Guard {
             steps_cut: AtomicUsize::new(0),
             halted: AtomicBool::new(false),
             why: Mutex::new(None),
+            timed: Mutex::new(None),
         }
     }
 
@@ -89,6 +93,21 @@ impl Guard {
             *w = Some(why);
         }
         self.halted.store(true, Ordering::Relaxed);
+    }
+
+    /// Stops a time-free search: `what` (a clock read, a command that involves time)
+    /// makes its states depend on the time after all.
+    pub(crate) fn depends_on_time(&self, what: String) {
+        let mut t = self.timed.lock().expect("guard lock");
+        if t.is_none() {
+            *t = Some(what);
+        }
+        self.halted.store(true, Ordering::Relaxed);
+    }
+
+    /// What stopped a time-free search, if something did.
+    pub(crate) fn time_dependence(&self) -> Option<String> {
+        self.timed.lock().expect("guard lock").clone()
     }
 
     /// Which bound was hit, if one was.

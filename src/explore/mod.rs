@@ -144,6 +144,12 @@ pub struct Exploration {
     pub workloads: u64,
     /// The guard rail that stopped the search, if one did.
     pub bound: Option<String>,
+    /// Whether the search was time-free ([`Scope::time_shift`]): states that differ only
+    /// by when things happen were one, and no path was cut at the horizon.
+    pub time_free: bool,
+    /// What made a time-free search stop and run again with times (a client read its
+    /// clock, or sent a command that involves time), if something did.
+    pub time_dependence: Option<String>,
     /// For a violation or an unjudgeable path: the shortest path to it, as the
     /// simulator's replay choices (client `i` < clients, faults after them).
     pub counterexample: Option<Vec<u32>>,
@@ -184,6 +190,22 @@ pub fn workloads<M: Model>(model: &M, scope: &Scope) -> Result<(u64, bool), Stri
 /// counterexample is the shortest of its workload.
 pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Exploration {
     let start = Instant::now();
+    let mut found = search(Arc::clone(&model), scope, limits);
+    if let Some(why) = found.time_dependence.take() {
+        // A time-free search that turned out to depend on the time: again, with times.
+        let mut timed = scope.clone();
+        timed.time_shift = false;
+        found = search(model, &timed, limits);
+        found.time_dependence = Some(why);
+        found.elapsed = start.elapsed();
+    }
+    found
+}
+
+/// One search of [`explore`]: a time-free one stops at the first sign that it depends on
+/// the time, with [`Exploration::time_dependence`] set and no verdict to trust.
+fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Exploration {
+    let start = Instant::now();
     let guard = Arc::new(Guard::new(limits.max_states, limits.max_memory_bytes));
     let bridge = match Bridge::new(model, scope, Arc::clone(&guard)) {
         Ok(b) => b,
@@ -199,6 +221,8 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
                 interchangeable: Vec::new(),
                 workloads: 0,
                 bound: None,
+                time_free: false,
+                time_dependence: None,
                 counterexample: None,
                 config: scope.config(),
                 seed: scope.seed,
@@ -242,6 +266,26 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
     }
     let checker = checker.join();
     let bridge = checker.model();
+    let time_free = bridge.time_free();
+    if let Some(why) = guard.time_dependence() {
+        return Exploration {
+            verdict: Verdict::Unknown(format!("the time-free search stopped: {why}")),
+            unique_states: checker.unique_state_count(),
+            total_states: checker.state_count(),
+            max_depth: checker.max_depth(),
+            elapsed: start.elapsed(),
+            horizon_cut: 0,
+            steps_cut: 0,
+            interchangeable,
+            workloads,
+            bound: None,
+            time_free,
+            time_dependence: Some(why),
+            counterexample: None,
+            config,
+            seed: scope.seed,
+        };
+    }
     let mut discoveries = checker.discoveries();
     let failure = [PROP_CHECK, PROP_PROGRESS]
         .iter()
@@ -286,6 +330,8 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
         interchangeable,
         workloads,
         bound,
+        time_free,
+        time_dependence: None,
         counterexample,
         config,
         seed: scope.seed,
@@ -351,7 +397,10 @@ pub fn serve<M: Explorable>(model: Arc<M>, scope: &Scope, addr: &str) -> Result<
     // tiny_http panics on a bad address; find out first, with a message.
     drop(std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?);
     let guard = Arc::new(Guard::new(usize::MAX, u64::MAX));
-    let explorer = explorer::Explorer::new(Bridge::new(model, scope, guard)?);
+    // Every state at its own time: the Explorer shows them.
+    let mut scope = scope.clone();
+    scope.time_shift = false;
+    let explorer = explorer::Explorer::new(Bridge::new(model, &scope, guard)?);
     let _checker = explorer.checker().serve(addr);
     Ok(())
 }

@@ -75,6 +75,16 @@ pub struct Scope {
     /// either way; off, the search is larger (for comparison). Default: on.
     #[serde(default = "default_symmetry")]
     pub fairness_abstraction: bool,
+    /// Time-shift reduction. When no time is kept in the history ([`Scope::times`] off),
+    /// the stores have no memory limit and no item that expires, a search first assumes
+    /// that nothing depends on *when* things happen: two states that differ only by a
+    /// shift of every time (the clock, wake-ups, timeouts, pauses, late requests) are one,
+    /// and paths need no horizon (the step bound per operation ends them). The moment a
+    /// client reads its clock or sends a command that involves time (an expiry, a flush),
+    /// the search stops and starts again with times. The verdict is the same either way;
+    /// off, the search is larger (for comparison). Default: on.
+    #[serde(default = "default_symmetry")]
+    pub time_shift: bool,
 }
 
 fn default_symmetry() -> bool {
@@ -112,6 +122,7 @@ impl Scope {
             symmetry: true,
             timeout_ms: 0,
             fairness_abstraction: true,
+            time_shift: true,
         }
     }
 
@@ -140,6 +151,7 @@ impl Scope {
             symmetry: true,
             timeout_ms: 0,
             fairness_abstraction: true,
+            time_shift: true,
         }
     }
 

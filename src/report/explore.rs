@@ -57,6 +57,17 @@ pub fn explore_body(r: &ExploreReport) -> String {
             names.join(" ")
         ));
     }
+    if r.time_free {
+        out.push_str(
+            "  time     free: no client read its clock and no command involved time, so states \
+             that differ only in when things happen were one, and no path needed the horizon \
+             (--no-time-shift to keep times)\n",
+        );
+    } else if let Some(why) = &r.time_dependence {
+        out.push_str(&format!(
+            "  time     kept in every state: {why} (the time-free search stopped there)\n"
+        ));
+    }
     if let Some(cx) = &r.counterexample {
         out.push_str("\nshortest counterexample:\n\n");
         out.push_str(&super::text_styled(cx, false));

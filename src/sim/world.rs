@@ -315,6 +315,10 @@ pub struct World<Op, Ret, R> {
     pub(crate) halt: Option<Halt>,
     /// Requests the `delay` fault holds back, in the order they land.
     pub(crate) in_flight: Vec<InFlight>,
+    /// The explorer's, false in the simulator's runs: this state is one of a time-free
+    /// search, whose state identity takes every time relative to `now` (see
+    /// `explore::canon`). Nothing the world does reads it.
+    pub(crate) time_free: bool,
 }
 
 /// A request on its way to a server, late (the `delay` fault): its client has timed out.
@@ -435,6 +439,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
             last_fault: None,
             halt: None,
             in_flight: Vec::new(),
+            time_free: false,
         }
     }
 
@@ -464,6 +469,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
             last_fault: self.last_fault,
             halt: self.halt,
             in_flight: self.in_flight,
+            time_free: self.time_free,
         }
     }
 

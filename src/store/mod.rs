@@ -472,16 +472,35 @@ impl Store {
         self.flush.oldest_cas != 0
     }
 
+    /// Whether nothing this store answers depends on the time, as long as no command
+    /// [involves time](crate::command::Command::involves_time): no item expires, nothing
+    /// was flushed, and without a memory limit nothing is evicted, so neither the items'
+    /// last access times, nor their LRU order, nor the server's clock can show. Two such
+    /// stores with the same items answer every such command alike at any two times (the
+    /// explorer's time-free search, `explore::canon`, relies on it). A command that
+    /// reports times (meta `mg … t`/`l`/`h`) would have to be added to `involves_time`.
+    pub(crate) fn time_free(&self) -> bool {
+        self.limit().is_none() && self.expiry.is_empty() && self.flush == Flush::default()
+    }
+
     /// Hashes the store as its derived `Hash` does, except for cas uniques: each is hashed
-    /// by the name `names` gives it, and the last unique handed out not at all.
+    /// by the name `names` gives it, and the last unique handed out not at all. With
+    /// `timeless` (only for a [`Store::time_free`] store), the server's clock, the items'
+    /// last access times and their LRU order are left out as well.
     ///
     /// Sound when the store compares uniques only for equality (not
     /// [`Store::orders_cas`]): a store gives a new item a unique larger than every unique
     /// it gave before, so two stores whose items' uniques are a renaming of each other
     /// answer every command alike, up to that renaming.
-    pub(crate) fn hash_renamed<H: std::hash::Hasher>(&self, h: &mut H, names: &mut CasNames) {
+    pub(crate) fn hash_renamed<H: std::hash::Hasher>(
+        &self,
+        h: &mut H,
+        names: &mut CasNames,
+        timeless: bool,
+    ) {
         use std::hash::Hash;
         debug_assert!(!self.orders_cas());
+        debug_assert!(!timeless || self.time_free());
         // Destructured, so that a new field cannot be left out of the hash unnoticed.
         let Store {
             config,
@@ -496,17 +515,24 @@ impl Store {
             seen: _,
         } = self;
         config.hash(h);
-        clock.hash(h);
+        if !timeless {
+            clock.hash(h);
+        }
         // The items (see `table::Digest`), with their uniques named in order of first
         // appearance: the same information as hashing them in key order with the names.
         h.write_usize(items.len());
         let digest = items.digest();
         h.write_u64(digest.shape);
+        if !timeless {
+            h.write_u64(digest.times);
+        }
         for &cas in &digest.uniques {
             h.write_usize(names.name(cas));
         }
         expiry.hash(h);
-        lru.hash(h);
+        if !timeless {
+            lru.hash(h);
+        }
         flush.hash(h);
         used.hash(h);
         evicted.hash(h);
