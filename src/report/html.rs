@@ -105,13 +105,7 @@ fn header(out: &mut String, r: &RunReport) {
         let list: Vec<String> = per_client.iter().map(|n| n.to_string()).collect();
         format!("{} (ops per client {})", c.clients, list.join(", "))
     };
-    let faults = if c.faults.is_empty() {
-        "none".to_string()
-    } else if c.fault_budget == 0 {
-        format!("{} (no fault events)", c.faults)
-    } else {
-        format!("{} (at most {})", c.faults, c.fault_budget)
-    };
+    let faults = super::faults_phrase(c);
     let _ = writeln!(
         out,
         "<p class=\"knobs\"><b>seed</b> {} · <b>clients × ops</b> {} · <b>faults</b> {} · \

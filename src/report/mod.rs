@@ -10,5 +10,5 @@ mod text;
 pub use explore::{explore_body, explore_header, explore_text};
 pub use html::{escape, html};
 pub use json::{json, JsonOp, JsonReport, JsonStep, FORMAT};
-pub use rows::{clients, describe, offending, op_label, rows, secs, Row, Who};
+pub use rows::{clients, describe, faults_phrase, offending, op_label, rows, secs, Row, Who};
 pub use text::{colour_wanted, knobs, text, text_styled, WIDTH};

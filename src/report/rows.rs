@@ -246,3 +246,67 @@ pub fn group(n: u64) -> String {
     }
     out
 }
+
+/// A run's faults in one phrase, as the text and HTML headers print them: `none`,
+/// `evict,lose (at most 2 faults)`, or, when no fault event may happen (a shrunk run keeps
+/// only what its failure needs), what the kinds still do without one: `lru (a memory limit
+/// only: no fault injected)`.
+pub fn faults_phrase(c: &crate::sim::SimConfig) -> String {
+    use crate::scenario::FaultKind;
+    if c.faults.is_empty() {
+        return "none".to_string();
+    }
+    if c.fault_budget > 0 {
+        let n = c.fault_budget;
+        return format!(
+            "{} (at most {n} fault{})",
+            c.faults,
+            if n == 1 { "" } else { "s" }
+        );
+    }
+    let standing: Vec<&str> = c
+        .faults
+        .kinds()
+        .iter()
+        .filter_map(|k| match k {
+            FaultKind::Lru => Some("a memory limit"),
+            FaultKind::Skew => Some("skewed clocks"),
+            _ => None,
+        })
+        .collect();
+    if standing.is_empty() {
+        format!("{} (no fault injected)", c.faults)
+    } else {
+        format!(
+            "{} ({} only: no fault injected)",
+            c.faults,
+            standing.join(" and ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::faults_phrase;
+    use crate::explore::Scope;
+    use crate::scenario::FaultSet;
+
+    #[test]
+    fn the_faults_phrase_says_what_acts_without_a_fault_event() {
+        let mut c = Scope::new(2, 1).config();
+        c.faults = FaultSet::none();
+        assert_eq!(faults_phrase(&c), "none");
+        c.faults = FaultSet::parse("evict,lose").expect("faults");
+        c.fault_budget = 2;
+        assert_eq!(faults_phrase(&c), "evict,lose (at most 2 faults)");
+        c.fault_budget = 1;
+        assert_eq!(faults_phrase(&c), "evict,lose (at most 1 fault)");
+        c.fault_budget = 0;
+        assert_eq!(faults_phrase(&c), "evict,lose (no fault injected)");
+        c.faults = FaultSet::parse("lru,skew").expect("faults");
+        assert_eq!(
+            faults_phrase(&c),
+            "lru,skew (a memory limit and skewed clocks only: no fault injected)"
+        );
+    }
+}

@@ -141,17 +141,7 @@ fn header(r: &RunReport, with_scenario: bool) -> Vec<String> {
         first.push(format!("scenario {}", r.scenario));
     }
     first.extend([format!("seed {}", r.seed), ops_line(c)]);
-    if c.faults.is_empty() {
-        first.push("faults none".to_string());
-    } else if c.fault_budget == 0 {
-        first.push(format!("faults {} (no fault events)", c.faults));
-    } else {
-        first.push(format!(
-            "faults {} (at most {})",
-            c.faults,
-            plural(c.fault_budget as usize, "fault", "faults")
-        ));
-    }
+    first.push(format!("faults {}", super::faults_phrase(c)));
     first.push(format!("strategy {}", c.strategy));
     if r.shrink.is_none() {
         first.push(plural(r.steps as usize, "step", "steps"));
