@@ -81,10 +81,6 @@ pub(crate) struct Bridge<M: Explorable> {
     /// Whether states forget since when a client has been runnable once it can no longer
     /// be starved ([`Scope::fairness_abstraction`]; see `Bridge::never_starved`).
     abstract_fairness: bool,
-    /// A time-free search ([`Scope::time_shift`]): states are identified with their times
-    /// relative to now, and no path is cut at the horizon. The guard stops it the moment a
-    /// client reads its clock or sends a command that involves time.
-    time_free: bool,
     init: State<M::Op, M::Ret>,
     pub(crate) guard: Arc<Guard>,
     /// The root polls of every operation started so far (whose nodes memoize what
@@ -232,7 +228,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
         let mut slot = rebuilt.handle.slot.borrow_mut();
         let marks = std::mem::take(&mut slot.marks);
         let clock_read = slot.clock_reads > 0;
-        if self.bridge.time_free && clock_read {
+        if self.bridge.time_free() && clock_read {
             self.bridge
                 .guard
                 .depends_on_time(format!("client C{c} read its clock"));
@@ -247,7 +243,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
             Poll::Pending => match slot.request.take() {
                 Some(request) => {
                     if let Request::Command(cmd) = &request {
-                        if self.bridge.time_free && cmd.involves_time() {
+                        if self.bridge.time_free() && cmd.involves_time() {
                             self.bridge.guard.depends_on_time(format!(
                                 "client C{c} sent `{}`, whose effect depends on the time",
                                 cmd.verb()
@@ -327,13 +323,12 @@ impl<M: Explorable> Bridge<M> {
         init.halt = setup.failed.map(Halt::SetupFailed);
         // Time-free: nothing kept so far depends on the time (the history keeps no times,
         // the stores answer alike at any time), and the guard watches for what would.
-        let time_free = scope.time_shift
+        init.time_free = scope.time_shift
             && !scope.times
             && init
                 .servers
                 .iter()
                 .all(|s| s.store.time_free() && !s.store.orders_cas());
-        init.time_free = time_free;
         let drift: Vec<i64> = setup.clocks.iter().map(|c| c.drift_ppm).collect();
         let classes = if scope.symmetry && model.interchangeable_clients() {
             classes(&alts, &drift)
@@ -373,7 +368,6 @@ impl<M: Explorable> Bridge<M> {
             drift,
             fair,
             abstract_fairness: scope.fairness_abstraction,
-            time_free,
             init,
             guard,
             roots: Roots::new(),
@@ -478,7 +472,6 @@ impl<M: Explorable> Bridge<M> {
             drift: self.drift.clone(),
             fair: self.fair,
             abstract_fairness: self.abstract_fairness,
-            time_free: self.time_free,
             init,
             guard,
             roots: Roots::new(),
@@ -679,9 +672,11 @@ impl<M: Explorable> Bridge<M> {
         }
     }
 
-    /// Whether this is a time-free search ([`Scope::time_shift`]).
+    /// Whether this is a time-free search ([`Scope::time_shift`]): states are identified
+    /// with their times relative to now, and no path is cut at the horizon. The guard stops
+    /// it the moment a client reads its clock or sends a command that involves time.
     pub(crate) fn time_free(&self) -> bool {
-        self.time_free
+        self.init.time_free
     }
 
     /// The time horizon, in ms from the start.
@@ -726,7 +721,7 @@ impl<M: Explorable> Bridge<M> {
     pub(crate) fn cut(&self, s: &State<M::Op, M::Ret>) -> Option<Cut> {
         if s.is_final() {
             None
-        } else if !self.time_free && s.now > self.horizon {
+        } else if !self.time_free() && s.now > self.horizon {
             Some(Cut::Horizon)
         } else if s
             .clients

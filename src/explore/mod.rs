@@ -267,25 +267,7 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Explo
     let checker = checker.join();
     let bridge = checker.model();
     let time_free = bridge.time_free();
-    if let Some(why) = guard.time_dependence() {
-        return Exploration {
-            verdict: Verdict::Unknown(format!("the time-free search stopped: {why}")),
-            unique_states: checker.unique_state_count(),
-            total_states: checker.state_count(),
-            max_depth: checker.max_depth(),
-            elapsed: start.elapsed(),
-            horizon_cut: 0,
-            steps_cut: 0,
-            interchangeable,
-            workloads,
-            bound: None,
-            time_free,
-            time_dependence: Some(why),
-            counterexample: None,
-            config,
-            seed: scope.seed,
-        };
-    }
+    let time_dependence = guard.time_dependence();
     let mut discoveries = checker.discoveries();
     let failure = [PROP_CHECK, PROP_PROGRESS]
         .iter()
@@ -293,6 +275,11 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Explo
         .min_by_key(|path| path.clone().into_actions().len());
     let bound = guard.hit();
     let (verdict, counterexample) = match failure {
+        // Not a verdict of this scope: `explore` searches again, with times.
+        _ if time_dependence.is_some() => (
+            Verdict::Unknown("the time-free search stopped: it depends on the time".into()),
+            None,
+        ),
         Some(path) => {
             let found = path.into_vec();
             let guard = Arc::new(Guard::new(limits.max_states, limits.max_memory_bytes));
@@ -331,7 +318,7 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Explo
         workloads,
         bound,
         time_free,
-        time_dependence: None,
+        time_dependence,
         counterexample,
         config,
         seed: scope.seed,
