@@ -36,6 +36,7 @@ use super::state::{Recorded, World};
 use crate::history::History;
 use crate::sim::{ClientState, Halt, InFlight, Phase, ServerState};
 use crate::store::CasNames;
+use smallvec::SmallVec;
 use std::hash::{Hash, Hasher};
 
 /// The explored state's hash (see the module's text). Only the explored world, whose
@@ -87,7 +88,7 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             for &old in &order {
                 hash_client(&clients[old], h, &mut names, renamed, false, at);
             }
-            let mut rename = vec![0; clients.len()];
+            let mut rename: Clients<usize> = smallvec::smallvec![0; clients.len()];
             for (new, &old) in order.iter().enumerate() {
                 rename[old] = new;
             }
@@ -232,14 +233,20 @@ fn hash_client<Ret, H: Hasher>(
 /// next position, so two invocations (or returns) are adjacent exactly when their
 /// positions are consecutive.
 struct Runs {
-    call_start: Vec<u64>,
-    ret_start: Vec<Option<u64>>,
+    call_start: Ops<u64>,
+    ret_start: Ops<Option<u64>>,
 }
+
+/// Per-client scratch of the hash, inline for the scopes people explore.
+type Clients<T> = SmallVec<[T; 8]>;
+
+/// Per-operation scratch of the hash, inline for the scopes people explore.
+type Ops<T> = SmallVec<[T; 16]>;
 
 impl Runs {
     fn of<Op, Ret>(history: &History<Op, Ret>) -> Runs {
         let ops = &history.ops;
-        let mut call_start = Vec::with_capacity(ops.len());
+        let mut call_start = Ops::with_capacity(ops.len());
         for (i, op) in ops.iter().enumerate() {
             let start = match i.checked_sub(1) {
                 Some(p) if ops[p].call + 1 == op.call => call_start[p],
@@ -247,13 +254,13 @@ impl Runs {
             };
             call_start.push(start);
         }
-        let mut by_ret: Vec<(u64, usize)> = ops
+        let mut by_ret: Ops<(u64, usize)> = ops
             .iter()
             .enumerate()
             .filter_map(|(i, o)| o.ret.map(|r| (r, i)))
             .collect();
         by_ret.sort_unstable();
-        let mut ret_start = vec![None; ops.len()];
+        let mut ret_start: Ops<Option<u64>> = smallvec::smallvec![None; ops.len()];
         for (k, &(r, i)) in by_ret.iter().enumerate() {
             ret_start[i] = Some(match k.checked_sub(1) {
                 Some(p) if by_ret[p].0 + 1 == r => ret_start[by_ret[p].1].expect("set"),
@@ -280,14 +287,14 @@ fn canonical_order<Op: Hash, Ret: Hash>(
     names: &CasNames,
     renamed: bool,
     at: Option<u64>,
-) -> Vec<usize> {
+) -> Clients<usize> {
     // One hasher per client, fed its own state, then its operations in one pass over the
     // history.
     // Each client's uniques are named after the servers' alone (one scratch list, cut
     // back to the servers' names for each client).
     let servers = names.len();
     let mut scratch = names.clone();
-    let mut hashers: Vec<rustc_hash::FxHasher> = clients
+    let mut hashers: Clients<rustc_hash::FxHasher> = clients
         .iter()
         .map(|cl| {
             let mut h = rustc_hash::FxHasher::default();
@@ -306,13 +313,13 @@ fn canonical_order<Op: Hash, Ret: Hash>(
         op.outcome.hash(h);
         op.marks.hash(h);
     }
-    let keys: Vec<u64> = hashers.iter().map(Hasher::finish).collect();
-    let mut order: Vec<usize> = (0..clients.len()).collect();
+    let keys: Clients<u64> = hashers.iter().map(Hasher::finish).collect();
+    let mut order: Clients<usize> = (0..clients.len()).collect();
     for (c, cl) in clients.iter().enumerate() {
         if cl.rec.class as usize != c {
             continue;
         }
-        let positions: Vec<usize> = (c..clients.len())
+        let positions: Clients<usize> = (c..clients.len())
             .filter(|&d| clients[d].rec.class as usize == c)
             .collect();
         if positions.len() < 2 {
@@ -337,10 +344,10 @@ fn hash_history_renamed<Op: Hash, Ret: Hash, H: Hasher>(
     h: &mut H,
 ) {
     let ops = &history.ops;
-    let mut call = vec![0u64; ops.len()];
-    let mut ret = vec![None; ops.len()];
+    let mut call: Ops<u64> = smallvec::smallvec![0; ops.len()];
+    let mut ret: Ops<Option<u64>> = smallvec::smallvec![None; ops.len()];
     // Within a run, the new positions follow the new client names.
-    let mut members: Vec<usize> = (0..ops.len()).collect();
+    let mut members: Ops<usize> = (0..ops.len()).collect();
     members.sort_by_key(|&i| (runs.call_start[i], rename[ops[i].client]));
     let mut k = 0;
     while k < members.len() {
@@ -352,7 +359,7 @@ fn hash_history_renamed<Op: Hash, Ret: Hash, H: Hasher>(
             k += 1;
         }
     }
-    let mut returned: Vec<usize> = (0..ops.len()).filter(|&i| ops[i].ret.is_some()).collect();
+    let mut returned: Ops<usize> = (0..ops.len()).filter(|&i| ops[i].ret.is_some()).collect();
     returned.sort_by_key(|&i| (runs.ret_start[i], rename[ops[i].client]));
     let mut k = 0;
     while k < returned.len() {

@@ -126,7 +126,7 @@ pub struct Store {
 /// same.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CasNames {
-    seen: Vec<u64>,
+    seen: smallvec::SmallVec<[u64; 8]>,
 }
 
 impl CasNames {
@@ -142,12 +142,14 @@ impl CasNames {
 
     /// Names continuing `uniques` (named 0, 1, … in that order).
     pub(crate) fn from_uniques(uniques: Vec<u64>) -> CasNames {
-        CasNames { seen: uniques }
+        CasNames {
+            seen: uniques.into(),
+        }
     }
 
     /// The uniques named so far, in order of their names.
     pub(crate) fn into_uniques(self) -> Vec<u64> {
-        self.seen
+        self.seen.into_vec()
     }
 
     /// The name of unique `cas`: the number of distinct uniques named before it.
