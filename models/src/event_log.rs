@@ -13,10 +13,20 @@
 //! ```
 //! with the \[repair\]s of `STRUCTURES.md` (`//`, and `events` for the printed `l`). An
 //! event is an id stamped with `when()` = the putting client's clock in whole seconds,
-//! serialized as `id@when;` (concatenates under `append`). The workload calls `fetch()`
-//! without arguments (then `first`/`last` are computed exactly as printed, `time()` read
-//! once per use). `timeChunk` and `numChunks` are [`TIME_CHUNK`] and [`NUM_CHUNKS`] (the
-//! article's defaults are 10 and 10: the same mechanism over a longer time).
+//! serialized as `id@when;` (concatenates under `append`). `timeChunk` and `numChunks` are
+//! [`TIME_CHUNK`] and [`NUM_CHUNKS`] (the article's defaults are 10 and 10: the same
+//! mechanism over a longer time).
+//!
+//! # The workload
+//! Clients 0 and 1 put events, call `fetch()` without arguments (then `first`/`last` are
+//! computed exactly as printed, `time()` read once per use) and let time go by. Every
+//! further client is a reader that uses the log as the article describes:
+//! - `fetch(first, last)` over a window given relative to its clock
+//!   ([`Op::FetchRange`]: `first = time() - ago`, `last = first + span`): windows inside
+//!   one chunk, across chunks and the ring's wrap, reaching past the capacity (which
+//!   `fetch` replaces by the last `W` seconds) or into the future (cut at `time()`);
+//! - the article's polling use ([`Op::Poll`]): `events = fetch()`, a pause, then
+//!   `fetch(first = lastSeen)` with `lastSeen = max(e.when())` of the events so far.
 //!
 //! # The property (time window)
 //! With `W = timeChunk * (numChunks-1)` seconds (the article: "the capacity of the log is
@@ -29,6 +39,21 @@
 //!
 //! Events of a `put` with an unknown outcome may be returned or not.
 //!
+//! A `fetch(first, last)` reports the window it read as seconds relative to its clock
+//! reading `now` ([`Window`]: `first = now - back`, `last = first + span`, after its own
+//! corrections). Besides the rules above (with "returns every event" limited to the
+//! window), it returns every event whose whole `put` lies more than a second inside the
+//! window, and none whose whole `put` lies more than a second outside it (the second of
+//! slack covers `when()`'s granularity and where in the call the clock was read; the
+//! rules take the clocks to be right, as the skew scenario shows they need not be).
+//!
+//! # The property (polling)
+//! A poll is judged round by round (each round's start is its `poll` mark) as the fetches
+//! above, the events of earlier rounds counting as returned, and as a whole: no event is
+//! returned by two rounds, and every event whose `put` returned before the last round
+//! started and is still inside the window when the poll returns was returned by some
+//! round (a poller that follows the recipe must neither see an event twice nor lose one).
+//!
 //! What the published ring gets wrong against the article's own capacity claim: a chunk's
 //! key expires `W` seconds after its *first* event, not after its last, so the newest
 //! events of the oldest chunk disappear up to one chunk early. Client clocks that
@@ -39,13 +64,24 @@
 //!   dies at `10 s` with an event put at `4.42 s`; a `fetch()` at `10.49 s` misses it,
 //!   though it is 6 s old (`event_log_published_drops_events_before_the_window_ends`).
 //! - `skew`, `evict`: events missing or outside the window (both variants; see below).
+//! - No faults, a reader: the polling use returns events twice. `fetch(first = lastSeen)`
+//!   includes the second `lastSeen`, whose events the first round returned; and as that
+//!   window lies inside one chunk (`firstKey == lastKey`), the printed range goes round
+//!   the whole ring and reads the chunk twice, so even one `fetch(first, last)` inside a
+//!   chunk returns its events twice
+//!   (`event_log_published_polling_returns_events_twice`,
+//!   `event_log_published_reads_a_chunk_twice_for_a_window_inside_it`).
 //!
 //! # Fixed
 //! One key per absolute chunk number (`messagelog<name>_c<n>`, never reused), created
 //! with an expiry of `W + 2*timeChunk` seconds, long enough for its last event to leave
 //! the window; `fetch` reads the chunks from `first` to `last` and filters by `when`. A
 //! timed-out `append` is retried (it may then be stored twice) and `fetch` drops repeated
-//! ids, so every `put` ends with a known outcome.
+//! ids, so every `put` ends with a known outcome. Its poller reads the whole window in
+//! every round and keeps the ids the earlier rounds did not return: a `when` is stamped
+//! before the event lands (a put paused or delayed between its clock read and its
+//! `append` lands with an old `when`), so a round that starts from `lastSeen` can lose it,
+//! and one that starts a second later can return it twice.
 //!
 //! Tolerates: no faults, `crash`, `lose`, `pause`, `expire`. Not tolerated, by any design:
 //! `skew` (the window is defined by true time; events are stamped and chunks chosen by
@@ -66,6 +102,9 @@ pub const TIME_CHUNK: u64 = 5;
 /// `numChunks`.
 pub const NUM_CHUNKS: u64 = 3;
 
+/// How many clients put events; every further client reads windows and polls.
+pub const WRITERS: usize = 2;
+
 /// An event-log operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
@@ -73,8 +112,31 @@ pub enum Op {
     Put(u32),
     /// `fetch()`.
     Fetch,
+    /// `fetch(first = time() - ago, last = first + span)`, seconds.
+    FetchRange {
+        /// How far back the window starts, seconds before the clock reading.
+        ago: u64,
+        /// The window's length, seconds.
+        span: u64,
+    },
+    /// The article's polling use: `events = fetch()`, a sleep of this many milliseconds,
+    /// then `events = fetch(first = lastSeen)` with `lastSeen = max(e.when())` of the
+    /// events so far (the fixed variant: see its section).
+    Poll(u64),
     /// The client does nothing for this long (lets time go by).
     Sleep(u64),
+}
+
+/// The window a `fetch(first, last)` read, relative to its clock reading `now`, and what
+/// it returned.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Window {
+    /// `first = now - back`, seconds.
+    pub back: u64,
+    /// `last = first + span`, seconds.
+    pub span: u64,
+    /// The event ids returned, in the order found.
+    pub events: Vec<u32>,
 }
 
 /// What an operation returns.
@@ -84,6 +146,10 @@ pub enum Ret {
     Put,
     /// `fetch()` returned these event ids (in the order found).
     Events(Vec<u32>),
+    /// `fetch(first, last)` read this window.
+    Range(Window),
+    /// The rounds of a poll, in order.
+    Polled(Vec<Window>),
     /// The sleep ended.
     Slept,
 }
@@ -167,10 +233,31 @@ impl EventLog {
         }
     }
 
-    async fn published_fetch<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
-        // fetch(first = None, last = None), as printed.
-        let last = kv.now_secs();
-        let first = kv.now_secs().saturating_sub(self.window_secs());
+    /// The window `fetch(first, last)` reads, corrected as printed (`time()` read once
+    /// per use): `last` no later than now, `first` the last `W` seconds when it is
+    /// missing, after `last` or too far before it.
+    fn corrected<K: Kv>(&self, kv: &K, first: Option<u64>, last: Option<u64>) -> (u64, u64) {
+        let w = self.window_secs();
+        let last = match last {
+            Some(l) if l <= kv.now_secs() => l,
+            _ => kv.now_secs(),
+        };
+        let first = match first {
+            Some(f) if f <= last && last - f <= w => f,
+            _ => kv.now_secs().saturating_sub(w),
+        };
+        (first, last)
+    }
+
+    /// `fetch(first, last)` as printed: the window read and the events found, with
+    /// their `when`.
+    async fn published_fetch<K: Kv>(
+        &self,
+        kv: &K,
+        first: Option<u64>,
+        last: Option<u64>,
+    ) -> Result<Found, KvError> {
+        let (first, last) = self.corrected(kv, first, last);
         let first_key = first / self.time_chunk % self.num_chunks;
         let last_key = last / self.time_chunk % self.num_chunks;
         let range: Vec<u64> = if first_key < last_key {
@@ -178,19 +265,22 @@ impl EventLog {
         } else {
             (first_key..self.num_chunks).chain(0..=last_key).collect()
         };
-        let mut result = Vec::new();
+        let mut events = Vec::new();
         for k in range {
             let Some(data) = kv.get(&self.key(k)).await? else {
                 continue;
             };
-            result.extend(
+            events.extend(
                 deserialize(&data)
                     .into_iter()
-                    .filter(|(_, when)| first <= *when && *when <= last)
-                    .map(|(id, _)| id),
+                    .filter(|(_, when)| first <= *when && *when <= last),
             );
         }
-        Ok(Ret::Events(result))
+        Ok(Found {
+            first,
+            last,
+            events,
+        })
     }
 
     async fn fixed_put<K: Kv>(&self, kv: &K, id: u32) -> Result<Ret, KvError> {
@@ -214,22 +304,97 @@ impl EventLog {
         }
     }
 
-    async fn fixed_fetch<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
-        let last = kv.now_secs();
-        let first = last.saturating_sub(self.window_secs());
+    /// `fetch(first, last)` of the fixed layout: the window corrected as the article's,
+    /// the chunks from `first` to `last` read, repeated ids dropped.
+    async fn fixed_fetch<K: Kv>(
+        &self,
+        kv: &K,
+        first: Option<u64>,
+        last: Option<u64>,
+    ) -> Result<Found, KvError> {
+        let (first, last) = self.corrected(kv, first, last);
         let mut seen = BTreeSet::new();
-        let mut result = Vec::new();
+        let mut events = Vec::new();
         for c in first / self.time_chunk..=last / self.time_chunk {
             let Some(data) = kv.get(&self.chunk_key(c)).await? else {
                 continue;
             };
             for (id, when) in deserialize(&data) {
                 if first <= when && when <= last && seen.insert(id) {
-                    result.push(id);
+                    events.push((id, when));
                 }
             }
         }
-        Ok(Ret::Events(result))
+        Ok(Found {
+            first,
+            last,
+            events,
+        })
+    }
+
+    async fn fetch<K: Kv>(
+        &self,
+        kv: &K,
+        first: Option<u64>,
+        last: Option<u64>,
+    ) -> Result<Found, KvError> {
+        match self.variant {
+            Variant::Published => self.published_fetch(kv, first, last).await,
+            Variant::Fixed => self.fixed_fetch(kv, first, last).await,
+        }
+    }
+
+    /// The article's polling use. Published: `events = fetch()`, then, after `sleep_ms`,
+    /// `fetch(first = lastSeen)` with `lastSeen = max(e.when())` (`fetch()` again when
+    /// the first round found nothing: `max` of nothing is an error in the article's
+    /// Python). Fixed: a `when` is stamped before its event lands, so no bound on `when`
+    /// is safe for the second round: it reads the whole window again and keeps the ids
+    /// the first round did not return.
+    async fn poll<K: Kv>(&self, kv: &K, sleep_ms: u64) -> Result<Ret, KvError> {
+        kv.mark("poll");
+        let first = self.fetch(kv, None, None).await?;
+        let mut rounds = vec![first.window(kv)];
+        kv.sleep_ms(sleep_ms).await;
+        kv.mark("poll");
+        let second = match self.variant {
+            Variant::Published => {
+                let last_seen = first.events.iter().map(|&(_, when)| when).max();
+                self.fetch(kv, last_seen, None).await?
+            }
+            Variant::Fixed => {
+                let mut found = self.fetch(kv, None, None).await?;
+                found
+                    .events
+                    .retain(|(id, _)| !first.events.iter().any(|(seen, _)| seen == id));
+                found
+            }
+        };
+        rounds.push(second.window(kv));
+        Ok(Ret::Polled(rounds))
+    }
+}
+
+/// What a `fetch(first, last)` read: its corrected window and the events found.
+struct Found {
+    first: u64,
+    last: u64,
+    events: Vec<(u32, u64)>,
+}
+
+impl Found {
+    /// The ids found.
+    fn ids(&self) -> Vec<u32> {
+        self.events.iter().map(|&(id, _)| id).collect()
+    }
+
+    /// The window relative to a clock reading now, and the ids.
+    fn window<K: Kv>(&self, kv: &K) -> Window {
+        let now = kv.now_secs();
+        Window {
+            back: now.saturating_sub(self.first),
+            span: self.last.saturating_sub(self.first),
+            events: self.ids(),
+        }
     }
 }
 
@@ -249,13 +414,31 @@ impl Model for EventLog {
                 Ok(Ret::Slept)
             }
             (Variant::Published, Op::Put(id)) => self.published_put(kv, *id).await,
-            (Variant::Published, Op::Fetch) => self.published_fetch(kv).await,
             (Variant::Fixed, Op::Put(id)) => self.fixed_put(kv, *id).await,
-            (Variant::Fixed, Op::Fetch) => self.fixed_fetch(kv).await,
+            (_, Op::Fetch) => Ok(Ret::Events(self.fetch(kv, None, None).await?.ids())),
+            (_, Op::FetchRange { ago, span }) => {
+                let first = kv.now_secs().saturating_sub(*ago);
+                let found = self.fetch(kv, Some(first), Some(first + span)).await?;
+                Ok(Ret::Range(found.window(kv)))
+            }
+            (_, Op::Poll(sleep_ms)) => self.poll(kv, *sleep_ms).await,
         }
     }
 
+    /// Clients 0 and 1 put, fetch and sleep; every further client reads windows and
+    /// polls (see the module's text).
     fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> Op {
+        if client >= WRITERS {
+            let reach = self.window_secs() + self.time_chunk;
+            return match rng.below(10) {
+                0..=3 => Op::FetchRange {
+                    ago: rng.below(reach + 1),
+                    span: rng.below(reach + 1),
+                },
+                4..=6 => Op::Poll(rng.range_inclusive(500, 3_000)),
+                _ => Op::Sleep(rng.range_inclusive(500, 3_000)),
+            };
+        }
         match rng.below(20) {
             0..=6 => Op::Put((client * 1000 + index) as u32),
             7..=9 => Op::Fetch,
@@ -268,84 +451,241 @@ impl Model for EventLog {
     }
 }
 
-/// Checks the time-window property of the module docs for a window of `window_ms`.
+/// Checks the time-window and polling properties of the module docs for a window of
+/// `window_ms`.
 pub fn check_window(window_ms: u64, history: &History<Op, Ret>) -> Verdict {
-    // id -> (put call, put return if known to have completed)
-    let puts: Vec<(u32, u64, Option<u64>, bool)> = history
-        .ops
-        .iter()
-        .filter_map(|o| match (&o.op, &o.outcome) {
-            (Op::Put(id), Outcome::Ok(_)) => Some((*id, o.call_ms, o.ret_ms, true)),
-            (Op::Put(id), Outcome::Unknown) => Some((*id, o.call_ms, None, true)),
-            (Op::Put(id), Outcome::Failed) => Some((*id, o.call_ms, None, false)),
-            _ => None,
-        })
-        .collect();
-    let violation = |i: usize, reason: String| {
-        Verdict::Violation(Violation {
-            property: "time window (event log)".to_string(),
-            reason,
-            ops: vec![i],
-            partial: Vec::new(),
-        })
-    };
+    let judge = Judge::new(window_ms, history);
     for (i, o) in history.ops.iter().enumerate() {
-        let (Outcome::Ok(Ret::Events(events)), Some(fr)) = (&o.outcome, o.ret_ms) else {
+        let (Outcome::Ok(ret), Some(fr)) = (&o.outcome, o.ret_ms) else {
             continue;
         };
         let fc = o.call_ms;
-        let at = |ms: u64| format!("{:.3} s", ms as f64 / 1000.0);
-        let mut seen = BTreeSet::new();
-        for id in events {
-            if !seen.insert(*id) {
-                return violation(
-                    i,
-                    format!("fetch() at {} returned event {id} twice", at(fc)),
-                );
+        let found = match ret {
+            Ret::Events(events) => judge.fetch("fetch()", fc, fr, events, None, &BTreeSet::new()),
+            Ret::Range(w) => judge.fetch(
+                "fetch(first, last)",
+                fc,
+                fr,
+                &w.events,
+                Some(w),
+                &BTreeSet::new(),
+            ),
+            Ret::Polled(rounds) => {
+                let starts = o.marks.iter().filter(|m| m.label == "poll");
+                judge.poll(starts.map(|m| m.time_ms).collect(), fc, fr, rounds)
             }
-            match puts.iter().find(|p| p.0 == *id) {
-                Some((_, pc, _, true)) if *pc <= fr && *pc + window_ms + 1000 >= fc => {}
-                Some((_, pc, _, true)) if *pc > fr => {
-                    return violation(
-                        i,
-                        format!("fetch() at {} returned event {id}, put only at {}", at(fc), at(*pc)),
-                    )
-                }
-                Some((_, pc, _, true)) => {
-                    return violation(
-                        i,
-                        format!(
-                            "fetch() at {} returned event {id}, put at {}: older than the window of {} s",
-                            at(fc),
-                            at(*pc),
-                            window_ms / 1000
-                        ),
-                    )
-                }
-                _ => {
-                    return violation(
-                        i,
-                        format!("fetch() at {} returned event {id}, which was never put", at(fc)),
-                    )
-                }
-            }
-        }
-        for (id, pc, pr, _) in &puts {
-            let Some(pr) = pr else { continue };
-            if *pr < fc && *pc + window_ms > fr + 1000 && !seen.contains(id) {
-                return violation(
-                    i,
-                    format!(
-                        "fetch() at {} missed event {id}, put at {} (inside the window of {} s)",
-                        at(fc),
-                        at(*pc),
-                        window_ms / 1000
-                    ),
-                );
-            }
+            Ret::Put | Ret::Slept => None,
+        };
+        if let Some(reason) = found {
+            let property = match ret {
+                Ret::Polled(_) => "polling (event log)",
+                _ => "time window (event log)",
+            };
+            return Verdict::Violation(Violation {
+                property: property.to_string(),
+                reason,
+                ops: vec![i],
+                partial: Vec::new(),
+            });
         }
     }
     Verdict::Ok
+}
+
+/// A time in a reason: seconds since the run began.
+fn at(ms: u64) -> String {
+    format!("{:.3} s", ms as f64 / 1000.0)
+}
+
+/// One `put` of a history: id, call, return if it completed, and whether it may have
+/// happened (completed or unknown).
+struct Put {
+    id: u32,
+    call: u64,
+    ret: Option<u64>,
+    maybe: bool,
+}
+
+/// The properties' judge: the window and every `put` of the history.
+struct Judge {
+    window_ms: u64,
+    puts: Vec<Put>,
+}
+
+impl Judge {
+    fn new(window_ms: u64, history: &History<Op, Ret>) -> Judge {
+        let puts = history
+            .ops
+            .iter()
+            .filter_map(|o| {
+                let Op::Put(id) = o.op else { return None };
+                Some(match o.outcome {
+                    Outcome::Ok(_) => Put {
+                        id,
+                        call: o.call_ms,
+                        ret: o.ret_ms,
+                        maybe: true,
+                    },
+                    Outcome::Unknown => Put {
+                        id,
+                        call: o.call_ms,
+                        ret: None,
+                        maybe: true,
+                    },
+                    Outcome::Failed => Put {
+                        id,
+                        call: o.call_ms,
+                        ret: None,
+                        maybe: false,
+                    },
+                })
+            })
+            .collect();
+        Judge { window_ms, puts }
+    }
+
+    /// Whether the put completed at `pr` (called at `pc`) is still inside the window for
+    /// a fetch returning at `fr` (with a second for `when()`'s granularity).
+    fn inside_capacity(&self, pc: u64, fr: u64) -> bool {
+        pc + self.window_ms > fr + 1000
+    }
+
+    /// What is wrong with a fetch (`what`, as the reason names it) called at `fc`,
+    /// returning at `fr`, that returned `events` (of the window `window`, if it was asked
+    /// one), `earlier` counting as returned already (a poll's earlier rounds).
+    fn fetch(
+        &self,
+        what: &str,
+        fc: u64,
+        fr: u64,
+        events: &[u32],
+        window: Option<&Window>,
+        earlier: &BTreeSet<u32>,
+    ) -> Option<String> {
+        let w_s = self.window_ms / 1000;
+        // The window in true time, from the clock reading somewhere in [fc, fr]: it
+        // begins at or after `fc - back` and by `fr - back`, ends at or after
+        // `fc - back + span` and by `fr - back + span` (a second of slack each side).
+        let bounds = window.map(|w| {
+            let back = w.back as i64 * 1000;
+            let span = w.span as i64 * 1000;
+            (fc as i64 - back, fr as i64 - back, span)
+        });
+        let mut seen = BTreeSet::new();
+        for &id in events {
+            if !seen.insert(id) || earlier.contains(&id) {
+                return Some(format!("{what} at {} returned event {id} twice", at(fc)));
+            }
+            let Some(p) = self.puts.iter().find(|p| p.id == id && p.maybe) else {
+                return Some(format!(
+                    "{what} at {} returned event {id}, which was never put",
+                    at(fc)
+                ));
+            };
+            if p.call > fr {
+                return Some(format!(
+                    "{what} at {} returned event {id}, put only at {}",
+                    at(fc),
+                    at(p.call)
+                ));
+            }
+            // A window asked for may reach past the capacity (`fetch` corrects only one
+            // too long): then older events are the caller's to have.
+            if window.is_none() && p.call + self.window_ms + 1000 < fc {
+                return Some(format!(
+                    "{what} at {} returned event {id}, put at {}: older than the window of {w_s} s",
+                    at(fc),
+                    at(p.call)
+                ));
+            }
+            if let (Some((first_lo, _, _)), Some(pr)) = (bounds, p.ret) {
+                if (pr as i64) + 2000 < first_lo {
+                    return Some(format!(
+                        "{what} at {} returned event {id}, put by {}: before the window it asked for",
+                        at(fc),
+                        at(pr)
+                    ));
+                }
+            }
+            if let Some((_, first_hi, span)) = bounds {
+                if p.call as i64 - 2000 > first_hi + span {
+                    return Some(format!(
+                        "{what} at {} returned event {id}, put at {}: after the window it asked for",
+                        at(fc),
+                        at(p.call)
+                    ));
+                }
+            }
+        }
+        for p in &self.puts {
+            let Some(pr) = p.ret else { continue };
+            let asked = match bounds {
+                None => true,
+                Some((first_lo, first_hi, span)) => {
+                    p.call as i64 >= first_hi + 1000 && pr as i64 + 1000 <= first_lo + span
+                }
+            };
+            if pr < fc
+                && asked
+                && self.inside_capacity(p.call, fr)
+                && !seen.contains(&p.id)
+                && !earlier.contains(&p.id)
+            {
+                let which = if window.is_some() {
+                    "the window it asked for"
+                } else {
+                    "the window"
+                };
+                return Some(format!(
+                    "{what} at {} missed event {}, put at {} (inside {which} of {w_s} s)",
+                    at(fc),
+                    p.id,
+                    at(p.call)
+                ));
+            }
+        }
+        None
+    }
+
+    /// What is wrong with a poll called at `fc` and returning at `fr` whose rounds
+    /// began at `starts` (its `poll` marks) and returned `rounds`. A round whose start
+    /// was not marked (a history from elsewhere) is taken to span the whole poll, which
+    /// only asks less of it.
+    fn poll(&self, starts: Vec<u64>, fc: u64, fr: u64, rounds: &[Window]) -> Option<String> {
+        let mut returned = BTreeSet::new();
+        let marked = starts.len() == rounds.len();
+        let start_of = |k: usize| if marked { starts[k] } else { fc };
+        for (k, round) in rounds.iter().enumerate() {
+            let start = start_of(k);
+            let end = if marked && k + 1 < rounds.len() {
+                starts[k + 1]
+            } else {
+                fr
+            };
+            let what = format!("round {} of the poll", k + 1);
+            let found = self.fetch(&what, start, end, &round.events, Some(round), &returned);
+            if found.is_some() {
+                return found;
+            }
+            returned.extend(round.events.iter().copied());
+        }
+        let last = start_of(rounds.len().checked_sub(1)?);
+        for p in &self.puts {
+            let Some(pr) = p.ret else { continue };
+            if pr < last && self.inside_capacity(p.call, fr) && !returned.contains(&p.id) {
+                return Some(format!(
+                    "the poll lost event {}: put at {}, it returned at {}, before the poll's \
+                     round {} began at {}, and no round returned it",
+                    p.id,
+                    at(p.call),
+                    at(pr),
+                    rounds.len(),
+                    at(last)
+                ));
+            }
+        }
+        None
+    }
 }
 
 /// The named scenarios and what each variant is expected to get.

@@ -166,6 +166,17 @@ fn event_log_published_drops_events_before_the_window_ends() {
     insta::assert_snapshot!(report);
 }
 
+/// The article's polling use: `fetch(first = lastSeen)` returns the events of second
+/// `lastSeen` again (and, its window inside one chunk, reads that chunk twice).
+#[test]
+fn event_log_published_polling_returns_events_twice() {
+    let s = Scenario::new("no-faults", 3, 12);
+    let (v, report) = smallest_failure("event-log/published", event_log::published(), &s, 600);
+    assert_eq!(property(&v), "polling (event log)");
+    assert!(report.contains("twice"), "{report}");
+    insta::assert_snapshot!(report);
+}
+
 #[test]
 fn array_locked_published_loses_a_change_when_a_writer_is_slow() {
     let s = Scenario::new("slow-writer", 2, 2)
