@@ -332,7 +332,7 @@ fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
         }
     } else {
         selected = (0..entries.len())
-            .map(|i| (i, Variant::ALL.to_vec()))
+            .map(|i| (i, entries[i].variant_names()))
             .collect();
     }
     let mut jobs = Vec::new();

@@ -295,3 +295,27 @@ fn a_lost_spin_lock_release_locks_everyone_out_for_ever() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
+
+/// `proposed` is a variant only where the source proposes a fix: `kvsim check MODEL`
+/// includes it there, and naming it for another model is a usage error that says which
+/// variants the model has.
+#[test]
+fn a_proposed_variant_is_checked_where_the_source_proposes_one() {
+    let out = kvsim(&["check", "visitor-counter", "--json", "--runs", "20"]);
+    let v = json(&out);
+    let targets: Vec<&str> = v["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["target"].as_str())
+        .collect();
+    assert!(targets.contains(&"visitor-counter/proposed"), "{targets:?}");
+    let out = kvsim(&["check", "fifo/proposed"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("model \"fifo\" has no variant \"proposed\"")
+            && err.contains("expected published or fixed"),
+        "{err}"
+    );
+}

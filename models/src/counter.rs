@@ -218,8 +218,10 @@ impl Model for Counter {
 
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
-            (Variant::Published, Op::Increment(v)) => self.published_increment(kv, *v).await,
-            (Variant::Published, Op::Value) => self.published_value(kv).await,
+            (Variant::Published | Variant::Proposed, Op::Increment(v)) => {
+                self.published_increment(kv, *v).await
+            }
+            (Variant::Published | Variant::Proposed, Op::Value) => self.published_value(kv).await,
             (Variant::Fixed, Op::Increment(v)) => self.fixed_increment(kv, *v).await,
             (Variant::Fixed, Op::Value) => self.fixed_value(kv).await,
         }

@@ -339,7 +339,7 @@ impl EventLog {
         last: Option<u64>,
     ) -> Result<Found, KvError> {
         match self.variant {
-            Variant::Published => self.published_fetch(kv, first, last).await,
+            Variant::Published | Variant::Proposed => self.published_fetch(kv, first, last).await,
             Variant::Fixed => self.fixed_fetch(kv, first, last).await,
         }
     }
@@ -357,7 +357,7 @@ impl EventLog {
         kv.sleep_ms(sleep_ms).await;
         kv.mark("poll");
         let second = match self.variant {
-            Variant::Published => {
+            Variant::Published | Variant::Proposed => {
                 let last_seen = first.events.iter().map(|&(_, when)| when).max();
                 self.fetch(kv, last_seen, None).await?
             }
@@ -413,7 +413,9 @@ impl Model for EventLog {
                 kv.sleep_ms(*ms).await;
                 Ok(Ret::Slept)
             }
-            (Variant::Published, Op::Put(id)) => self.published_put(kv, *id).await,
+            (Variant::Published | Variant::Proposed, Op::Put(id)) => {
+                self.published_put(kv, *id).await
+            }
             (Variant::Fixed, Op::Put(id)) => self.fixed_put(kv, *id).await,
             (_, Op::Fetch) => Ok(Ret::Events(self.fetch(kv, None, None).await?.ids())),
             (_, Op::FetchRange { ago, span }) => {

@@ -14,26 +14,34 @@ pub enum Variant {
     Published,
     /// The project's design, correct under every fault it claims in its doc comment.
     Fixed,
+    /// The source's own proposed fix, where it proposes one (the visitor counter's
+    /// "line 43"): the published code with that change and nothing else. Only the models
+    /// whose source proposes a fix have it.
+    Proposed,
 }
 
 impl Variant {
-    /// Both variants, in the CLI's order.
-    pub const ALL: [Variant; 2] = [Variant::Published, Variant::Fixed];
+    /// Every variant, in the CLI's order (a model has `published` and `fixed`, and
+    /// `proposed` where its source proposes a fix).
+    pub const ALL: [Variant; 3] = [Variant::Published, Variant::Fixed, Variant::Proposed];
 
-    /// The CLI name: `published` or `fixed`.
+    /// The CLI name: `published`, `fixed` or `proposed`.
     pub fn name(self) -> &'static str {
         match self {
             Variant::Published => "published",
             Variant::Fixed => "fixed",
+            Variant::Proposed => "proposed",
         }
     }
 
-    /// Parses `published` or `fixed`.
+    /// Parses `published`, `fixed` or `proposed`.
     pub fn parse(name: &str) -> Result<Variant, String> {
         Variant::ALL
             .into_iter()
             .find(|v| v.name() == name)
-            .ok_or_else(|| format!("unknown variant {name:?}: expected published or fixed"))
+            .ok_or_else(|| {
+                format!("unknown variant {name:?}: expected published, fixed or proposed")
+            })
     }
 }
 
@@ -69,6 +77,8 @@ pub struct Expect {
     pub published: ExpectedVerdict,
     /// For the `fixed` variant.
     pub fixed: ExpectedVerdict,
+    /// For the `proposed` variant, where the model has one.
+    pub proposed: ExpectedVerdict,
 }
 
 impl Expect {
@@ -76,16 +86,19 @@ impl Expect {
     pub const BROKEN_FIXED: Expect = Expect {
         published: ExpectedVerdict::Violation,
         fixed: ExpectedVerdict::Pass,
+        proposed: ExpectedVerdict::Violation,
     };
     /// Both pass.
     pub const BOTH_PASS: Expect = Expect {
         published: ExpectedVerdict::Pass,
         fixed: ExpectedVerdict::Pass,
+        proposed: ExpectedVerdict::Pass,
     };
     /// Both fail: a fault no design on this store survives (the fixed variant's doc says why).
     pub const IMPOSSIBLE: Expect = Expect {
         published: ExpectedVerdict::Violation,
         fixed: ExpectedVerdict::Violation,
+        proposed: ExpectedVerdict::Violation,
     };
 
     /// Both fail, and a design could do better: the fixed variant does not handle this
@@ -93,6 +106,7 @@ impl Expect {
     pub const NOT_YET_FIXED: Expect = Expect {
         published: ExpectedVerdict::Violation,
         fixed: ExpectedVerdict::Violation,
+        proposed: ExpectedVerdict::Violation,
     };
 
     /// The expectation for `variant`.
@@ -100,6 +114,16 @@ impl Expect {
         match variant {
             Variant::Published => self.published,
             Variant::Fixed => self.fixed,
+            Variant::Proposed => self.proposed,
+        }
+    }
+
+    /// This expectation with `verdict` for the `proposed` variant (which otherwise is
+    /// expected to fail as the published one does).
+    pub const fn proposed(self, verdict: ExpectedVerdict) -> Expect {
+        Expect {
+            proposed: verdict,
+            ..self
         }
     }
 }

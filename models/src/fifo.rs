@@ -343,8 +343,12 @@ impl Model for Fifo {
 
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
-            (Variant::Published, Op::Enqueue(d)) => self.published_enqueue(kv, d).await,
-            (Variant::Published, Op::Dequeue) => self.published_dequeue(kv).await,
+            (Variant::Published | Variant::Proposed, Op::Enqueue(d)) => {
+                self.published_enqueue(kv, d).await
+            }
+            (Variant::Published | Variant::Proposed, Op::Dequeue) => {
+                self.published_dequeue(kv).await
+            }
             (Variant::Fixed, Op::Enqueue(d)) => self.fixed_enqueue(kv, d).await,
             (Variant::Fixed, Op::Dequeue) => self.fixed_dequeue(kv).await,
         }

@@ -257,7 +257,9 @@ impl Model for Lock {
 
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
-            (Variant::Published, Op::Increment) => self.published_increment(kv).await,
+            (Variant::Published | Variant::Proposed, Op::Increment) => {
+                self.published_increment(kv).await
+            }
             (Variant::Fixed, Op::Increment) => self.fixed_increment(kv).await,
         }
     }
@@ -336,6 +338,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect {
                 published: ExpectedVerdict::Pass,
                 fixed: ExpectedVerdict::Pass,
+                proposed: ExpectedVerdict::Pass,
             },
         ),
         (
@@ -411,6 +414,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect {
                 published: ExpectedVerdict::Pass,
                 fixed: ExpectedVerdict::Violation,
+                proposed: ExpectedVerdict::Pass,
             },
         ),
     ]

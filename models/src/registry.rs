@@ -97,13 +97,25 @@ impl Entry {
         self
     }
 
-    /// The variant's target.
+    /// Adds the source's own proposed fix as the variant `NAME/proposed`.
+    pub fn proposed(mut self, proposed: impl kvsim::explore::Explorable) -> Entry {
+        let target = ModelTarget::new(&format!("{}/proposed", self.name), proposed);
+        self.variants.push((Variant::Proposed, Box::new(target)));
+        self
+    }
+
+    /// The model's variants, in the CLI's order.
+    pub fn variant_names(&self) -> Vec<Variant> {
+        self.variants.iter().map(|(v, _)| *v).collect()
+    }
+
+    /// The variant's target ([`resolve`] gives only variants the model has).
     pub fn target(&self, variant: Variant) -> &dyn Target {
         self.variants
             .iter()
             .find(|(v, _)| *v == variant)
             .map(|(_, t)| t.as_ref())
-            .expect("every model has both variants")
+            .expect("a variant the model has")
     }
 }
 
@@ -142,6 +154,7 @@ pub fn registry() -> Vec<Entry> {
             visitor_counter::fixed(),
             visitor_counter::scenarios(),
         )
+        .proposed(visitor_counter::proposed())
         // The lost visit needs a visit, a later one in the period after next, and a
         // read in the period after that: moments seconds apart, reached through `Sleep`
         // operations. One client does it in 6 operations (46,656 workloads); two clients
@@ -222,7 +235,8 @@ pub fn registry() -> Vec<Entry> {
     ]
 }
 
-/// Resolves `MODEL/VARIANT` (or `MODEL`, meaning both variants) to (model index, variants).
+/// Resolves `MODEL/VARIANT` (or `MODEL`, meaning all its variants) to (model index,
+/// variants).
 pub fn resolve(entries: &[Entry], target: &str) -> Result<(usize, Vec<Variant>), String> {
     let (model, variant) = match target.split_once('/') {
         Some((m, v)) => (m, Some(v)),
@@ -235,9 +249,22 @@ pub fn resolve(entries: &[Entry], target: &str) -> Result<(usize, Vec<Variant>),
             names.join(", ")
         ));
     };
+    let entry = &entries[index];
     let variants = match variant {
-        None => Variant::ALL.to_vec(),
-        Some(v) => vec![Variant::parse(v).map_err(|e| format!("in target {target:?}: {e}"))?],
+        None => entry.variant_names(),
+        Some(v) => {
+            let v = Variant::parse(v).map_err(|e| format!("in target {target:?}: {e}"))?;
+            if !entry.variant_names().contains(&v) {
+                let names: Vec<&str> = entry.variant_names().iter().map(|v| v.name()).collect();
+                return Err(format!(
+                    "in target {target:?}: model {model:?} has no variant {:?} (its source \
+                     proposes no fix of its own): expected {}",
+                    v.name(),
+                    names.join(" or ")
+                ));
+            }
+            vec![v]
+        }
     };
     Ok((index, variants))
 }

@@ -314,7 +314,9 @@ impl Model for SpinLock {
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
             (_, Op::Read) => self.read(kv).await,
-            (Variant::Published, Op::Increment) => self.published_increment(kv).await,
+            (Variant::Published | Variant::Proposed, Op::Increment) => {
+                self.published_increment(kv).await
+            }
             (Variant::Fixed, Op::Increment) => self.fixed_increment(kv).await,
         }
     }

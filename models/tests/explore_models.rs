@@ -458,3 +458,23 @@ fn time_shift_reduction_keeps_every_verdict() {
     );
     assert_eq!(t.time_dependence, None);
 }
+
+/// The article's own fix of line 43 (`2*T - time() % T`) keeps its promise without
+/// faults: every workload of the registry's default scope (1 client × 6 operations)
+/// passes, where the published line 43 fails.
+#[test]
+fn the_proposed_visitor_counter_passes_every_workload_without_faults() {
+    let entries = registry();
+    let entry = entries
+        .iter()
+        .find(|e| e.name == "visitor-counter")
+        .expect("registered");
+    let scope = entry.explore.clone();
+    let r = explore_in("visitor-counter", Variant::Proposed, &scope);
+    assert_eq!(r.verdict, Verdict::Ok);
+    assert_eq!((r.horizon_cut, r.steps_cut, r.bound), (0, 0, None));
+    assert_eq!(r.workloads, 46_656);
+    assert_eq!(r.unique_states, 118_630);
+    let published = explore_in("visitor-counter", Variant::Published, &scope);
+    assert!(published.verdict.is_violation(), "{}", published.verdict);
+}

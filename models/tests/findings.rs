@@ -166,6 +166,54 @@ fn event_log_published_drops_events_before_the_window_ends() {
     insta::assert_snapshot!(report);
 }
 
+/// The article's own fix of line 43 reads `time()` again for the TTL: a visit stalled
+/// between `active()` and its `add` creates the key it chose with a TTL computed in the
+/// next period, so the key outlives its period, takes the visits of its next period as
+/// the shadow on top of its stale count, and dies with them.
+#[test]
+fn visitor_counter_proposed_loses_visits_after_a_stall() {
+    let s = Scenario::new("pause", 1, 14)
+        .faults(&[FaultKind::Pause])
+        .fault_budget(3);
+    let (v, report) = smallest_failure(
+        "visitor-counter/proposed",
+        visitor_counter::proposed(),
+        &s,
+        2000,
+    );
+    assert_eq!(property(&v), "time window (visitor counter)");
+    assert!(report.contains("pause C0"), "{report}");
+    insta::assert_snapshot!(report);
+}
+
+/// The article's own fix of line 43, without any fault: a visit's `incr` at 5.999 s and
+/// its `add` at 6.000 s read `time()` on either side of a period boundary, so the key
+/// chosen in period 2 gets the TTL of period 3's moment (4 s, to 10 s): it outlives the
+/// period in which it is read, takes period 4's visit on top of the stale count and
+/// dies with it. Found by a random run of the `lose` column (its faults shrank away);
+/// the `no-faults` scenario's runs and `kvsim explore` at 1 × 6 (4 sleep lengths) do not
+/// land a visit on the millisecond before a boundary.
+#[test]
+fn visitor_counter_proposed_loses_visits_when_a_visit_straddles_a_boundary() {
+    let token = kvsim::sim::Token::decode(
+        "visitor-counter/proposed:crash-lose-pause+lose:AgIOAw0AAQIDBAUGBwgJCgsMAQAAAACamZm\
+         ZmZmpPwAAAAEB3AugH9AP0A_cC6CcATKgnAGAtRik4tT_69-J84QBAYWOSHp5qFtb",
+    )
+    .expect("the token decodes");
+    let target = ModelTarget::new(&token.target, visitor_counter::proposed());
+    let report = target.run(
+        &token.scenario,
+        &token.config,
+        token.seed,
+        token.choices.as_deref(),
+    );
+    assert_eq!(property(&report.verdict), "time window (visitor counter)");
+    let text = condense(&text(&report));
+    assert!(text.contains("faults none"), "{text}");
+    assert!(text.contains("add counterv_1 flags=0 exp=4"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
 /// The article's polling use: `fetch(first = lastSeen)` returns the events of second
 /// `lastSeen` again (and, its window inside one chunk, reads that chunk twice).
 #[test]

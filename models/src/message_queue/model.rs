@@ -55,7 +55,7 @@ impl MessageQueueModel {
         }
         let mut stored = Vec::with_capacity(writes.len());
         match self.variant {
-            Variant::Published => {
+            Variant::Published | Variant::Proposed => {
                 let mut q =
                     published::PublishedQueue::open(kv, &self.prefix, self.max_file_size).await?;
                 for (ts, msg) in writes {
@@ -88,7 +88,7 @@ impl MessageQueueModel {
         let mut fixed = fixed::open_reader(kv, &self.prefix, min_timestamp);
         while count < max {
             let read = match self.variant {
-                Variant::Published => published.read(timeout_ms).await?,
+                Variant::Published | Variant::Proposed => published.read(timeout_ms).await?,
                 Variant::Fixed => fixed.read(timeout_ms).await?,
             };
             match read {
@@ -117,7 +117,7 @@ impl MessageQueueModel {
         exclude_latest: bool,
     ) -> Result<MqRet, QueueError> {
         let removed = match self.variant {
-            Variant::Published => {
+            Variant::Published | Variant::Proposed => {
                 published::remove_old_files(kv, &self.prefix, threshold, exclude_latest).await?
             }
             Variant::Fixed => {
