@@ -87,6 +87,11 @@ pub struct Args {
     /// `unknown`); more than 0, at most 1000000000. Default: no limit.
     #[arg(long, value_name = "SECS", value_parser = time_limit, allow_hyphen_values = true)]
     time_limit: Option<f64>,
+    /// Give up on a file (its verdict is then `unknown`) when the search's memo holds this
+    /// many MiB. Default: three quarters of the memory available at the start (4096 where
+    /// the OS does not say).
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    max_memory: Option<u64>,
     /// Print a JSON array of {file, verdict, millis, reason?, op_line?, partial_lines?}.
     #[arg(long)]
     json: bool,
@@ -123,6 +128,10 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
         },
         None => Limits::none(),
     };
+    let limits = limits.with_memory(match args.max_memory {
+        Some(mib) => mib << 20,
+        None => Limits::default_memory(),
+    });
     let multi_register = match (&args.initial, args.spec.as_str()) {
         (Some(Value::Map(entries)), "multi-register") => {
             MultiRegisterSpec::with_initial(entries.iter().cloned())

@@ -90,6 +90,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
     let limits = Limits {
         time: Some(positive_seconds(args.check_time_limit, "check-time-limit")?),
         max_steps: Some(args.check_max_steps),
+        max_memory: Some(Limits::default_memory()),
     };
     let mut config = StressConfig::new(args.servers.clone(), args.threads, 0);
     config.duration = args

@@ -523,3 +523,60 @@ fn multi_register_takes_knossos_initial_values() {
         assert!(r.stderr.contains(expected), "{args:?}: {}", r.stderr);
     }
 }
+
+/// 120 writes that crash (`info`: they may take effect at any later point, or never) and
+/// reads of values in an order no linearization gives: the search's memo grows with the
+/// subsets of crashed writes. Under `--max-memory 1` it stops `unknown` (exit 3), naming
+/// the bound and the flag, and the other file of the run keeps its verdict.
+#[test]
+fn a_search_that_outgrows_max_memory_is_unknown_and_the_run_goes_on() {
+    let d = dir("max-memory");
+    let mut text = String::new();
+    for p in 0..120 {
+        text.push_str(&format!(
+            "{{\"process\": {p}, \"type\": \"invoke\", \"f\": \"write\", \"value\": {p}}}\n"
+        ));
+    }
+    for p in 0..120 {
+        text.push_str(&format!(
+            "{{\"process\": {p}, \"type\": \"info\", \"f\": \"write\", \"value\": {p}}}\n"
+        ));
+    }
+    for (i, v) in [5, 90, 17, 64, 3, 111, 40, 77, 1, 100, 58, 23]
+        .iter()
+        .cycle()
+        .take(200)
+        .enumerate()
+    {
+        let p = 1000 + i;
+        text.push_str(&format!(
+            "{{\"process\": {p}, \"type\": \"invoke\", \"f\": \"read\", \"value\": null}}\n\
+             {{\"process\": {p}, \"type\": \"ok\", \"f\": \"read\", \"value\": {v}}}\n"
+        ));
+    }
+    write(&d, "crashed.jsonl", &text);
+    write(&d, "ok.jsonl", JSONL_OK);
+    let r = kvsim(
+        &d,
+        &[
+            "--spec",
+            "register",
+            "--max-memory",
+            "1",
+            "crashed.jsonl",
+            "ok.jsonl",
+        ],
+    );
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("crashed.jsonl: unknown")
+            && r.stdout.contains(
+                "memory limit of 1 MiB for the search's memo reached (raise it with --max-memory)"
+            ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("ok.jsonl: ok"), "{}", r.stdout);
+    let r = kvsim(&d, &["--spec", "register", "--max-memory", "0", "ok.jsonl"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}

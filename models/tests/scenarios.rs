@@ -3,7 +3,6 @@
 //! the fault profiles it claims (and fails only where its doc says no design can hold).
 
 use kvsim::sim::{CheckLimits, SimConfig};
-use kvsim_models::expect::Variant;
 use kvsim_models::registry::{matches, registry};
 
 fn check_model(name: &str) {

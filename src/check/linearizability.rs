@@ -20,9 +20,10 @@
 //! When the spec is P-compositional ([`SequentialSpec::partition`] returns `Some` for every
 //! operation) each partition is checked on its own, from the spec's initial state.
 //!
-//! Limits: a wall-clock deadline and a bound on search steps, both checked inside the
-//! search; hitting either yields [`Verdict::Unknown`], never a pass. Simulated runs should
-//! use the step bound only: it is deterministic, the deadline is not.
+//! Limits: a wall-clock deadline, a bound on search steps and a bound on the memo's
+//! memory, all checked inside the search; hitting one yields [`Verdict::Unknown`] naming
+//! it, never a pass (nor an abort of the process). Simulated runs should use the step
+//! bound only: it is deterministic, the deadline is not.
 
 use crate::history::{History, Outcome};
 use crate::spec::SequentialSpec;
@@ -42,6 +43,10 @@ pub struct Limits {
     pub time: Option<Duration>,
     /// Search steps (entries visited) for the whole check. Deterministic.
     pub max_steps: Option<u64>,
+    /// Bytes of the searches' memos (the visited configurations and their states, as the
+    /// tables hold them) summed over the partitions searched at once. Checked every
+    /// [`CHUNK`] steps, so a memo may pass it by what that many steps add.
+    pub max_memory: Option<u64>,
 }
 
 impl Limits {
@@ -54,15 +59,32 @@ impl Limits {
     pub fn time(time: Duration) -> Self {
         Limits {
             time: Some(time),
-            max_steps: None,
+            ..Limits::default()
         }
     }
 
     /// At most `steps` search steps.
     pub fn steps(steps: u64) -> Self {
         Limits {
-            time: None,
             max_steps: Some(steps),
+            ..Limits::default()
+        }
+    }
+
+    /// The memo bound a check of histories from outside uses unless told: three
+    /// quarters of the memory available now (as `kvsim explore`'s bound; 4 GiB where the
+    /// OS does not say), at least 64 MiB.
+    pub fn default_memory() -> u64 {
+        crate::explore::available_bytes()
+            .map_or(4 << 30, |a| a / 4 * 3)
+            .max(64 << 20)
+    }
+
+    /// These limits, with the memos bounded to `bytes`.
+    pub fn with_memory(self, bytes: u64) -> Self {
+        Limits {
+            max_memory: Some(bytes),
+            ..self
         }
     }
 }
@@ -268,6 +290,9 @@ struct Shared {
     max_steps: Option<u64>,
     deadline: Option<(Instant, Duration)>,
     stop: AtomicBool,
+    /// Bytes of the memos of the searches running now.
+    memory: AtomicU64,
+    max_memory: Option<u64>,
 }
 
 impl Shared {
@@ -277,6 +302,8 @@ impl Shared {
             max_steps: limits.max_steps,
             deadline: limits.time.map(|t| (Instant::now() + t, t)),
             stop: AtomicBool::new(false),
+            memory: AtomicU64::new(0),
+            max_memory: limits.max_memory,
         }
     }
 }
@@ -289,6 +316,8 @@ struct Budget<'a> {
     base: u64,
     /// The value of `local` at which [`Budget::check`] runs next.
     next_check: u64,
+    /// This search's memo bytes as last added to the shared count.
+    memory: u64,
 }
 
 /// A power of two.
@@ -301,6 +330,7 @@ impl<'a> Budget<'a> {
             local: 0,
             base: shared.steps.load(Ordering::Relaxed),
             next_check: 0,
+            memory: 0,
         };
         b.plan();
         b
@@ -315,14 +345,50 @@ impl<'a> Budget<'a> {
         };
     }
 
-    /// Counts one step; `Some(reason)` when a limit is hit.
+    /// Counts one step of a search whose memo holds `memo_bytes()`; `Some(reason)` when a
+    /// limit is hit.
     #[inline(always)]
-    fn tick(&mut self) -> Option<String> {
+    fn tick(&mut self, memo_bytes: impl FnOnce() -> u64) -> Option<String> {
         self.local += 1;
         if self.local < self.next_check {
             return None;
         }
-        self.check()
+        if let Some(why) = self.check() {
+            return Some(why);
+        }
+        if self.local & (CHUNK - 1) == 0 {
+            return self.check_memory(memo_bytes());
+        }
+        None
+    }
+
+    /// Adds the memo's growth since the last report to the shared count; `Some(reason)`
+    /// when the memos together hold more than the bound.
+    #[cold]
+    #[inline(never)]
+    fn check_memory(&mut self, bytes: u64) -> Option<String> {
+        let max = self.shared.max_memory?;
+        let total = if bytes >= self.memory {
+            self.shared
+                .memory
+                .fetch_add(bytes - self.memory, Ordering::Relaxed)
+                + (bytes - self.memory)
+        } else {
+            self.shared
+                .memory
+                .fetch_sub(self.memory - bytes, Ordering::Relaxed)
+                - (self.memory - bytes)
+        };
+        self.memory = bytes;
+        (total > max).then(|| {
+            let size = match max {
+                m if m >= 1 << 20 => format!("{} MiB", m >> 20),
+                m => format!("{} KiB", m >> 10),
+            };
+            format!(
+                "memory limit of {size} for the search's memo reached (raise it with --max-memory)"
+            )
+        })
     }
 
     #[cold]
@@ -354,6 +420,8 @@ impl Drop for Budget<'_> {
         self.shared
             .steps
             .fetch_add(self.local % CHUNK, Ordering::Relaxed);
+        // The search's memo goes with it.
+        self.shared.memory.fetch_sub(self.memory, Ordering::Relaxed);
     }
 }
 
@@ -455,6 +523,21 @@ fn id_hash(id: u32) -> u64 {
 }
 
 impl<St: Clone + Eq + Hash> Memo<St> {
+    /// The bytes the memo's tables hold (states counted by their inline size).
+    fn bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let mut bytes = self.table.capacity() * (size_of::<Slot>() + 1)
+            + self.keys.capacity() * size_of::<u64>()
+            + self.links.capacity() * size_of::<(u32, u32)>()
+            + self.unknown_sets.capacity() * size_of::<u64>()
+            + self.states.capacity() * size_of::<St>();
+        if let Some(interned) = &self.interned {
+            bytes += interned.ids.capacity() * (size_of::<(u64, u32)>() + 1)
+                + interned.steps.capacity() * (size_of::<(u64, u32)>() + 1);
+        }
+        bytes as u64
+    }
+
     fn new(wk: usize, wu: usize, init: St, interned: bool) -> Self {
         let interned = interned.then(|| {
             let mut interned = Interned::default();
@@ -788,7 +871,7 @@ fn search_in<S: SequentialSpec>(
     let mut unknown_pass = false;
 
     while known_left > 0 {
-        if let Some(why) = budget.tick() {
+        if let Some(why) = budget.tick(|| memo.bytes()) {
             return Some(Found::Unknown(why));
         }
         if memo.unprofitable {
@@ -1137,5 +1220,22 @@ mod tests {
         }
         // Both verdicts occur, so the comparison means something.
         assert!(kinds["ok"] > 50 && kinds["violation"] > 50, "{kinds:?}");
+    }
+
+    /// A search whose memo outgrows its bound ends `Unknown`, naming the bound and the
+    /// flag that raises it; the same history with room enough is judged.
+    #[test]
+    fn the_memory_bound_gives_unknown_naming_it() {
+        let spec = RegisterSpec::<u64>::new();
+        let h = hard(16);
+        match check_linearizability(&spec, &h, Limits::none().with_memory(64 << 10)) {
+            Linearization::Unknown(why) => assert_eq!(
+                why,
+                "memory limit of 64 KiB for the search's memo reached (raise it with --max-memory)"
+            ),
+            other => panic!("expected unknown, found {:?}", other.verdict()),
+        }
+        let judged = check_linearizability(&spec, &h, Limits::none().with_memory(1 << 30));
+        assert!(judged.verdict().is_violation());
     }
 }

@@ -49,6 +49,7 @@
 //!
 //! [stateright]: https://docs.rs/stateright
 
+pub(crate) use guard::available_bytes;
 mod bridge;
 mod canon;
 mod explorer;
@@ -110,9 +111,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_states: 50_000_000,
-            max_memory_bytes: guard::available_bytes()
-                .map_or(4 << 30, |a| a / 4 * 3)
-                .max(64 << 20),
+            max_memory_bytes: crate::check::Limits::default_memory(),
             threads: 1,
             progress: false,
         }
