@@ -332,7 +332,7 @@ fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
         }
     } else {
         selected = (0..entries.len())
-            .map(|i| (i, entries[i].variant_names()))
+            .map(|i| (i, entries[i].available_variants()))
             .collect();
     }
     let mut jobs = Vec::new();

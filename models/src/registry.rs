@@ -105,7 +105,7 @@ impl Entry {
     }
 
     /// The model's variants, in the CLI's order.
-    pub fn variant_names(&self) -> Vec<Variant> {
+    pub fn available_variants(&self) -> Vec<Variant> {
         self.variants.iter().map(|(v, _)| *v).collect()
     }
 
@@ -251,11 +251,15 @@ pub fn resolve(entries: &[Entry], target: &str) -> Result<(usize, Vec<Variant>),
     };
     let entry = &entries[index];
     let variants = match variant {
-        None => entry.variant_names(),
+        None => entry.available_variants(),
         Some(v) => {
             let v = Variant::parse(v).map_err(|e| format!("in target {target:?}: {e}"))?;
-            if !entry.variant_names().contains(&v) {
-                let names: Vec<&str> = entry.variant_names().iter().map(|v| v.name()).collect();
+            if !entry.available_variants().contains(&v) {
+                let names: Vec<&str> = entry
+                    .available_variants()
+                    .iter()
+                    .map(|v| v.name())
+                    .collect();
                 return Err(format!(
                     "in target {target:?}: model {model:?} has no variant {:?} (its source \
                      proposes no fix of its own): expected {}",

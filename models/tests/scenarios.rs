@@ -13,7 +13,7 @@ fn check_model(name: &str) {
         .unwrap_or_else(|| panic!("{name} is not registered"));
     let mut wrong = Vec::new();
     for (scenario, expect) in &entry.scenarios {
-        for variant in entry.variant_names() {
+        for variant in entry.available_variants() {
             let limits = CheckLimits {
                 seed: 1,
                 runs: scenario.runs,
