@@ -139,3 +139,52 @@ fn stopping_the_server_mid_session_is_server_gone() {
     let err = block_on_ready(kv.get(b"k")).unwrap_err();
     assert!(err.is_indeterminate(), "{err}");
 }
+
+/// Past `max_connections` open at once, a connection is answered as memcached answers it
+/// (`ERROR Too many open connections`) and closed; once one closes, a new one is served.
+#[test]
+fn connections_past_the_limit_are_refused_as_memcached_refuses_them() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    let server = start(ServeConfig {
+        max_connections: 2,
+        ..ServeConfig::default()
+    });
+    let addr = server.local_addr();
+    // The reply to `version`, or what came before the connection broke (a refused
+    // connection may be reset under the write).
+    let served = |s: &mut TcpStream| {
+        let mut buf = [0u8; 64];
+        match s.write_all(b"version\r\n").and_then(|()| s.read(&mut buf)) {
+            Ok(n) => String::from_utf8_lossy(&buf[..n]).into_owned(),
+            Err(e) => format!("broken: {e}"),
+        }
+    };
+    let mut a = TcpStream::connect(addr).unwrap();
+    let mut b = TcpStream::connect(addr).unwrap();
+    assert!(served(&mut a).starts_with("VERSION "));
+    assert!(served(&mut b).starts_with("VERSION "));
+    let mut c = TcpStream::connect(addr).unwrap();
+    let mut refused = Vec::new();
+    c.read_to_end(&mut refused).unwrap();
+    assert_eq!(refused, b"ERROR Too many open connections\r\n");
+    drop(a);
+    // The server notices the close when its reader sees the end of the stream.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut d = TcpStream::connect(addr).unwrap();
+        let reply = served(&mut d);
+        if reply.starts_with("VERSION ") {
+            break;
+        }
+        assert!(
+            reply == "ERROR Too many open connections\r\n" || reply.starts_with("broken"),
+            "{reply}"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the closed slot was never freed"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

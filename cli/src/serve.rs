@@ -2,7 +2,7 @@
 
 use crate::error::CliError;
 use clap::Args;
-use kvsim::net::server::{ServeConfig, Server, DEFAULT_LISTEN};
+use kvsim::net::server::{ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
 use kvsim::store::StoreConfig;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
@@ -34,6 +34,11 @@ pub struct ServeArgs {
     /// Seed of the fault draws.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Most connections open at once (memcached's -c); more are answered `ERROR Too many
+    /// open connections` and closed.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_connections: u64,
 }
 
 /// `1048576`, `64m`, `512k`, `1g`.
@@ -105,6 +110,7 @@ pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
         delay_ms: args.delay_ms,
         clock_offset_secs: args.clock_offset,
         seed: args.seed,
+        max_connections: args.max_connections as usize,
     };
     let server = Server::start(config)
         .map_err(|e| CliError::of("serve", format!("cannot listen on {listen}: {e}")))?;

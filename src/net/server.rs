@@ -14,6 +14,11 @@
 //!   out);
 //! - the store's own: `memory_limit` with LRU eviction, `evict: false` for memcached `-M`
 //!   (out-of-memory errors), `persistent` (never evicts).
+//!
+//! Bounded as memcached is: at most `max_connections` open at once (memcached's `-c`,
+//! 1024); a connection past them is answered `ERROR Too many open connections` and closed,
+//! as memcached does (which counts a few descriptors of its own in the same budget, so it
+//! turns clients away a little earlier).
 
 use crate::command::{Command, Reply};
 use crate::rng::SimRng;
@@ -45,7 +50,15 @@ pub struct ServeConfig {
     pub clock_offset_secs: i64,
     /// Seeds the fault draws.
     pub seed: u64,
+    /// Most connections open at once (memcached's `-c`); more are refused.
+    pub max_connections: usize,
 }
+
+/// memcached's default `-c`.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// What memcached writes to a connection it refuses for being one too many.
+pub const TOO_MANY_CONNECTIONS: &[u8] = b"ERROR Too many open connections\r\n";
 
 impl Default for ServeConfig {
     fn default() -> Self {
@@ -56,6 +69,7 @@ impl Default for ServeConfig {
             delay_ms: None,
             clock_offset_secs: 0,
             seed: 0,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -188,7 +202,12 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         if shared.stop.load(Ordering::SeqCst) {
             break;
         }
-        let Ok(stream) = stream else { continue };
+        let Ok(mut stream) = stream else { continue };
+        if lock(&shared.conns).len() >= shared.config.max_connections {
+            let _ = stream.write_all(TOO_MANY_CONNECTIONS);
+            let _ = stream.shutdown(Shutdown::Both);
+            continue;
+        }
         let id = next_id;
         next_id += 1;
         if let Ok(clone) = stream.try_clone() {
