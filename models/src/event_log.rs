@@ -521,25 +521,16 @@ impl Judge {
             .iter()
             .filter_map(|o| {
                 let Op::Put(id) = o.op else { return None };
-                Some(match o.outcome {
-                    Outcome::Ok(_) => Put {
-                        id,
-                        call: o.call_ms,
-                        ret: o.ret_ms,
-                        maybe: true,
-                    },
-                    Outcome::Unknown => Put {
-                        id,
-                        call: o.call_ms,
-                        ret: None,
-                        maybe: true,
-                    },
-                    Outcome::Failed => Put {
-                        id,
-                        call: o.call_ms,
-                        ret: None,
-                        maybe: false,
-                    },
+                let (ret, maybe) = match o.outcome {
+                    Outcome::Ok(_) => (o.ret_ms, true),
+                    Outcome::Unknown => (None, true),
+                    Outcome::Failed => (None, false),
+                };
+                Some(Put {
+                    id,
+                    call: o.call_ms,
+                    ret,
+                    maybe,
                 })
             })
             .collect();

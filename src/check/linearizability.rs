@@ -368,17 +368,13 @@ impl<'a> Budget<'a> {
     #[inline(never)]
     fn check_memory(&mut self, bytes: u64) -> Option<String> {
         let max = self.shared.max_memory?;
-        let total = if bytes >= self.memory {
-            self.shared
-                .memory
-                .fetch_add(bytes - self.memory, Ordering::Relaxed)
-                + (bytes - self.memory)
-        } else {
-            self.shared
-                .memory
-                .fetch_sub(self.memory - bytes, Ordering::Relaxed)
-                - (self.memory - bytes)
-        };
+        // A shrunk memo adds a wrapped (negative) delta: the atomic add wraps likewise.
+        let delta = bytes.wrapping_sub(self.memory);
+        let total = self
+            .shared
+            .memory
+            .fetch_add(delta, Ordering::Relaxed)
+            .wrapping_add(delta);
         self.memory = bytes;
         (total > max).then(|| {
             let size = match max {

@@ -7,7 +7,7 @@ use crate::command::{Reply, Value};
 use crate::sim::{Delivered, Polled, Request};
 use crate::store::CasNames;
 use std::fmt;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 /// The inputs of one poll of a client's operation.
@@ -153,8 +153,7 @@ impl<Ret> Polls<Ret> {
             None => (0, 0, Vec::new(), (usize::MAX, 0, 0, None)),
         };
         let mut names = CasNames::from_uniques(uniques);
-        // ahash with fixed keys, as the state's own hash (see `canon.rs`).
-        let mut h = ahash::RandomState::with_seeds(0x6b76, 0x7369, 0x6d74, 0x706c).build_hasher();
+        let mut h = crate::store::fixed_hasher();
         h.write_u64(shape);
         input.clock.hash(&mut h);
         match &input.reply {

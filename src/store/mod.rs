@@ -67,6 +67,7 @@ use lru::Lru;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::Arc;
+pub(crate) use table::fixed_hasher;
 use table::Table;
 
 /// memcached's `ITEM_UPDATE_INTERVAL`: `do_item_update` refreshes an item at most this often.

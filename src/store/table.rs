@@ -75,12 +75,8 @@ impl Table {
     /// The items' [`Digest`] (computed once while the map is unchanged).
     pub fn digest(&self) -> &Digest {
         self.digest.get_or_init(|| {
-            // ahash with fixed keys, as stateright hashes states: fast on the keys' and
-            // values' bytes, and as good a 64-bit hash as the state's own (SipHash, the
-            // std default, took a tenth of a search's time here).
-            let keys = ahash::RandomState::with_seeds(0x6b76, 0x7369, 0x6d74, 0x626c);
-            let mut h = keys.build_hasher();
-            let mut times = keys.build_hasher();
+            let mut h = fixed_hasher();
+            let mut times = fixed_hasher();
             let mut names = super::CasNames::default();
             for item in self.sorted() {
                 let Item {
@@ -164,6 +160,13 @@ impl fmt::Debug for Table {
             .entries(self.sorted().into_iter().map(|it| (&it.key, it)))
             .finish()
     }
+}
+
+/// A hasher with fixed keys for digests that explored states are identified by: ahash, as
+/// stateright hashes states, fast on keys' and values' bytes and as good a 64-bit hash as
+/// the state's own (SipHash, the std default, took a tenth of a search's time here).
+pub(crate) fn fixed_hasher() -> ahash::AHasher {
+    ahash::RandomState::with_seeds(0x6b76, 0x7369, 0x6d74, 0x626c).build_hasher()
 }
 
 #[cfg(test)]
