@@ -247,6 +247,9 @@ where
     let fail_means = how
         .fail_means
         .unwrap_or_else(|| FailMeans::default_for(parsed.format));
+    // The events are in the operations now: a long history should not hold both while
+    // it is checked.
+    drop(parsed);
     let history = to_history_with(spec, &raws, fail_means).map_err(|e| e.in_file(&file))?;
     if let Some(why) = no_known_outcome(&history) {
         return Ok(unknown(why));

@@ -32,6 +32,7 @@
 pub mod bruteforce;
 pub mod linearizability;
 pub mod mutex;
+mod opset;
 pub mod progress;
 
 pub use linearizability::{

@@ -663,6 +663,7 @@ pub fn read_history<S: FromRaw>(
     let file = path.display().to_string();
     let parsed = read_file(path, format)?;
     let raws = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
-    to_history_with(spec, &raws, FailMeans::default_for(parsed.format))
-        .map_err(|e| e.in_file(&file))
+    let fail_means = FailMeans::default_for(parsed.format);
+    drop(parsed);
+    to_history_with(spec, &raws, fail_means).map_err(|e| e.in_file(&file))
 }

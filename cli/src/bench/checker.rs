@@ -166,10 +166,12 @@ pub fn run() -> Result<Map<String, Json>, String> {
     if let Some(kib) = peak_rss_kib() {
         out.insert("peak_rss_mib".into(), round(kib as f64 / 1024.0));
     }
+    super::long_history::run(&mut out)?;
     Ok(out)
 }
 
-fn round(x: f64) -> Json {
+/// `x` to three decimals, as a JSON number.
+pub fn round(x: f64) -> Json {
     Json::from((x * 1000.0).round() / 1000.0)
 }
 

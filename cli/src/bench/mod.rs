@@ -3,6 +3,7 @@
 
 pub mod checker;
 pub mod explore;
+pub mod long_history;
 pub mod mq;
 
 use crate::error::CliError;
@@ -32,7 +33,7 @@ pub const SUITES: &[Suite] = &[
     },
     Suite {
         name: "checker",
-        about: "linearizability checker on Porcupine's histories, median ms, parsing excluded",
+        about: "linearizability checker on Porcupine's histories (median ms, parsing excluded) and on generated 1e6-operation histories (check-history, parsing included)",
         run: checker::run,
     },
     Suite {
