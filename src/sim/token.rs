@@ -942,7 +942,10 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        // PROPTEST_CASES overrides the budget (README: Fuzzing).
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2000)
+    ))]
 
         #[test]
         fn arbitrary_strings_never_panic(s in ".{0,200}") {
