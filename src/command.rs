@@ -204,6 +204,36 @@ impl Command {
         }
     }
 
+    /// For a retrieval (`get`, `gets`, `gat`, `gats`), the one-key retrievals it makes, in
+    /// order: memcached looks a multi-get's keys up one at a time. `None` for every other
+    /// command.
+    pub fn lookups(&self) -> Option<Vec<Command>> {
+        match self {
+            Command::Get { with_cas, keys } => Some(
+                keys.iter()
+                    .map(|k| Command::Get {
+                        with_cas: *with_cas,
+                        keys: vec![k.clone()],
+                    })
+                    .collect(),
+            ),
+            Command::Gat {
+                with_cas,
+                exptime,
+                keys,
+            } => Some(
+                keys.iter()
+                    .map(|k| Command::Gat {
+                        with_cas: *with_cas,
+                        exptime: *exptime,
+                        keys: vec![k.clone()],
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
     /// The first key this command names, if any (used to route in a sharded cluster).
     pub fn first_key(&self) -> Option<&[u8]> {
         match self {
@@ -364,6 +394,22 @@ pub struct Value {
     pub cas: Option<u64>,
 }
 
+impl Value {
+    /// Writes the value's `VALUE` block as memcached puts it on the wire (the `END` that
+    /// closes a retrieval's reply is the reply's).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"VALUE ");
+        out.extend_from_slice(&self.key);
+        out.extend_from_slice(format!(" {} {}", self.flags, self.data.len()).as_bytes());
+        if let Some(cas) = self.cas {
+            out.extend_from_slice(format!(" {cas}").as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&self.data);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 /// A `CLIENT_ERROR` memcached sends, by its exact text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ClientError {
@@ -459,17 +505,7 @@ impl Reply {
     pub fn encode(&self, out: &mut Vec<u8>) {
         match self {
             Reply::Values(values) => {
-                for v in values {
-                    out.extend_from_slice(b"VALUE ");
-                    out.extend_from_slice(&v.key);
-                    out.extend_from_slice(format!(" {} {}", v.flags, v.data.len()).as_bytes());
-                    if let Some(cas) = v.cas {
-                        out.extend_from_slice(format!(" {cas}").as_bytes());
-                    }
-                    out.extend_from_slice(b"\r\n");
-                    out.extend_from_slice(&v.data);
-                    out.extend_from_slice(b"\r\n");
-                }
+                values.iter().for_each(|v| v.encode(out));
                 out.extend_from_slice(b"END\r\n");
             }
             Reply::Number(n) => out.extend_from_slice(format!("{n}\r\n").as_bytes()),

@@ -13,9 +13,11 @@ pub struct ServeArgs {
     /// Address to listen on; loopback unless you name another.
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: String,
-    /// Total item bytes the store may hold (suffix k, m or g for KiB, MiB, GiB).
-    #[arg(long, value_parser = parse_bytes)]
-    pub memory_limit: Option<usize>,
+    /// Total item bytes the store may hold (suffix k, m or g for KiB, MiB, GiB), as
+    /// memcached's -m: 64m unless told, 0 for no limit. Past it the least recently used
+    /// items are evicted (expired ones first), unless --no-evict or --persistent.
+    #[arg(long, value_parser = parse_bytes, default_value = "64m")]
+    pub memory_limit: usize,
     /// When memory is full, refuse stores (memcached -M) instead of evicting.
     #[arg(long)]
     pub no_evict: bool,
@@ -25,7 +27,8 @@ pub struct ServeArgs {
     /// Probability that each key a command names is evicted just before it.
     #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
     pub evict_probability: f64,
-    /// Delay every command uniformly by LO..HI milliseconds (or exactly N).
+    /// Delay every command uniformly by LO..HI milliseconds (or exactly N); a multi-get
+    /// is delayed at each key, as memcached looks its keys up one by one.
     #[arg(long, value_parser = parse_range)]
     pub delay_ms: Option<(u64, u64)>,
     /// Shift the server clock by this many seconds (negative: behind).
@@ -101,7 +104,7 @@ pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
     let config = ServeConfig {
         listen,
         store: StoreConfig {
-            memory_limit: args.memory_limit,
+            memory_limit: (args.memory_limit > 0).then_some(args.memory_limit),
             evict: !args.no_evict,
             persistent: args.persistent,
             ..StoreConfig::default()
@@ -126,6 +129,21 @@ pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Unless told, the store is bounded as memcached's is (`-m 64`, `-c 1024`).
+    #[test]
+    fn the_defaults_are_memcacheds() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let args = Cli::parse_from(["kvsim"]).serve;
+        assert_eq!((args.memory_limit, args.max_connections), (64 << 20, 1024));
+        let args = Cli::parse_from(["kvsim", "--memory-limit", "0"]).serve;
+        assert_eq!(args.memory_limit, 0);
+    }
 
     #[test]
     fn flag_values_parse() {

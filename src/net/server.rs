@@ -239,11 +239,12 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        let out = conn.on_read(&buf[..n], |command| shared.apply(command));
-        if !out.bytes.is_empty() && stream.write_all(&out.bytes).is_err() {
-            break;
-        }
-        if out.close {
+        let close = conn.serve_read(
+            &buf[..n],
+            |command| shared.apply(command),
+            |bytes| stream.write_all(bytes).is_ok(),
+        );
+        if close {
             break;
         }
     }

@@ -20,6 +20,10 @@ pub const FIRST_BATCH: usize = 21;
 /// How many it runs per event after a yield.
 pub const LATER_BATCH: usize = 20;
 
+/// Pending reply bytes past which a multi-key retrieval writes them out before its next
+/// key (memcached streams a multi-get's values from the items themselves).
+pub const STREAM_BYTES: usize = 256 << 10;
+
 /// What the server must do after handling a read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Output {
@@ -52,59 +56,121 @@ impl Connection {
 
     /// Handles the bytes of one read: every complete request is run, store commands
     /// through `apply`, and the bytes to write are returned.
-    pub fn on_read(&mut self, bytes: &[u8], mut apply: impl FnMut(&Command) -> Reply) -> Output {
+    pub fn on_read(&mut self, bytes: &[u8], apply: impl FnMut(&Command) -> Reply) -> Output {
         let mut out = Output::default();
+        out.close = self.serve_read(bytes, apply, |b| {
+            out.bytes.extend_from_slice(b);
+            true
+        });
+        out
+    }
+
+    /// Like [`Connection::on_read`], handing the bytes to `write` as they leave: a
+    /// multi-key retrieval looks its keys up one at a time (`apply` sees a one-key `get`
+    /// per key, as memcached looks them up) and writes its replies out whenever
+    /// [`STREAM_BYTES`] are pending, so a `get` naming a large item a thousand times costs
+    /// a few of its copies, not a thousand. `write` returns `false` when the peer is gone;
+    /// the result is whether to close the connection.
+    pub fn serve_read(
+        &mut self,
+        bytes: &[u8],
+        mut apply: impl FnMut(&Command) -> Reply,
+        mut write: impl FnMut(&[u8]) -> bool,
+    ) -> bool {
         self.parser.feed(bytes);
         let mut budget = FIRST_BATCH;
         let mut ran = 0;
+        macro_rules! flush {
+            () => {{
+                let sent = self.unsent.is_empty() || write(&self.unsent);
+                self.unsent.clear();
+                if !sent {
+                    return true;
+                }
+            }};
+        }
         while let Some(request) = self.parser.next_request() {
             match &request {
-                Request::Command(command) => {
-                    let reply = apply(command);
-                    if !command.noreply() {
-                        reply.encode(&mut self.unsent);
+                Request::Command(command) => match command.lookups() {
+                    Some(lookups) => {
+                        if !self.retrieve(lookups, &mut apply, &mut write) {
+                            return true;
+                        }
+                        flush!();
                     }
-                    if matches!(reply, Reply::Values(_)) {
-                        out.bytes.append(&mut self.unsent);
+                    None => {
+                        let reply = apply(command);
+                        if !command.noreply() {
+                            reply.encode(&mut self.unsent);
+                        }
                     }
-                }
+                },
                 Request::Answer { effect, reply } => {
                     if let Some(effect) = effect {
                         apply(effect);
                     }
                     request.encode_own_reply(&mut self.unsent);
                     if matches!(reply, Some(Reply::Values(_))) {
-                        out.bytes.append(&mut self.unsent);
+                        flush!();
                     }
                 }
                 Request::AbortRetrieval { effect } => {
-                    if let Some(effect) = effect {
-                        apply(effect);
+                    for lookup in effect.iter().flat_map(|e| e.lookups().unwrap_or_default()) {
+                        apply(&lookup);
                     }
                     self.unsent.clear();
                     request.encode_own_reply(&mut self.unsent);
                 }
                 Request::Version => request.encode_own_reply(&mut self.unsent),
                 Request::Quit => {
-                    out.bytes.append(&mut self.unsent);
-                    out.close = true;
-                    return out;
+                    flush!();
+                    return true;
                 }
                 Request::Close => {
                     self.unsent.clear();
-                    out.close = true;
-                    return out;
+                    return true;
                 }
             }
             ran += 1;
             if ran == budget {
-                out.bytes.append(&mut self.unsent);
+                flush!();
                 ran = 0;
                 budget = LATER_BATCH;
             }
         }
-        out.bytes.append(&mut self.unsent);
-        out
+        flush!();
+        false
+    }
+
+    /// Runs a retrieval's one-key `lookups`, encoding their values into `unsent` and
+    /// writing them out whenever [`STREAM_BYTES`] are pending, then `END`; `false` when
+    /// `write` found the peer gone.
+    fn retrieve(
+        &mut self,
+        lookups: Vec<Command>,
+        apply: &mut impl FnMut(&Command) -> Reply,
+        write: &mut impl FnMut(&[u8]) -> bool,
+    ) -> bool {
+        for lookup in lookups {
+            match apply(&lookup) {
+                Reply::Values(values) => values.iter().for_each(|v| v.encode(&mut self.unsent)),
+                // The parser passes only keys a lookup accepts, so this is a store that
+                // refuses the command as a whole: its reply is the command's reply.
+                other => {
+                    other.encode(&mut self.unsent);
+                    return true;
+                }
+            }
+            if self.unsent.len() >= STREAM_BYTES {
+                let sent = write(&self.unsent);
+                self.unsent.clear();
+                if !sent {
+                    return false;
+                }
+            }
+        }
+        self.unsent.extend_from_slice(b"END\r\n");
+        true
     }
 }
 
@@ -174,5 +240,69 @@ mod tests {
                 close: true
             }
         );
+    }
+
+    /// A multi-get naming a large item many times is written out as it goes, in pieces
+    /// of about [`STREAM_BYTES`], never held whole; the bytes are those of the whole
+    /// reply, and each key is looked up on its own.
+    #[test]
+    fn a_multiget_streams_its_values() {
+        let data = vec![b'x'; 100_000];
+        let value = crate::command::Value {
+            key: b"big".to_vec(),
+            flags: 0,
+            data: data.clone(),
+            cas: None,
+        };
+        let mut lookups = 0;
+        let mut pieces: Vec<usize> = Vec::new();
+        let mut bytes = Vec::new();
+        let mut c = Connection::new(1 << 20);
+        let input = format!("get{}\r\n", " big".repeat(100));
+        let close = c.serve_read(
+            input.as_bytes(),
+            |cmd| {
+                assert_eq!(cmd.keys(), vec![&b"big"[..]]);
+                lookups += 1;
+                Reply::Values(vec![value.clone()])
+            },
+            |b| {
+                pieces.push(b.len());
+                bytes.extend_from_slice(b);
+                true
+            },
+        );
+        assert!(!close);
+        assert_eq!(lookups, 100);
+        assert_eq!(bytes, Reply::Values(vec![value; 100]).to_bytes());
+        assert!(pieces.len() > 30, "{pieces:?}");
+        assert!(
+            pieces.iter().all(|&p| p < STREAM_BYTES + 100_100),
+            "{pieces:?}"
+        );
+    }
+
+    /// A peer gone mid-reply ends the retrieval: no more lookups, the connection closes.
+    #[test]
+    fn a_peer_gone_mid_multiget_stops_it() {
+        let value = crate::command::Value {
+            key: b"big".to_vec(),
+            flags: 0,
+            data: vec![b'x'; 100_000],
+            cas: None,
+        };
+        let mut lookups = 0;
+        let mut c = Connection::new(1 << 20);
+        let input = format!("get{}\r\n", " big".repeat(100));
+        let close = c.serve_read(
+            input.as_bytes(),
+            |_| {
+                lookups += 1;
+                Reply::Values(vec![value.clone()])
+            },
+            |_| false,
+        );
+        assert!(close);
+        assert!(lookups < 10, "{lookups} lookups after the peer left");
     }
 }
