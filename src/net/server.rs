@@ -233,7 +233,9 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
     // memcached's read buffer size: what one read event can hold.
     let mut buf = vec![0u8; 16 * 1024];
     loop {
-        let n = match stream.read(&mut buf) {
+        // A data block is read exactly to its end, as memcached reads it.
+        let cap = conn.wants().map_or(buf.len(), |n| n.clamp(1, buf.len()));
+        let n = match stream.read(&mut buf[..cap]) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

@@ -6,9 +6,12 @@
 //! an `HTTP/` line or an over-long line. It sends what it has after each successful
 //! retrieval (`get`, `gets`, `gat`, `gats` switch to writing at once), after every 21
 //! commands of one read (then every 20: its `reqs_per_event` yield), when the bytes read
-//! are used up, and before closing on `quit`. [`Connection`] reproduces that, so
-//! `kvsim serve` answers pipelined input byte for byte as memcached does (given the same
-//! read boundaries).
+//! are used up while it waits for a command line (not in the middle of a data block, whose
+//! replies wait for its end, and are dropped if the client leaves first), and before
+//! closing on `quit`. It reads a data block exactly to its end before reading further
+//! ([`Connection::wants`]). [`Connection`] reproduces that, so `kvsim serve` answers
+//! pipelined, fragmented and half-closed input byte for byte as memcached does (given the
+//! same read boundaries).
 
 use super::request::{Request, RequestParser};
 use crate::command::{Command, Reply};
@@ -138,8 +141,20 @@ impl Connection {
                 budget = LATER_BATCH;
             }
         }
-        flush!();
+        // memcached sends what it has when it runs out of input while waiting for a
+        // command line; in the middle of a data block (or a swallowed one) it holds its
+        // replies until the block is complete, and drops them if the client leaves first.
+        if self.parser.wants().is_none() {
+            flush!();
+        }
         false
+    }
+
+    /// In the middle of a data block (or of a swallowed one), the bytes it still needs:
+    /// the most the server should read next, as memcached reads a value exactly to its
+    /// end before it reads anything else. `None` while waiting for a command line.
+    pub fn wants(&self) -> Option<usize> {
+        self.parser.wants()
     }
 
     /// Runs a retrieval's one-key `lookups`, encoding their values into `unsent` and
@@ -304,5 +319,27 @@ mod tests {
         );
         assert!(close);
         assert!(lookups < 10, "{lookups} lookups after the peer left");
+    }
+
+    /// Replies wait while a data block is incomplete (memcached holds them), and leave
+    /// once it is complete; the connection says how much of the block is still to come.
+    #[test]
+    fn replies_wait_for_an_incomplete_data_block() {
+        let mut c = Connection::new(1 << 20);
+        let stored = |cmd: &Command| match cmd {
+            Command::Store { .. } => Reply::Stored,
+            _ => Reply::NotFound,
+        };
+        assert_eq!(c.wants(), None);
+        let out = c.on_read(b"delete a\r\nset b 0 0 5\r\nab", stored);
+        assert_eq!(out.bytes, b"");
+        assert_eq!(c.wants(), Some(5));
+        let out = c.on_read(b"cde\r\n", stored);
+        assert_eq!(out.bytes, b"NOT_FOUND\r\nSTORED\r\n");
+        assert_eq!(c.wants(), None);
+        // A swallowed value holds them likewise, its error included.
+        let out = c.on_read(b"delete a\r\nset b 0 0 2000000\r\nab", stored);
+        assert_eq!(out.bytes, b"");
+        assert_eq!(c.wants(), Some(2_000_000));
     }
 }

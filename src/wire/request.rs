@@ -223,6 +223,17 @@ impl RequestParser {
         self.buf.len() - self.pos
     }
 
+    /// In the middle of a data block or of a swallowed one, the bytes it still needs
+    /// beyond those buffered; `None` while the parser waits for a command line. memcached
+    /// reads exactly these before it reads anything else, and sends no reply meanwhile.
+    pub fn wants(&self) -> Option<usize> {
+        match &self.state {
+            State::Data(pending) => Some((pending.len + 2).saturating_sub(self.buffered())),
+            State::Swallow(left) => Some(left.saturating_sub(self.buffered())),
+            State::Line | State::Closed => None,
+        }
+    }
+
     /// Whether the parser has closed the connection (after `quit`, `HTTP/` or an
     /// over-long line).
     pub fn is_closed(&self) -> bool {
