@@ -15,6 +15,9 @@
 //! - the store's own: `memory_limit` with LRU eviction, `evict: false` for memcached `-M`
 //!   (out-of-memory errors), `persistent` (never evicts).
 //!
+//! Expired items are reclaimed as commands arrive ([`CRAWL_PER_COMMAND`] after each), as
+//! memcached's LRU crawler reclaims them in the background.
+//!
 //! Bounded as memcached is: at most `max_connections` open at once (memcached's `-c`,
 //! 1024); a connection past them is answered `ERROR Too many open connections` and closed,
 //! as memcached does (which counts a few descriptors of its own in the same budget, so it
@@ -53,6 +56,10 @@ pub struct ServeConfig {
     /// Most connections open at once (memcached's `-c`); more are refused.
     pub max_connections: usize,
 }
+
+/// Expired items reclaimed after each command, as memcached's LRU crawler reclaims them
+/// in the background: a store that keeps being used does not keep dead items.
+pub const CRAWL_PER_COMMAND: usize = 8;
 
 /// memcached's default `-c`.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
@@ -117,7 +124,9 @@ impl Shared {
                 }
             }
         }
-        state.store.apply(now, command)
+        let reply = state.store.apply(now, command);
+        state.store.crawl_expired(now, CRAWL_PER_COMMAND);
+        reply
     }
 }
 

@@ -297,6 +297,27 @@ impl Store {
         }
     }
 
+    /// Reclaims up to `max` expired items at `now_ms`, those that expired first first, as
+    /// memcached's LRU crawler reclaims them in the background; the number reclaimed.
+    /// What any command answers is unchanged (an expired item is a miss either way); the
+    /// memory it held is free again. Items hidden by a flush are left to be reclaimed when
+    /// touched or when memory is needed.
+    pub fn crawl_expired(&mut self, now_ms: u64, max: usize) -> usize {
+        self.seen.0 = self.seen.0.max(now_ms);
+        let now_s = now_secs(now_ms);
+        let expired: Vec<Arc<[u8]>> = self
+            .expiry
+            .iter()
+            .take_while(|(exp, _)| is_expired(*exp, now_s))
+            .take(max)
+            .map(|(_, key)| Arc::clone(key))
+            .collect();
+        for key in &expired {
+            self.unlink(key);
+        }
+        expired.len()
+    }
+
     /// Restarts the server process at `now_ms`: a new `process_started`, no pending
     /// flush. A volatile store loses every item and its cas counter starts again at 1 (a
     /// unique read before the restart can then match a new item: memcached's behaviour).

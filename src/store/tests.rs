@@ -106,3 +106,27 @@ fn equal_data_equal_stores_whenever_last_called() {
     b.apply(T0 + 10, &set("k", "v", 0));
     assert_eq!(a, b);
 }
+
+#[test]
+fn the_crawler_reclaims_expired_items_only_and_at_most_max() {
+    let mut s = Store::new(StoreConfig::default(), T0);
+    for i in 0..5 {
+        s.apply(T0, &set(&format!("short{i}"), "x", 1));
+    }
+    s.apply(T0, &set("long", "x", 100));
+    s.apply(T0, &set("forever", "x", 0));
+    // Not yet expired: nothing to reclaim.
+    assert_eq!(s.crawl_expired(T0, 100), 0);
+    let later = T0 + 2_000;
+    assert_eq!(s.crawl_expired(later, 3), 3);
+    assert_eq!(s.crawl_expired(later, 100), 2);
+    assert_eq!(s.crawl_expired(later, 100), 0);
+    assert_eq!(s.items.len(), 2);
+    assert_eq!(s.used_bytes(), recount(&s));
+    let get = |key: &str| Command::Get {
+        with_cas: false,
+        keys: vec![key.as_bytes().to_vec()],
+    };
+    assert_eq!(s.apply(later, &get("short0")), Reply::Values(vec![]));
+    assert!(matches!(s.apply(later, &get("long")), Reply::Values(v) if v.len() == 1));
+}
