@@ -181,7 +181,9 @@ where
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2000)
+    ))]
 
     #[test]
     fn register((raw, m0, m1, m2) in raw_ops()) {
