@@ -580,3 +580,50 @@ fn a_search_that_outgrows_max_memory_is_unknown_and_the_run_goes_on() {
     let r = kvsim(&d, &["--spec", "register", "--max-memory", "0", "ok.jsonl"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// A line longer than 1 MiB and a file larger than 2 GiB are refused with what was
+/// expected and what was found (exit 2), and the other files of the run keep their
+/// verdicts.
+#[test]
+fn an_overlong_line_and_an_oversized_file_are_errors_and_lose_nothing_else() {
+    let d = dir("bounds");
+    let long = "7".repeat(2 << 20);
+    write(
+        &d,
+        "long.jsonl",
+        &format!(
+            "{{\"process\": 0, \"type\": \"invoke\", \"f\": \"write\", \"value\": 1}}\n\
+             {{\"process\": 0, \"type\": \"ok\", \"f\": \"write\", \"value\": {long}}}\n"
+        ),
+    );
+    // Sparse: the size is what is refused, before anything is read.
+    let huge = std::fs::File::create(d.join("huge.jsonl")).expect("create");
+    huge.set_len(3 << 30).expect("sparse file");
+    write(
+        &d,
+        "ok.jsonl",
+        "{\"process\": 0, \"type\": \"invoke\", \"f\": \"write\", \"value\": 1}\n\
+         {\"process\": 0, \"type\": \"ok\", \"f\": \"write\", \"value\": 1}\n",
+    );
+    let r = kvsim(
+        &d,
+        &["--spec", "register", "long.jsonl", "huge.jsonl", "ok.jsonl"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "long.jsonl:2: expected a line of at most 1 MiB, found {} bytes",
+            long.len() + 53
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(
+            "huge.jsonl: expected a history file of at most 2048 MiB, found 3221225472 bytes"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("ok.jsonl: ok"), "{}", r.stdout);
+}

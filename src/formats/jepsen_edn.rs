@@ -58,7 +58,7 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
 
 fn push(events: &mut Vec<Event>, v: &Value, line: usize, per_ms: u64) -> Result<(), LineError> {
     if let Some(e) = event_from_map(v, line, per_ms)? {
-        events.push(e);
+        super::push_event(events, e)?;
     }
     Ok(())
 }

@@ -19,6 +19,7 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
     let mut events = Vec::new();
     for (i, line_text) in text.lines().enumerate() {
         let line = i + 1;
+        super::check_line_length(line, line_text)?;
         let Some(at) = line_text.find("jepsen.util - ") else {
             continue;
         };
@@ -67,15 +68,18 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
         } else {
             edn::parse_one(value_text, line)?
         };
-        events.push(Event {
-            process,
-            kind,
-            f: f.to_string(),
-            key: None,
-            value,
-            time_ms: None,
-            line,
-        });
+        super::push_event(
+            &mut events,
+            Event {
+                process,
+                kind,
+                f: f.to_string(),
+                key: None,
+                value,
+                time_ms: None,
+                line,
+            },
+        )?;
     }
     Ok(events)
 }

@@ -21,6 +21,7 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
         if line_text.trim().is_empty() {
             continue;
         }
+        super::check_line_length(line, line_text)?;
         let json: serde_json::Value = serde_json::from_str(line_text).map_err(|e| {
             // serde_json stops at 128 levels of nesting, as the EDN reader does.
             let what = if e.to_string().starts_with("recursion limit exceeded") {
@@ -37,7 +38,7 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
         let v =
             from_json(&json).map_err(|what| LineError::new(line, "JSON without floats", what))?;
         if let Some(e) = event_from_map(&v, line, 1)? {
-            events.push(e);
+            super::push_event(&mut events, e)?;
         }
     }
     Ok(events)

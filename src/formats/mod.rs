@@ -323,6 +323,41 @@ pub struct RawOp {
     pub ret_line: Option<usize>,
 }
 
+/// The most events one history file may give (10 million, 5 million operations: a few
+/// GiB once parsed); past it, reading stops with an error naming the line.
+pub const MAX_EVENTS: usize = 10_000_000;
+
+/// The longest line of a `jsonl` or Jepsen log file, where a line is one event: 1 MiB.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The largest history file read: 2 GiB.
+pub const MAX_FILE_BYTES: u64 = 2 << 30;
+
+/// Appends `event`, unless the file has given [`MAX_EVENTS`] already.
+pub(crate) fn push_event(events: &mut Vec<Event>, event: Event) -> Result<(), LineError> {
+    if events.len() >= MAX_EVENTS {
+        return Err(LineError::new(
+            event.line,
+            format!("at most {MAX_EVENTS} events in one file"),
+            "more (split the history, or check it by key)",
+        ));
+    }
+    events.push(event);
+    Ok(())
+}
+
+/// Refuses a line of one event longer than [`MAX_LINE_BYTES`].
+pub(crate) fn check_line_length(line: usize, text: &str) -> Result<(), LineError> {
+    if text.len() > MAX_LINE_BYTES {
+        return Err(LineError::new(
+            line,
+            format!("a line of at most {} MiB", MAX_LINE_BYTES >> 20),
+            format!("{} bytes", text.len()),
+        ));
+    }
+    Ok(())
+}
+
 /// The one error type of the formats layer.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FormatError {
@@ -345,6 +380,14 @@ pub enum FormatError {
         expected: String,
         /// What the file has.
         found: String,
+    },
+    /// The file is larger than [`MAX_FILE_BYTES`].
+    #[error("{file}: expected a history file of at most {} MiB, found {bytes} bytes", MAX_FILE_BYTES >> 20)]
+    TooLarge {
+        /// The file.
+        file: String,
+        /// Its size.
+        bytes: u64,
     },
     /// The format could not be guessed.
     #[error("{file}: cannot tell the format: expected JSON lines, EDN maps or Jepsen log lines, found {found}; pass --format")]
@@ -431,6 +474,14 @@ pub fn read_events(path: &Path, format: Option<Format>) -> Result<Vec<Event>, Fo
 /// guesses it from the content ([`Format::guess`]; an empty file is `jsonl`).
 pub fn read_file(path: &Path, format: Option<Format>) -> Result<Parsed, FormatError> {
     let file = path.display().to_string();
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(FormatError::TooLarge {
+                file,
+                bytes: meta.len(),
+            });
+        }
+    }
     let text = std::fs::read_to_string(path).map_err(|e| FormatError::Io {
         file: file.clone(),
         message: e.to_string(),
