@@ -25,7 +25,8 @@
 //! it, never a pass (nor an abort of the process). Simulated runs should use the step
 //! bound only: it is deterministic, the deadline is not.
 
-use super::opset::{OpSet, Window};
+use super::opset::Window;
+use super::placement::{op_hash, Placement, Timing, HEAD};
 use crate::history::{History, Outcome};
 use crate::spec::SequentialSpec;
 use crate::verdict::{Verdict, Violation};
@@ -428,19 +429,7 @@ enum Found {
     Unknown(String),
 }
 
-const HEAD: usize = 0;
 const NIL: u32 = u32::MAX;
-
-/// A well-mixed 64-bit value per operation (splitmix64).
-#[inline]
-fn op_hash(i: usize) -> u64 {
-    let mut z = (i as u64)
-        .wrapping_add(1)
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 #[inline]
 fn state_hash<T: Hash>(state: &T) -> u64 {
@@ -768,16 +757,6 @@ fn push_unknown(
     links.len() as u32 - 1
 }
 
-/// One entry of the doubly linked list of calls and returns.
-#[derive(Clone, Copy)]
-struct Link {
-    next: u32,
-    prev: u32,
-    /// The (local) operation it belongs to.
-    op: u32,
-    is_ret: bool,
-}
-
 /// A linearized operation on the search stack.
 struct Frame {
     op: usize,
@@ -827,106 +806,13 @@ fn search_in<S: SequentialSpec>(
     interned: bool,
 ) -> Option<Found> {
     let n = ops.len();
-    // Entries: (position, is_return, local op). Unknown outcomes have no return entry.
-    let mut entries: Vec<(u64, bool, usize)> = Vec::with_capacity(2 * n);
-    // Per local op: its bit (index among the known or among the unknown ones).
-    let mut bit = vec![0usize; n];
-    let (mut known_count, mut unknown_count) = (0usize, 0usize);
-    let rets: Vec<Option<&S::Ret>> = ops
-        .iter()
-        .map(|&i| match &history.ops[i].outcome {
-            Outcome::Ok(r) => Some(r),
-            _ => None,
-        })
-        .collect();
-    // Bits in call order, so that the linearized set is a full prefix and a short window
-    // (see `opset`).
-    let mut by_call: Vec<usize> = (0..n).collect();
-    by_call.sort_by_key(|&j| history.ops[ops[j]].call);
-    for j in by_call {
-        let o = &history.ops[ops[j]];
-        entries.push((o.call, false, j));
-        if rets[j].is_some() {
-            bit[j] = known_count;
-            known_count += 1;
-            entries.push((o.ret.unwrap_or(u64::MAX), true, j));
-        } else {
-            bit[j] = unknown_count;
-            unknown_count += 1;
-        }
-    }
-    entries.sort_unstable();
-    // Nodes: 0 = head, 1..=len = entries, len + 1 = tail.
-    let len = entries.len();
-    let tail = len + 1;
-    let mut links: Vec<Link> = (0..len + 2)
-        .map(|k| Link {
-            next: (k + 1).min(tail) as u32,
-            prev: k.saturating_sub(1) as u32,
-            op: 0,
-            is_ret: false,
-        })
-        .collect();
-    let mut call_node = vec![0usize; n];
-    let mut ret_node = vec![usize::MAX; n];
-    for (k, &(_, is_ret, j)) in entries.iter().enumerate() {
-        let node = k + 1;
-        links[node].op = j as u32;
-        links[node].is_ret = is_ret;
-        if is_ret {
-            ret_node[j] = node;
-        } else {
-            call_node[j] = node;
-        }
-    }
-
-    // Unknown operations that are the same operation (equal Debug forms) are
-    // interchangeable once invoked: only the earliest-invoked unused one of a class is
-    // tried, so each class is used up in call order.
-    let mut class_of = vec![usize::MAX; n];
-    let mut class_members: Vec<Vec<usize>> = Vec::new();
-    {
-        let mut by_form: rustc_hash::FxHashMap<String, usize> = Default::default();
-        let mut unknown_ops: Vec<usize> = (0..n).filter(|&j| rets[j].is_none()).collect();
-        unknown_ops.sort_by_key(|&j| history.ops[ops[j]].call);
-        for j in unknown_ops {
-            let form = format!("{:?}", history.ops[ops[j]].op);
-            let c = *by_form.entry(form).or_insert_with(|| {
-                class_members.push(Vec::new());
-                class_members.len() - 1
-            });
-            class_of[j] = c;
-            class_members[c].push(j);
-        }
-    }
-    let mut class_used = vec![0usize; class_members.len()];
-    let mut known_bits = OpSet::new(known_count, true);
-    let mut unknown_bits = OpSet::new(unknown_count, false);
-    let mut known_hash = 0u64;
-    let mut known_left = known_count;
-    let mut memo: Memo<S::State> = Memo::new(unknown_count > 0, spec.init(), interned);
+    let (rets, mut placed) = prepare(history, ops);
+    let mut memo: Memo<S::State> = Memo::new(placed.has_unknowns(), spec.init(), interned);
     let mut stack: Vec<Frame> = Vec::new();
     // The current state, as an index into `memo.states`.
     let mut state = 0u32;
     let mut best: Option<(Vec<usize>, usize, S::State)> = None;
-    let mut cur = links[HEAD].next as usize;
-
-    macro_rules! unlink {
-        ($x:expr) => {{
-            let Link { next, prev, .. } = links[$x];
-            links[prev as usize].next = next;
-            links[next as usize].prev = prev;
-        }};
-    }
-    macro_rules! relink {
-        ($x:expr) => {{
-            let x = $x;
-            let Link { next, prev, .. } = links[x];
-            links[prev as usize].next = x as u32;
-            links[next as usize].prev = x as u32;
-        }};
-    }
-
+    let mut cur = placed.next(HEAD);
     // Operations with a known return that never change the state (reads): when one fits
     // it goes first, with no alternative tried (see `SequentialSpec::read_only`).
     let local_ops: Vec<&S::Op> = ops.iter().map(|&i| &history.ops[i].op).collect();
@@ -940,42 +826,34 @@ fn search_in<S: SequentialSpec>(
     // cannot go on without it, which finds a linearization with far fewer steps.
     let mut pass = Pass::Known;
 
-    while known_left > 0 {
+    while placed.known_left() > 0 {
         if let Some(why) = budget.tick(|| memo.bytes()) {
             return Some(Found::Unknown(why));
         }
         if memo.unprofitable {
             return None;
         }
-        debug_assert!(cur != tail, "a known return entry is always left");
         // The candidate to place now: a fitting read first, else the entry at `cur`.
         let mut candidate: Option<(usize, Next<S::State>)> = None;
         let mut backtrack = false;
         if fresh {
             fresh = false;
-            let mut e = links[HEAD].next as usize;
-            while !links[e].is_ret {
-                let j = links[e].op as usize;
-                if read_only[j] {
-                    if let Some(next) = memo.advance(spec, state, j, local_ops[j], rets[j]) {
-                        candidate = Some((j, next));
-                        break;
-                    }
-                }
-                e = links[e].next as usize;
-            }
+            candidate = placed.placeable().filter(|&j| read_only[j]).find_map(|j| {
+                let next = memo.advance(spec, state, j, local_ops[j], rets[j])?;
+                Some((j, next))
+            });
         }
         if candidate.is_none() {
-            let j = links[cur].op as usize;
-            if links[cur].is_ret {
+            let (j, is_ret) = placed.entry(cur);
+            if is_ret {
                 let next_pass = match pass {
-                    Pass::Known if unknown_count > 0 => Some(Pass::Enabling),
+                    Pass::Known if placed.has_unknowns() => Some(Pass::Enabling),
                     Pass::Enabling => Some(Pass::Rest),
                     _ => None,
                 };
                 if let Some(next_pass) = next_pass {
                     pass = next_pass;
-                    cur = links[HEAD].next as usize;
+                    cur = placed.next(HEAD);
                     continue;
                 }
                 backtrack = true;
@@ -986,55 +864,37 @@ fn search_in<S: SequentialSpec>(
                 }
             } else if read_only[j]
                 || rets[j].is_none() != (pass != Pass::Known)
-                || (rets[j].is_none() && class_members[class_of[j]][class_used[class_of[j]]] != j)
+                || (rets[j].is_none() && !placed.first_of_class(j))
             {
                 // Reads were tried above; each pass tries its own kind; of interchangeable
                 // unknown operations only the first unused one is tried.
-                cur = links[cur].next as usize;
+                cur = placed.next(cur);
                 continue;
             } else {
                 match memo.advance(spec, state, j, local_ops[j], rets[j]) {
-                    // An unknown operation that changes nothing here need not happen here.
-                    Some(next) if rets[j].is_some() || !memo.same(&next, state) => {
-                        let mut enabling = || {
-                            let mut e = links[HEAD].next as usize;
-                            while !links[e].is_ret {
-                                let k = links[e].op as usize;
-                                if rets[k].is_some()
-                                    && memo.accepts_from(spec, &next, k, local_ops[k], rets[k])
-                                {
-                                    return true;
-                                }
-                                e = links[e].next as usize;
-                            }
-                            false
-                        };
-                        if rets[j].is_some() || enabling() == (pass == Pass::Enabling) {
-                            candidate = Some((j, next));
-                        } else {
-                            cur = links[cur].next as usize;
-                            continue;
-                        }
+                    // An unknown operation that changes nothing here need not happen here;
+                    // the enabling ones go first.
+                    Some(next)
+                        if rets[j].is_some()
+                            || (!memo.same(&next, state)
+                                && enables(spec, &mut memo, &placed, &next, &local_ops, &rets)
+                                    == (pass == Pass::Enabling)) =>
+                    {
+                        candidate = Some((j, next))
                     }
                     _ => {
-                        cur = links[cur].next as usize;
+                        cur = placed.next(cur);
                         continue;
                     }
                 }
             }
         }
         if let Some((j, next)) = candidate {
-            let known = rets[j].is_some();
             let forced = read_only[j];
-            if known {
-                known_bits.insert(bit[j]);
-                known_hash ^= op_hash(bit[j]);
-            } else {
-                unknown_bits.insert(bit[j]);
-                class_used[class_of[j]] += 1;
-            }
+            placed.mark(j);
+            let (known_hash, known, unknown) = placed.key();
             let h = known_hash ^ Memo::hash_of(&next);
-            if let Some(index) = memo.visit(h, known_bits.window(), unknown_bits.window(), next) {
+            if let Some(index) = memo.visit(h, known, unknown, next) {
                 let before = std::mem::replace(&mut state, index);
                 stack.push(Frame {
                     op: j,
@@ -1042,25 +902,15 @@ fn search_in<S: SequentialSpec>(
                     forced,
                     pass,
                 });
-                unlink!(call_node[j]);
-                if known {
-                    unlink!(ret_node[j]);
-                    known_left -= 1;
-                }
-                cur = links[HEAD].next as usize;
+                placed.lift(j);
+                cur = placed.next(HEAD);
                 fresh = true;
                 pass = Pass::Known;
                 continue;
             }
-            if known {
-                known_bits.remove(bit[j]);
-                known_hash ^= op_hash(bit[j]);
-            } else {
-                unknown_bits.remove(bit[j]);
-                class_used[class_of[j]] -= 1;
-            }
+            placed.unmark(j);
             if !forced {
-                cur = links[cur].next as usize;
+                cur = placed.next(cur);
                 continue;
             }
             // A read that fits goes first in some linearization from here, if there is
@@ -1074,26 +924,61 @@ fn search_in<S: SequentialSpec>(
                     spec, history, ops, &rets, best,
                 )));
             };
-            let k = frame.op;
             state = frame.before;
-            if rets[k].is_some() {
-                known_bits.remove(bit[k]);
-                known_hash ^= op_hash(bit[k]);
-                relink!(ret_node[k]);
-                known_left += 1;
-            } else {
-                unknown_bits.remove(bit[k]);
-                class_used[class_of[k]] -= 1;
-            }
-            relink!(call_node[k]);
+            let after = placed.undo(frame.op);
             if !frame.forced {
-                cur = links[call_node[k]].next as usize;
+                cur = after;
                 pass = frame.pass;
                 break;
             }
         }
     }
     Some(Found::Ok(stack.into_iter().map(|f| ops[f.op]).collect()))
+}
+
+/// Each operation's known return (`None`: an unknown outcome), and nothing placed yet.
+fn prepare<'h, Op: std::fmt::Debug, Ret>(
+    history: &'h History<Op, Ret>,
+    ops: &[usize],
+) -> (Vec<Option<&'h Ret>>, Placement) {
+    let rets: Vec<Option<&Ret>> = ops
+        .iter()
+        .map(|&i| match &history.ops[i].outcome {
+            Outcome::Ok(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let timings: Vec<Timing> = ops
+        .iter()
+        .zip(&rets)
+        .map(|(&i, ret)| {
+            let o = &history.ops[i];
+            Timing {
+                call: o.call,
+                ret: o.ret,
+                known: ret.is_some(),
+                // Unknown operations that are the same operation (equal Debug forms) are
+                // interchangeable once invoked: each class is used up in call order.
+                class: ret.is_none().then(|| format!("{:?}", o.op)),
+            }
+        })
+        .collect();
+    (rets, Placement::new(&timings))
+}
+
+/// Whether some known-outcome operation that may be placed now is accepted after `next`
+/// (see [`Pass::Enabling`]).
+fn enables<S: SequentialSpec>(
+    spec: &S,
+    memo: &mut Memo<S::State>,
+    placed: &Placement,
+    next: &Next<S::State>,
+    local_ops: &[&S::Op],
+    rets: &[Option<&S::Ret>],
+) -> bool {
+    placed
+        .placeable()
+        .any(|k| rets[k].is_some() && memo.accepts_from(spec, next, k, local_ops[k], rets[k]))
 }
 
 /// The counterexample from the longest partial linearization and the operation that

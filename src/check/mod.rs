@@ -33,6 +33,7 @@ pub mod bruteforce;
 pub mod linearizability;
 pub mod mutex;
 mod opset;
+mod placement;
 pub mod progress;
 
 pub use linearizability::{
