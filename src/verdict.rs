@@ -26,6 +26,11 @@ impl Verdict {
         }
     }
 
+    /// Whether this is a pass: the property was checked over the whole scope and holds.
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Verdict::Ok)
+    }
+
     /// Whether this is a violation.
     pub fn is_violation(&self) -> bool {
         matches!(self, Verdict::Violation(_))

@@ -335,7 +335,7 @@ fn index_md(ms: &[Matrix]) -> String {
                 .collect();
             let passes: Vec<&str> = cells
                 .iter()
-                .filter(|c| c.verdict == Verdict::Ok)
+                .filter(|c| c.verdict.is_ok())
                 .map(|c| c.profile.name())
                 .collect();
             let _ = writeln!(

@@ -849,7 +849,7 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
             stateright::Property::always(PROP_CHECK, |b: &Self, s: &Self::State| match &s.halt {
                 Some(Halt::Livelock { .. }) => true,
                 Some(_) => false,
-                None if s.is_final() => b.verdict(s) == Verdict::Ok,
+                None if s.is_final() => b.verdict(s).is_ok(),
                 None => true,
             }),
             stateright::Property::always(PROP_PROGRESS, |_: &Self, s: &Self::State| {

@@ -300,6 +300,27 @@ impl StressConfig {
 /// the next one (a dead server would otherwise fill the history with failed attempts).
 const BACKOFF: Duration = Duration::from_millis(20);
 
+/// The error for a server that did not answer the probe, in the words a user reads:
+/// "connection refused (os error 111)", "no reply within 2.0 s (--timeout)".
+fn unreachable(server: String, e: KvError, io_timeout: Duration) -> StressError {
+    let detail = match e {
+        KvError::ServerGone { detail, .. } => {
+            // "connect: Connection refused (os error 111)" → "connection refused (…)"
+            let d = detail.strip_prefix("connect: ").unwrap_or(&detail);
+            let mut chars = d.chars();
+            chars.next().map_or(String::new(), |c| {
+                c.to_lowercase().chain(chars).collect::<String>()
+            })
+        }
+        KvError::Timeout { .. } => format!(
+            "no reply within {:.1} s (--timeout)",
+            io_timeout.as_secs_f64()
+        ),
+        other => other.to_string(),
+    };
+    StressError::Unreachable { server, detail }
+}
+
 /// Runs `model` against `config.servers` from `config.threads` OS threads and checks the
 /// history with the model's own property.
 pub fn stress<M>(model: &M, config: &StressConfig) -> Result<StressRun<M::Op, M::Ret>, StressError>
@@ -323,24 +344,7 @@ where
     let setup = config.client(u64::MAX, &prefix, &setup_stop)?;
     setup
         .probe()
-        .map_err(|(server, e)| StressError::Unreachable {
-            server,
-            detail: match e {
-                KvError::ServerGone { detail, .. } => {
-                    // "connect: Connection refused (os error 111)" → "connection refused (…)"
-                    let d = detail.strip_prefix("connect: ").unwrap_or(&detail);
-                    let mut chars = d.chars();
-                    chars.next().map_or(String::new(), |c| {
-                        c.to_lowercase().chain(chars).collect::<String>()
-                    })
-                }
-                KvError::Timeout { .. } => format!(
-                    "no reply within {:.1} s (--timeout)",
-                    config.io_timeout.as_secs_f64()
-                ),
-                other => other.to_string(),
-            },
-        })?;
+        .map_err(|(server, e)| unreachable(server, e, config.io_timeout))?;
     if config.flush_first {
         block_on_ready(setup.flush_all(None)).map_err(StressError::Setup)?;
     }
@@ -437,9 +441,8 @@ where
     let stopped = stop.reason();
     let dead = stop.dead_server();
     let first_error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
-    let checked = model.check(&history);
-    let verdict = match checked {
-        Verdict::Violation(_) => checked,
+    let verdict = match model.check(&history) {
+        checked @ Verdict::Violation(_) => checked,
         _ if ok + failed == 0 => Verdict::Unknown(format!(
             "no operation has a known outcome ({unknown} of {} unknown{})",
             history.len(),
