@@ -157,7 +157,7 @@ impl Command {
     /// keeps expiries in whole seconds of its own clock) or flushes (a flush hides the
     /// items last stored before a second of that clock). Every other command's effect and
     /// reply are the same at every time, on a store with no expiring item, no flush and no
-    /// memory limit ([`crate::store::Store::time_free`]).
+    /// memory limit (`Store::time_free`).
     pub fn involves_time(&self) -> bool {
         match self {
             Command::Store { exptime, .. }

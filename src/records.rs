@@ -226,7 +226,7 @@ pub struct Finding {
     pub property: String,
     /// The reason, as the (minimal) counterexample gives it.
     pub reason: String,
-    /// The reason's class ([`Violation::class`]).
+    /// The reason's class ([`crate::verdict::Violation::class`]).
     pub class: String,
     /// The fault kinds the minimal counterexample still injects: the faults this defect
     /// needs (empty: it needs none).

@@ -46,7 +46,7 @@ pub trait Target {
     fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String>;
 
     /// Runs the model from OS threads against real servers and checks its history
-    /// ([`crate::net::stress`]): the engine of `kvsim stress`.
+    /// ([`crate::net::stress()`]): the engine of `kvsim stress`.
     fn stress(&self, config: &StressConfig) -> Result<StressReport, StressError>;
 }
 

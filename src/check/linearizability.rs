@@ -6,7 +6,9 @@
 //! (set of linearized operations, new state) must be new, else the branch was explored
 //! already); at a return entry it backtracks, since that operation should have been
 //! linearized before it returned. Linearized operations are lifted out of the list and put
-//! back when the search backtracks (dancing links).
+//! back when the search backtracks (dancing links, `check/placement.rs`). The memo keeps
+//! each set of linearized operations as its window (`check/opset.rs`), so a history costs
+//! what its concurrency costs, not its length squared.
 //!
 //! Outcomes:
 //! - `Ok(ret)`: the spec must accept `ret` where the operation is placed.
@@ -47,7 +49,7 @@ pub struct Limits {
     pub max_steps: Option<u64>,
     /// Bytes of the searches' memos (the visited configurations and their states, as the
     /// tables hold them) summed over the partitions searched at once. Checked every
-    /// [`CHUNK`] steps, so a memo may pass it by what that many steps add.
+    /// 1,024 steps, so a memo may pass it by what that many steps add.
     pub max_memory: Option<u64>,
 }
 

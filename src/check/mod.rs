@@ -5,7 +5,7 @@
 //!   checking and limits that yield `Unknown`, never a pass ([`linearizability`]).
 //! - [`mutual_exclusion`]: critical sections (marked `enter`/`exit`) never overlap
 //!   ([`mutex`]).
-//! - [`progress`]: every operation completes within a bound unless a fault blocked it
+//! - [`progress()`]: every operation completes within a bound unless a fault blocked it
 //!   ([`mod@progress`]).
 //! - [`bruteforce`]: a reference linearizability checker that tries every order; slow,
 //!   for testing the fast one.

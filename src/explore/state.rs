@@ -49,7 +49,7 @@ impl<Ret> Default for Recorded<Ret> {
 
 /// The state of a world under exploration: a stateright `Model::State`. The world's
 /// fields are the state's (servers, time, clients, history, faults used, last fault,
-/// halt); each client's `rec` holds its [`Recorded`] poll inputs. Its `Hash` (its
+/// halt); each client's `rec` holds its `Recorded` poll inputs. Its `Hash` (its
 /// identity for stateright) renames cas uniques: see `canon.rs`.
 pub type State<Op, Ret> = World<Op, Ret, Recorded<Ret>>;
 

@@ -49,7 +49,7 @@
 //! re-read item survive a delayed flush; kvsim's `it->time` is the last link (store) or
 //! in-place incr (which refreshes it at most once per 60 s, as `do_item_update`).
 //!
-//! Determinism: items live in a hash table ([`table`]) whose order never shows (whatever
+//! Determinism: items live in a hash table (`store/table.rs`) whose order never shows (whatever
 //! lists items goes by key order); the LRU and expiry indexes are ordered maps. `Store` is `Clone + Hash + Eq` for stateright.
 
 pub mod arith;
