@@ -1027,9 +1027,10 @@ mod tests {
     use crate::history::Operation;
     use crate::specs::register::{RegisterOp, RegisterRet, RegisterSpec};
 
-    /// `n` writes that never complete, then a read of a value nobody wrote.
-    fn hard(n: u64) -> History<RegisterOp<u64>, RegisterRet<u64>> {
-        let mut ops: Vec<_> = (0..n)
+    /// Writes of `0..n` by clients `0..n`, invoked one after the other, that never
+    /// complete.
+    fn crashed_writes(n: u64) -> Vec<Operation<RegisterOp<u64>, RegisterRet<u64>>> {
+        (0..n)
             .map(|v| Operation {
                 client: v as usize,
                 op: RegisterOp::Write(v),
@@ -1040,7 +1041,12 @@ mod tests {
                 outcome: Outcome::Unknown,
                 marks: vec![],
             })
-            .collect();
+            .collect()
+    }
+
+    /// `n` writes that never complete, then a read of a value nobody wrote.
+    fn hard(n: u64) -> History<RegisterOp<u64>, RegisterRet<u64>> {
+        let mut ops = crashed_writes(n);
         ops.push(Operation {
             client: 99,
             op: RegisterOp::Read,
@@ -1263,18 +1269,7 @@ mod tests {
         for i in (1..values.len()).rev() {
             values.swap(i, rng.index(i + 1));
         }
-        let mut ops: Vec<_> = (0..200u64)
-            .map(|v| Operation {
-                client: v as usize,
-                op: RegisterOp::Write(v),
-                call: v,
-                ret: None,
-                call_ms: 0,
-                ret_ms: None,
-                outcome: Outcome::Unknown,
-                marks: vec![],
-            })
-            .collect();
+        let mut ops = crashed_writes(200);
         for (i, &v) in values.iter().enumerate() {
             let at = 1000 + 2 * i as u64;
             ops.push(Operation {

@@ -28,26 +28,19 @@ const PROCESSES: u64 = 5;
 fn sequential(out: &mut impl Write, ops: u64) -> std::io::Result<()> {
     for i in 0..ops {
         let p = i % PROCESSES;
-        if i % 2 == 0 {
-            writeln!(
-                out,
-                r#"{{"process": {p}, "type": "invoke", "f": "write", "value": {i}}}"#
-            )?;
-            writeln!(
-                out,
-                r#"{{"process": {p}, "type": "ok", "f": "write", "value": {i}}}"#
-            )?;
-        } else {
-            let v = i - 1;
-            writeln!(
-                out,
-                r#"{{"process": {p}, "type": "invoke", "f": "read", "value": null}}"#
-            )?;
-            writeln!(
-                out,
-                r#"{{"process": {p}, "type": "ok", "f": "read", "value": {v}}}"#
-            )?;
-        }
+        // Writes of i alternate with reads of the value just written.
+        let (f, arg, value) = match i % 2 {
+            0 => ("write", i.to_string(), i.to_string()),
+            _ => ("read", "null".to_string(), (i - 1).to_string()),
+        };
+        writeln!(
+            out,
+            r#"{{"process": {p}, "type": "invoke", "f": "{f}", "value": {arg}}}"#
+        )?;
+        writeln!(
+            out,
+            r#"{{"process": {p}, "type": "ok", "f": "{f}", "value": {value}}}"#
+        )?;
     }
     Ok(())
 }
