@@ -1,6 +1,7 @@
 //! Counterexamples people can read: one run rendered as text (terminal), JSON (tools) and
 //! a self-contained HTML page with a sequence diagram.
 
+mod diagram;
 mod explore;
 mod html;
 mod json;

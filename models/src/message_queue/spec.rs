@@ -129,8 +129,32 @@ fn who(op: &Op) -> String {
 
 /// Checks a history of the message-queue workload against the log's specification.
 pub fn check_log(history: &History<MqOp, MqRet>) -> Verdict {
-    let ops = &history.ops;
-    // Every write, by message.
+    match judge(&history.ops) {
+        Ok(()) => Verdict::Ok,
+        Err(violation) => violation,
+    }
+}
+
+/// The properties in the order they are checked; the first one broken is the verdict.
+fn judge(ops: &[Op]) -> Result<(), Verdict> {
+    let sessions = sessions(ops);
+    failed_readers(ops)?;
+    let mut log = Log {
+        ops,
+        writes: writes(ops),
+    };
+    log.learn_from(&sessions)?;
+    log.close_turns();
+    turn_timestamps(ops)?;
+    for session in &sessions {
+        let seen = log.order(session)?;
+        log.complete(session, &seen)?;
+    }
+    agreement(ops, &sessions)
+}
+
+/// Every write, by message, with what its turn returned.
+fn writes(ops: &[Op]) -> BTreeMap<&str, Write> {
     let mut writes: BTreeMap<&str, Write> = BTreeMap::new();
     for (i, op) in ops.iter().enumerate() {
         if let MqOp::Turn { writes: w } = &op.op {
@@ -149,9 +173,12 @@ pub fn check_log(history: &History<MqOp, MqRet>) -> Verdict {
             }
         }
     }
-    // Reader sessions that completed.
-    let sessions: Vec<Session> = ops
-        .iter()
+    writes
+}
+
+/// The reader sessions that completed.
+fn sessions(ops: &[Op]) -> Vec<Session<'_>> {
+    ops.iter()
         .enumerate()
         .filter_map(|(i, op)| match (&op.op, &op.outcome) {
             (MqOp::Read { min_timestamp, .. }, Outcome::Ok(MqRet::Read(events, end))) => {
@@ -168,97 +195,151 @@ pub fn check_log(history: &History<MqOp, MqRet>) -> Verdict {
             }
             _ => None,
         })
-        .collect();
+        .collect()
+}
 
+/// A reader that failed with an error of the queue.
+fn failed_readers(ops: &[Op]) -> Result<(), Verdict> {
     for (i, op) in ops.iter().enumerate() {
         if let (MqOp::Read { .. }, Outcome::Ok(MqRet::Failed(why))) = (&op.op, &op.outcome) {
-            return violation(format!("reader {} failed: {why}", who(op)), vec![i]);
+            return Err(violation(
+                format!("reader {} failed: {why}", who(op)),
+                vec![i],
+            ));
         }
     }
-    // 1. No phantom; learn timestamps and membership from what readers saw.
-    for (s, min, msgs, _) in &sessions {
-        for &(ts, msg) in msgs {
-            let Some(w) = writes.get_mut(msg) else {
-                return violation(
-                    format!(
-                        "reader {} returned {msg:?}, which no writer wrote",
-                        who(&ops[*s])
-                    ),
-                    vec![*s],
-                );
-            };
-            if let Some(stored) = w.ts {
-                if stored != ts {
-                    return violation(
-                        format!(
-                            "reader {} returned {msg:?} with timestamp {ts}, but its write stored {stored}",
-                            who(&ops[*s])
-                        ),
-                        vec![*s, w.op],
-                    );
-                }
-            }
-            if ts < *min {
-                return violation(
-                    format!(
-                        "reader {} with min_timestamp {min} returned {msg:?} with timestamp {ts}",
-                        who(&ops[*s])
-                    ),
-                    vec![*s, w.op],
-                );
-            }
-            w.ts = Some(ts);
-            w.in_log = true;
-        }
-    }
-    // A write before one in the log (same turn) is in the log too.
-    let mut last_in_log: BTreeMap<usize, usize> = BTreeMap::new();
-    for w in writes.values().filter(|w| w.in_log) {
-        let e = last_in_log.entry(w.op).or_insert(w.pos);
-        *e = (*e).max(w.pos);
-    }
-    for w in writes.values_mut() {
-        if last_in_log.get(&w.op).is_some_and(|&p| w.pos <= p) {
-            w.in_log = true;
-        }
-    }
-    let before = |a: &Write, b: &Write| -> bool {
-        (a.op == b.op && a.pos < b.pos) || (a.op != b.op && ops[a.op].precedes(&ops[b.op]))
-    };
+    Ok(())
+}
 
-    // 4. Turns store non-decreasing timestamps.
+/// 4. Turns store non-decreasing timestamps.
+fn turn_timestamps(ops: &[Op]) -> Result<(), Verdict> {
     let turns: Vec<(usize, i64, i64)> = ops
         .iter()
         .enumerate()
         .filter_map(|(i, op)| match &op.outcome {
-            Outcome::Ok(MqRet::Turn(s)) if !s.is_empty() => {
-                Some((i, *s.iter().min().unwrap(), *s.iter().max().unwrap()))
-            }
+            Outcome::Ok(MqRet::Turn(s)) => Some((i, *s.iter().min()?, *s.iter().max()?)),
             _ => None,
         })
         .collect();
     for &(a, _, a_max) in &turns {
         for &(b, b_min, _) in &turns {
             if ops[a].precedes(&ops[b]) && b_min < a_max {
-                return violation(
+                return Err(violation(
                     format!(
                         "timestamps decrease in storage: {}'s turn stored {a_max}, and {}'s later turn stored {b_min}",
                         who(&ops[a]),
                         who(&ops[b])
                     ),
                     vec![b, a],
-                );
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// 3. Readers agree on the order of their common messages.
+fn agreement(ops: &[Op], sessions: &[Session<'_>]) -> Result<(), Verdict> {
+    for (i, (s1, _, m1, _)) in sessions.iter().enumerate() {
+        for (s2, _, m2, _) in &sessions[i + 1..] {
+            let pos2: BTreeMap<&str, usize> =
+                m2.iter().enumerate().map(|(k, (_, m))| (*m, k)).collect();
+            let mut prev: Option<(&str, usize)> = None;
+            for (_, m) in m1 {
+                if let Some(&p) = pos2.get(m) {
+                    if let Some((pm, pp)) = prev {
+                        if p < pp {
+                            return Err(violation(
+                                format!(
+                                    "readers {} and {} disagree on the order of {pm:?} and {m:?}",
+                                    who(&ops[*s1]),
+                                    who(&ops[*s2])
+                                ),
+                                vec![*s1, *s2],
+                            ));
+                        }
+                    }
+                    prev = Some((m, p));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The history's writes, as the checks learn about them.
+struct Log<'h> {
+    ops: &'h [Op],
+    writes: BTreeMap<&'h str, Write>,
+}
+
+impl<'h> Log<'h> {
+    /// `a` was written before `b`: earlier in the same turn, or in a turn that completed
+    /// before `b`'s began.
+    fn before(&self, a: &Write, b: &Write) -> bool {
+        (a.op == b.op && a.pos < b.pos)
+            || (a.op != b.op && self.ops[a.op].precedes(&self.ops[b.op]))
+    }
+
+    /// 1. No phantom; learns timestamps and membership from what readers saw.
+    fn learn_from(&mut self, sessions: &[Session<'h>]) -> Result<(), Verdict> {
+        for (s, min, msgs, _) in sessions {
+            let reader = who(&self.ops[*s]);
+            for &(ts, msg) in msgs {
+                let Some(w) = self.writes.get_mut(msg) else {
+                    return Err(violation(
+                        format!("reader {reader} returned {msg:?}, which no writer wrote"),
+                        vec![*s],
+                    ));
+                };
+                if let Some(stored) = w.ts {
+                    if stored != ts {
+                        return Err(violation(
+                            format!(
+                                "reader {reader} returned {msg:?} with timestamp {ts}, but its write stored {stored}"
+                            ),
+                            vec![*s, w.op],
+                        ));
+                    }
+                }
+                if ts < *min {
+                    return Err(violation(
+                        format!(
+                            "reader {reader} with min_timestamp {min} returned {msg:?} with timestamp {ts}"
+                        ),
+                        vec![*s, w.op],
+                    ));
+                }
+                w.ts = Some(ts);
+                w.in_log = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// A write before one in the log (same turn) is in the log too.
+    fn close_turns(&mut self) {
+        let mut last_in_log: BTreeMap<usize, usize> = BTreeMap::new();
+        for w in self.writes.values().filter(|w| w.in_log) {
+            let e = last_in_log.entry(w.op).or_insert(w.pos);
+            *e = (*e).max(w.pos);
+        }
+        for w in self.writes.values_mut() {
+            if last_in_log.get(&w.op).is_some_and(|&p| w.pos <= p) {
+                w.in_log = true;
             }
         }
     }
 
-    for (s, min, msgs, end) in &sessions {
-        let session = &ops[*s];
+    /// 2, 3 and 4 within one session: its messages, each once, in write order, with
+    /// timestamps that never decrease. Gives where each message was returned.
+    fn order(&self, (s, _, msgs, _): &Session<'h>) -> Result<BTreeMap<&'h str, usize>, Verdict> {
+        let session = &self.ops[*s];
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
         for (k, &(ts, msg)) in msgs.iter().enumerate() {
             // 2. Exactly once.
             if let Some(first) = seen.insert(msg, k) {
-                return violation(
+                return Err(violation(
                     format!(
                         "reader {} returned {msg:?} twice (reads #{} and #{})",
                         who(session),
@@ -266,38 +347,49 @@ pub fn check_log(history: &History<MqOp, MqRet>) -> Verdict {
                         k + 1
                     ),
                     vec![*s],
-                );
+                ));
             }
             if k > 0 {
                 let (pts, pmsg) = msgs[k - 1];
                 // 4. Monotone timestamps.
                 if ts < pts {
-                    return violation(
+                    return Err(violation(
                         format!(
                             "timestamps decrease in storage: reader {} returned {pmsg:?} at {pts} and then {msg:?} at {ts}",
                             who(session)
                         ),
                         vec![*s],
-                    );
+                    ));
                 }
             }
             // 3. Write order.
-            let w = writes[msg];
+            let w = self.writes[msg];
             for &(_, earlier) in &msgs[..k] {
-                let e = writes[earlier];
-                if before(&w, &e) {
-                    return violation(
+                let e = self.writes[earlier];
+                if self.before(&w, &e) {
+                    return Err(violation(
                         format!(
                             "reader {} returned {earlier:?} before {msg:?}, but {msg:?} was written first",
                             who(session)
                         ),
                         vec![*s, w.op, e.op],
-                    );
+                    ));
                 }
             }
         }
-        // 5 and 6. Completeness, with removal as the only excuse.
-        let excuse = ops
+        Ok(seen)
+    }
+
+    /// 5 and 6. Completeness, with removal as the only excuse; `seen` holds the
+    /// messages the session returned.
+    fn complete(
+        &self,
+        (s, min, msgs, end): &Session<'h>,
+        seen: &BTreeMap<&str, usize>,
+    ) -> Result<(), Verdict> {
+        let session = &self.ops[*s];
+        let excuse = self
+            .ops
             .iter()
             .filter_map(|op| match op.op {
                 MqOp::Remove { threshold, .. } if session.ret.is_some_and(|r| op.call < r) => {
@@ -307,7 +399,7 @@ pub fn check_log(history: &History<MqOp, MqRet>) -> Verdict {
             })
             .max();
         let caught_up = matches!(end, End::Timeout | End::NotFound(_));
-        for (msg, w) in &writes {
+        for (msg, w) in &self.writes {
             let Some(ts) = w.ts else { continue };
             if !w.in_log || ts < *min || seen.contains_key(msg) {
                 continue;
@@ -317,11 +409,11 @@ pub fn check_log(history: &History<MqOp, MqRet>) -> Verdict {
             }
             let later_seen = msgs
                 .iter()
-                .find(|(_, m)| before(w, &writes[m]))
+                .find(|(_, m)| self.before(w, &self.writes[m]))
                 .map(|(_, m)| *m);
             let why = if let Some(later) = later_seen {
                 format!("but returned {later:?}, written after it")
-            } else if caught_up && ops[w.op].precedes(session) {
+            } else if caught_up && self.ops[w.op].precedes(session) {
                 match end {
                     End::NotFound(seg) => format!(
                         "and gave up with 'not found' for segment {seg}, though the write had completed before the reader started"
@@ -335,40 +427,14 @@ pub fn check_log(history: &History<MqOp, MqRet>) -> Verdict {
                 Some(t) => format!("the largest removal threshold before the reader ended is {t}"),
                 None => "no removal ran before the reader ended".to_string(),
             };
-            return violation(
+            return Err(violation(
                 format!(
                     "reader {} (min_timestamp {min}) never returned {msg:?} (timestamp {ts}) {why}; {excuse}",
                     who(session)
                 ),
                 vec![*s, w.op],
-            );
+            ));
         }
+        Ok(())
     }
-
-    // 3. Readers agree on the order of their common messages.
-    for (i, (s1, _, m1, _)) in sessions.iter().enumerate() {
-        for (s2, _, m2, _) in &sessions[i + 1..] {
-            let pos2: BTreeMap<&str, usize> =
-                m2.iter().enumerate().map(|(k, (_, m))| (*m, k)).collect();
-            let mut prev: Option<(&str, usize)> = None;
-            for (_, m) in m1 {
-                if let Some(&p) = pos2.get(m) {
-                    if let Some((pm, pp)) = prev {
-                        if p < pp {
-                            return violation(
-                                format!(
-                                    "readers {} and {} disagree on the order of {pm:?} and {m:?}",
-                                    who(&ops[*s1]),
-                                    who(&ops[*s2])
-                                ),
-                                vec![*s1, *s2],
-                            );
-                        }
-                    }
-                    prev = Some((m, p));
-                }
-            }
-        }
-    }
-    Verdict::Ok
 }
