@@ -394,22 +394,6 @@ pub struct Value {
     pub cas: Option<u64>,
 }
 
-impl Value {
-    /// Writes the value's `VALUE` block as memcached puts it on the wire (the `END` that
-    /// closes a retrieval's reply is the reply's).
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"VALUE ");
-        out.extend_from_slice(&self.key);
-        out.extend_from_slice(format!(" {} {}", self.flags, self.data.len()).as_bytes());
-        if let Some(cas) = self.cas {
-            out.extend_from_slice(format!(" {cas}").as_bytes());
-        }
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(&self.data);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
 /// A `CLIENT_ERROR` memcached sends, by its exact text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ClientError {
@@ -501,35 +485,8 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// Writes the reply exactly as memcached puts it on the wire, `\r\n` included.
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            Reply::Values(values) => {
-                values.iter().for_each(|v| v.encode(out));
-                out.extend_from_slice(b"END\r\n");
-            }
-            Reply::Number(n) => out.extend_from_slice(format!("{n}\r\n").as_bytes()),
-            Reply::ClientError(e) => {
-                out.extend_from_slice(format!("CLIENT_ERROR {}\r\n", e.as_str()).as_bytes())
-            }
-            Reply::ServerError(e) => {
-                out.extend_from_slice(format!("SERVER_ERROR {}\r\n", e.as_str()).as_bytes())
-            }
-            other => {
-                out.extend_from_slice(other.status_word().as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
-        }
-    }
-
-    /// The reply as wire bytes (see [`Reply::encode`]).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.encode(&mut out);
-        out
-    }
-
-    fn status_word(&self) -> &'static str {
+    /// The reply's first word on the wire (`STORED`, `END`, `CLIENT_ERROR`, …).
+    pub(crate) fn status_word(&self) -> &'static str {
         match self {
             Reply::Stored => "STORED",
             Reply::NotStored => "NOT_STORED",

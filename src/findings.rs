@@ -15,7 +15,7 @@
 use crate::records::{CheckReport, RunReport};
 use crate::scenario::{FaultKind, Scenario};
 use crate::shrink::{self, ShrinkLimits};
-use crate::sim::{self, CheckLimits, SimConfig, ViolationGroup};
+use crate::sim::{self, RunBudget, SimConfig, ViolationGroup};
 use crate::target::Target;
 use crate::verdict::{Verdict, Violation};
 
@@ -52,7 +52,7 @@ pub fn check(
     target: &dyn Target,
     scenario: &Scenario,
     config: &SimConfig,
-    limits: &CheckLimits,
+    limits: &RunBudget,
     shrink: Option<&ShrinkLimits>,
 ) -> CheckReport {
     let mut report = target.check(scenario, config, limits);

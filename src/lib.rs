@@ -46,12 +46,8 @@
 //!         for op in &history.ops {
 //!             if let Outcome::Ok(v) = op.outcome {
 //!                 if !seen.insert(v) {
-//!                     return Verdict::Violation(Violation {
-//!                         property: "linearizability".into(),
-//!                         reason: format!("two increments returned {v}: one update was lost"),
-//!                         ops: vec![],
-//!                         partial: vec![],
-//!                     });
+//!                     let reason = format!("two increments returned {v}: one update was lost");
+//!                     return Violation::new("linearizability", reason, vec![]).verdict();
 //!                 }
 //!             }
 //!         }
@@ -103,10 +99,8 @@
 pub mod check;
 pub mod command;
 pub mod explore;
-mod explore_gate;
 pub mod findings;
 pub mod formats;
-mod gate;
 pub mod history;
 pub mod kv;
 pub mod memstore;
@@ -122,8 +116,8 @@ pub mod spec;
 pub mod specs;
 pub mod store;
 pub mod target;
+mod testing;
 pub mod verdict;
 pub mod wire;
 
-pub use explore_gate::{Explore, ExploreOutcome};
-pub use gate::{Check, Outcome};
+pub use testing::{Check, CheckOutcome, Explore, ExploreOutcome};

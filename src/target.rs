@@ -1,12 +1,12 @@
 //! [`Target`]: a model behind a name, with its types erased, so that a registry can hold
 //! many models and the CLI, reports and minimizer can drive any of them.
 
-use crate::explore::{self, Explorable, Limits, Scope};
+use crate::explore::{self, Explorable, Scope, SearchLimits};
 use crate::history::Outcome;
 use crate::model::Model;
 use crate::net::{StressConfig, StressError, StressReport};
 use crate::scenario::Scenario;
-use crate::sim::{self, CheckLimits, SimConfig, Token};
+use crate::sim::{self, RunBudget, SimConfig, Token};
 use crate::verdict::Verdict;
 use std::sync::Arc;
 
@@ -31,12 +31,12 @@ pub trait Target {
 
     /// Runs a scenario up to its limits, grouping the violations it finds (see
     /// [`sim::check`]); [`crate::findings::check`] turns the groups into findings.
-    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport;
+    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport;
 
     /// Explores every path of `scope` with stateright ([`crate::explore`]); a
     /// counterexample is replayed by the simulator for its report and token, and a
     /// violation is reported with the replay's verdict (see [`replayed_verdict`]).
-    fn explore(&self, scope: &Scope, limits: &Limits) -> ExploreReport;
+    fn explore(&self, scope: &Scope, limits: &SearchLimits) -> ExploreReport;
 
     /// The workloads `scope` covers ([`crate::explore::workloads`]): how many, and whether
     /// a choice among many values took only some of them.
@@ -178,7 +178,7 @@ impl<M: Explorable> Target for ModelTarget<M> {
         sim::judge(&*self.model, &out)
     }
 
-    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &CheckLimits) -> CheckReport {
+    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport {
         let result = sim::check(&*self.model, config, limits);
         let failure = result
             .failure
@@ -197,7 +197,7 @@ impl<M: Explorable> Target for ModelTarget<M> {
         }
     }
 
-    fn explore(&self, scope: &Scope, limits: &Limits) -> ExploreReport {
+    fn explore(&self, scope: &Scope, limits: &SearchLimits) -> ExploreReport {
         let warning = explore::estimate(&*self.model, scope, limits).warning;
         let found = explore::explore(Arc::clone(&self.model), scope, limits);
         let counterexample = found
@@ -246,12 +246,7 @@ mod tests {
     use crate::verdict::Violation;
 
     fn violation(property: &str, reason: &str) -> Verdict {
-        Verdict::Violation(Violation {
-            property: property.to_string(),
-            reason: reason.to_string(),
-            ops: vec![0, 1],
-            partial: Vec::new(),
-        })
+        Verdict::Violation(Violation::new(property, reason.to_string(), vec![0, 1]))
     }
 
     fn replay(verdict: Verdict) -> RunReport {

@@ -46,8 +46,10 @@ impl Verdict {
     }
 }
 
-/// How a property failed, in words and by operation.
+/// How a property failed, in words and by operation. Built with [`Violation::new`] (fields
+/// may be added later).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Violation {
     /// The property that failed: `linearizability`, `mutual exclusion`, `progress`, ….
     pub property: String,
@@ -62,6 +64,28 @@ pub struct Violation {
 }
 
 impl Violation {
+    /// A violation of `property` because of `reason`, about operations `ops` (indices
+    /// into the history's `ops`), with no partial linearization.
+    pub fn new(property: impl Into<String>, reason: impl Into<String>, ops: Vec<usize>) -> Self {
+        Violation {
+            property: property.into(),
+            reason: reason.into(),
+            ops,
+            partial: Vec::new(),
+        }
+    }
+
+    /// The same violation with `partial` as its longest partial linearization.
+    pub fn with_partial(mut self, partial: Vec<usize>) -> Self {
+        self.partial = partial;
+        self
+    }
+
+    /// The same violation as a [`Verdict`].
+    pub fn verdict(self) -> Verdict {
+        Verdict::Violation(self)
+    }
+
     /// The reason with its particulars blanked: quoted values become `"…"`, client
     /// names `C#`, other numbers `#`. Violations of one property with the same class are
     /// one finding (`dequeue returned "…", but the queue is empty`).

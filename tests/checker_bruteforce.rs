@@ -3,7 +3,7 @@
 //! for every spec; and its witnesses are valid linearizations.
 
 use kvsim::check::{
-    bruteforce, check_linearizability, check_linearizability_parallel, Limits, Linearization,
+    bruteforce, check_linearizability, check_linearizability_parallel, CheckerLimits, Linearization,
 };
 use kvsim::history::{History, Operation, Outcome};
 use kvsim::spec::SequentialSpec;
@@ -137,8 +137,8 @@ where
     S::State: Send,
 {
     let slow = bruteforce::linearizable(spec, h);
-    let fast = check_linearizability(spec, h, Limits::none());
-    let par = check_linearizability_parallel(spec, h, Limits::none());
+    let fast = check_linearizability(spec, h, CheckerLimits::none());
+    let par = check_linearizability_parallel(spec, h, CheckerLimits::none());
     prop_assert_eq!(fast.verdict().name(), par.verdict().name());
     match &fast {
         Linearization::Ok(w) => {

@@ -2,7 +2,7 @@
 //! what was expected and what was found (insta snapshots of the messages).
 
 use kvsim::formats::{
-    pair, parse_events, to_history, Event, EventType, Format, FormatError, Value,
+    pair, parse_events, to_history, EventType, Format, FormatError, HistoryEvent, Value,
 };
 use kvsim::history::Outcome;
 use kvsim::specs::cas_register::{CasOp, CasRegisterSpec, CasRet};
@@ -79,7 +79,7 @@ fn jsonl_events_have_the_documented_fields() {
     .unwrap();
     assert_eq!(
         events,
-        vec![Event {
+        vec![HistoryEvent {
             process: 4,
             kind: EventType::Ok,
             f: "get".into(),

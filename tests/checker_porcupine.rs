@@ -1,7 +1,7 @@
 //! Every history of Porcupine's benchmark (`../shared/benchmarks/porcupine`) gets the
 //! verdict its VERDICTS.md lists, through the same path as `kvsim check-history`.
 
-use kvsim::check::{check_linearizability, Limits, Linearization};
+use kvsim::check::{check_linearizability, CheckerLimits, Linearization};
 use kvsim::formats::{read_history, Format, Value};
 use kvsim::specs::cas_register::CasRegisterSpec;
 use kvsim::specs::kv::KvSpec;
@@ -31,11 +31,11 @@ fn check(file: &str) -> Linearization {
     let path = bench_dir().join(file);
     if file.starts_with("kv/") {
         let h = read_history(&KvSpec, &path, Some(Format::JepsenEdn)).expect("parses");
-        check_linearizability(&KvSpec, &h, Limits::none())
+        check_linearizability(&KvSpec, &h, CheckerLimits::none())
     } else {
         let spec = CasRegisterSpec::<Value>::new();
         let h = read_history(&spec, &path, Some(Format::JepsenLog)).expect("parses");
-        check_linearizability(&spec, &h, Limits::none())
+        check_linearizability(&spec, &h, CheckerLimits::none())
     }
 }
 

@@ -2,7 +2,7 @@
 //! yield its shortest counterexample, an incr counter must verify; both replay in the
 //! simulator with the same verdict.
 
-use kvsim::explore::{self, Limits, Scope};
+use kvsim::explore::{self, Scope, SearchLimits};
 use kvsim::history::{History, Outcome};
 use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
@@ -60,23 +60,21 @@ impl Model for Counter {
                     .filter(|(_, r)| r == v)
                     .map(|(i, _)| *i)
                     .collect();
-                return Verdict::Violation(Violation {
-                    property: "linearizability".into(),
-                    reason: format!("two increments both returned {v}: an update was lost"),
-                    ops: dup,
-                    partial: Vec::new(),
-                });
+                return Verdict::Violation(Violation::new(
+                    "linearizability",
+                    format!("two increments both returned {v}: an update was lost"),
+                    dup,
+                ));
             }
         }
         for &(a, ra) in &rets {
             for &(b, rb) in &rets {
                 if history.ops[a].precedes(&history.ops[b]) && ra > rb {
-                    return Verdict::Violation(Violation {
-                        property: "linearizability".into(),
-                        reason: format!("an earlier increment returned {ra}, a later one {rb}"),
-                        ops: vec![a, b],
-                        partial: Vec::new(),
-                    });
+                    return Verdict::Violation(Violation::new(
+                        "linearizability",
+                        format!("an earlier increment returned {ra}, a later one {rb}"),
+                        vec![a, b],
+                    ));
                 }
             }
         }
@@ -87,7 +85,7 @@ impl Model for Counter {
 #[test]
 fn the_get_then_set_counter_loses_an_update_in_the_shortest_counterexample() {
     let target = ModelTarget::new("counter/getset", Counter { atomic: false });
-    let report = target.explore(&Scope::new(2, 1), &Limits::default());
+    let report = target.explore(&Scope::new(2, 1), &SearchLimits::default());
     let Verdict::Violation(v) = &report.verdict else {
         panic!("expected a violation, found {}", report.verdict)
     };
@@ -118,7 +116,7 @@ fn the_incr_counter_verifies_exhaustively() {
     for (clients, ops, unique) in [(2, 1, 14), (2, 2, 134), (3, 2, 24_272)] {
         let mut scope = Scope::new(clients, ops);
         scope.times = false;
-        let found = explore::explore(Arc::clone(&model), &scope, &Limits::default());
+        let found = explore::explore(Arc::clone(&model), &scope, &SearchLimits::default());
         assert_eq!(found.verdict, Verdict::Ok, "{clients}×{ops}");
         assert_eq!(found.counterexample, None);
         assert_eq!(found.bound, None);
@@ -131,7 +129,7 @@ fn the_get_then_set_counter_is_fine_with_one_client() {
     let found = explore::explore(
         Arc::new(Counter { atomic: false }),
         &Scope::new(1, 3),
-        &Limits::default(),
+        &SearchLimits::default(),
     );
     assert_eq!(found.verdict, Verdict::Ok);
     assert_eq!(found.max_depth, 10);
@@ -139,9 +137,9 @@ fn the_get_then_set_counter_is_fine_with_one_client() {
 
 #[test]
 fn a_state_bound_ends_unknown_and_names_the_bound() {
-    let limits = Limits {
+    let limits = SearchLimits {
         max_states: 50,
-        ..Limits::default()
+        ..SearchLimits::default()
     };
     let found = explore::explore(
         Arc::new(Counter { atomic: true }),

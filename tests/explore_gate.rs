@@ -46,12 +46,11 @@ impl Model for Counter {
         for (i, op) in history.ops.iter().enumerate() {
             if let Outcome::Ok(v) = op.outcome {
                 if !seen.insert(v) {
-                    return Verdict::Violation(Violation {
-                        property: "linearizability".into(),
-                        reason: format!("two increments returned {v}: an update was lost"),
-                        ops: vec![i],
-                        partial: Vec::new(),
-                    });
+                    return Verdict::Violation(Violation::new(
+                        "linearizability",
+                        format!("two increments returned {v}: an update was lost"),
+                        vec![i],
+                    ));
                 }
             }
         }

@@ -155,7 +155,7 @@ impl Gen {
     /// `-0`/`-1` as values are covered by the raw cases.
     fn value(&mut self) -> Vec<u8> {
         let v = self.value_any();
-        if v.iter().all(|&b| kvsim::wire::cnum::is_c_space(b)) {
+        if v.iter().all(|&b| kvsim::wire::is_c_space(b)) {
             let mut x = b"x".to_vec();
             x.extend_from_slice(&v);
             return x;

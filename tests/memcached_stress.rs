@@ -1,7 +1,7 @@
 //! Stress runs (`kvsim::net::stress`) against real memcached and `kvsim serve`: models run
 //! from OS threads over TCP, histories checked for linearizability.
 
-use kvsim::check::linearizability::{linearizable, Limits};
+use kvsim::check::linearizability::{linearizable, CheckerLimits};
 use kvsim::history::History;
 use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
@@ -47,7 +47,11 @@ impl Model for Counter {
     fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) {}
 
     fn check(&self, history: &History<(), u64>) -> Verdict {
-        linearizable(&CounterSpec, history, Limits::time(Duration::from_secs(20)))
+        linearizable(
+            &CounterSpec,
+            history,
+            CheckerLimits::time(Duration::from_secs(20)),
+        )
     }
 }
 
@@ -112,7 +116,11 @@ impl Model for Log {
     }
 
     fn check(&self, history: &History<LogOp, bool>) -> Verdict {
-        linearizable(&LogSpec, history, Limits::time(Duration::from_secs(20)))
+        linearizable(
+            &LogSpec,
+            history,
+            CheckerLimits::time(Duration::from_secs(20)),
+        )
     }
 }
 

@@ -6,7 +6,7 @@ use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario, Strategy};
-use kvsim::sim::{self, CheckLimits, Delivery, Event, Fault, SimConfig, Token};
+use kvsim::sim::{self, Delivery, Event, Fault, RunBudget, SimConfig, Token};
 use kvsim::verdict::{Verdict, Violation};
 
 /// A counter whose increment returns the new value; `by_incr` picks the atomic `incr`,
@@ -46,12 +46,11 @@ impl Model for Counter {
         for (i, op) in history.ops.iter().enumerate() {
             if let Outcome::Ok(v) = op.outcome {
                 if let Some(j) = seen.insert(v, i) {
-                    return Verdict::Violation(Violation {
-                        property: "linearizability".into(),
-                        reason: format!("two increments both returned {v}: an update was lost"),
-                        ops: vec![j, i],
-                        partial: vec![],
-                    });
+                    return Verdict::Violation(Violation::new(
+                        "linearizability",
+                        format!("two increments both returned {v}: an update was lost"),
+                        vec![j, i],
+                    ));
                 }
             }
         }
@@ -63,8 +62,8 @@ fn config(clients: usize, ops: usize, strategy: Strategy) -> SimConfig {
     SimConfig::from_scenario(&Scenario::new("t", clients, ops).strategy(strategy))
 }
 
-fn limits(runs: u64) -> CheckLimits {
-    CheckLimits {
+fn limits(runs: u64) -> RunBudget {
+    RunBudget {
         seed: 1,
         runs,
         time_limit: None,

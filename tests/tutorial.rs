@@ -2,29 +2,22 @@
 //! `incr` (created with `add` on first use), checked for linearizability under crashes
 //! and lost replies, and the get-then-set version it replaces, which loses updates.
 
-use kvsim::check::{linearizable, Limits};
+use kvsim::check::{linearizable, CheckerLimits};
 use kvsim::history::History;
 use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::shrink::{is_minimal, total_ops, ShrinkLimits};
 use kvsim::specs::counter::{CounterOp, CounterRet, CounterSpec};
-use kvsim::target::ModelTarget;
 use kvsim::verdict::Verdict;
 use kvsim::Check;
 
+// Beyond the README: the minimizer's own checks.
+use kvsim::shrink::{is_minimal, total_ops, ShrinkLimits};
+use kvsim::target::ModelTarget;
+
 /// 1. The structure: plain async Rust against the KV trait.
-async fn increment<K: Kv>(kv: &K, atomic: bool) -> Result<i64, KvError> {
-    if !atomic {
-        // get-then-set: another client can write between the two calls
-        let n = match kv.get(b"hits").await? {
-            Some(v) => String::from_utf8_lossy(&v).trim().parse().unwrap_or(0),
-            None => 0,
-        };
-        kv.set(b"hits", (n + 1).to_string().as_bytes(), 0).await?;
-        return Ok(n + 1);
-    }
+async fn increment<K: Kv>(kv: &K) -> Result<i64, KvError> {
     loop {
         if let Some(n) = kv.incr(b"hits", 1).await? {
             return Ok(n as i64);
@@ -43,9 +36,7 @@ async fn read<K: Kv>(kv: &K) -> Result<i64, KvError> {
 }
 
 /// 2. The model: operations, workload, property.
-struct Hits {
-    atomic: bool,
-}
+struct Hits;
 
 impl Model for Hits {
     type Op = CounterOp;
@@ -59,7 +50,7 @@ impl Model for Hits {
     ) -> Result<CounterRet, KvError> {
         match op {
             CounterOp::Read => Ok(CounterRet::Value(read(kv).await?)),
-            _ => Ok(CounterRet::Value(increment(kv, self.atomic).await?)),
+            _ => Ok(CounterRet::Value(increment(kv).await?)),
         }
     }
 
@@ -72,7 +63,7 @@ impl Model for Hits {
     }
 
     fn check(&self, history: &History<CounterOp, CounterRet>) -> Verdict {
-        linearizable(&CounterSpec, history, Limits::steps(1_000_000))
+        linearizable(&CounterSpec, history, CheckerLimits::steps(1_000_000))
     }
 }
 
@@ -82,15 +73,77 @@ fn hits_survive_crashes_and_lost_replies() {
     let scenario = Scenario::new("crash-lose", 3, 4)
         .faults(&[FaultKind::Crash, FaultKind::Lose])
         .runs(1000);
-    Check::new("hits/incr", Hits { atomic: true }, scenario)
-        .run()
-        .assert_ok();
+    Check::new("hits/incr", Hits, scenario).run().assert_ok();
+}
+
+/// The counter the tutorial's replaces: get, then set. Another client can write between
+/// the two calls, so increments are lost without any fault.
+struct GetThenSet;
+
+async fn get_then_set<K: Kv>(kv: &K) -> Result<i64, KvError> {
+    let n = read(kv).await?;
+    kv.set(b"hits", (n + 1).to_string().as_bytes(), 0).await?;
+    Ok(n + 1)
+}
+
+impl Model for GetThenSet {
+    type Op = CounterOp;
+    type Ret = CounterRet;
+
+    async fn run<K: Kv>(
+        &self,
+        kv: &K,
+        client: usize,
+        op: &CounterOp,
+    ) -> Result<CounterRet, KvError> {
+        match op {
+            CounterOp::Read => Hits.run(kv, client, op).await,
+            _ => Ok(CounterRet::Value(get_then_set(kv).await?)),
+        }
+    }
+
+    fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> CounterOp {
+        Hits.op(client, index, rng)
+    }
+
+    fn check(&self, history: &History<CounterOp, CounterRet>) -> Verdict {
+        Hits.check(history)
+    }
+}
+
+/// The README's tutorial shows this file's code: each of its Rust blocks appears here
+/// as it is (up to indentation and line breaks), so what a newcomer copies compiles.
+#[test]
+fn the_readme_tutorial_is_this_file() {
+    let readme = include_str!("../README.md");
+    let start = readme
+        .find("## Check your own structure")
+        .expect("the README has the tutorial");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let here = words(include_str!("tutorial.rs"));
+    let blocks: Vec<&str> = section
+        .split("```rust")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert!(
+        blocks.len() >= 4,
+        "the tutorial has its use lines, structure, model and gate"
+    );
+    for block in blocks {
+        assert!(
+            here.contains(&words(block)),
+            "README block not in tests/tutorial.rs:\n{block}"
+        );
+    }
 }
 
 #[test]
 fn get_then_set_loses_updates_and_the_report_says_so() {
     let scenario = Scenario::new("no-faults", 2, 2).runs(1000);
-    let check = Check::new("hits/getset", Hits { atomic: false }, scenario);
+    let check = Check::new("hits/getset", GetThenSet, scenario);
     let outcome = check.run();
     let failure = outcome.assert_violation();
     let report = outcome.report().expect("a violation has a report");
@@ -114,7 +167,7 @@ fn get_then_set_loses_updates_and_the_report_says_so() {
 #[test]
 fn a_failing_gate_says_how_to_replay_it_in_the_test() {
     let scenario = Scenario::new("no-faults", 2, 2).runs(1000);
-    let check = Check::new("hits/getset", Hits { atomic: false }, scenario);
+    let check = Check::new("hits/getset", GetThenSet, scenario);
     let outcome = check.run();
     let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| outcome.assert_ok()))
         .expect_err("a violation fails the gate");
@@ -149,15 +202,15 @@ fn a_failing_gate_says_how_to_replay_it_in_the_test() {
 #[test]
 fn a_gate_reports_its_failure_minimized() {
     let scenario = Scenario::new("no-faults", 3, 4).runs(1000);
-    let raw = Check::new("hits/getset", Hits { atomic: false }, scenario.clone())
+    let raw = Check::new("hits/getset", GetThenSet, scenario.clone())
         .no_shrink()
         .run();
-    let small = Check::new("hits/getset", Hits { atomic: false }, scenario).run();
+    let small = Check::new("hits/getset", GetThenSet, scenario).run();
     let (raw, small) = (raw.assert_violation(), small.assert_violation());
     assert!(raw.shrink.is_none());
     assert!(small.shrink.is_some(), "the report says how far it shrank");
     assert!(total_ops(&small.config) < total_ops(&raw.config));
     assert_eq!(small.verdict.is_violation(), raw.verdict.is_violation());
-    let target = ModelTarget::new("hits/getset", Hits { atomic: false });
+    let target = ModelTarget::new("hits/getset", GetThenSet);
     is_minimal(&target, small, &ShrinkLimits::default()).expect("nothing smaller fails");
 }

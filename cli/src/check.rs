@@ -5,7 +5,7 @@ use crate::error::{self, CliError};
 use kvsim::findings::Finding;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use kvsim::shrink::ShrinkLimits;
-use kvsim::sim::{CheckLimits, SimConfig};
+use kvsim::sim::{RunBudget, SimConfig};
 use kvsim::target::CheckReport;
 use kvsim::verdict::Verdict;
 use kvsim_models::expect::{ExpectedVerdict, Variant};
@@ -586,7 +586,7 @@ fn run_jobs(args: &Args, jobs: &[Job], time_limit: Option<Duration>) -> Vec<Chec
                     let Some(job) = jobs.get(i) else { break };
                     let e = &entries[job.entry];
                     let target = e.target(job.variant);
-                    let limits = CheckLimits {
+                    let limits = RunBudget {
                         seed: args.seed,
                         runs: job.scenario.runs,
                         time_limit,

@@ -16,7 +16,7 @@
 
 use crate::error::{self, CliError};
 use clap::builder::PossibleValuesParser;
-use kvsim::check::{check_linearizability_parallel, Limits, Linearization};
+use kvsim::check::{check_linearizability_parallel, CheckerLimits, Linearization};
 use kvsim::formats::{
     no_known_outcome, nothing_recognised, pair, read_file, to_history_with, FailMeans, Format,
     FormatError, FromRaw, RawOp, Value,
@@ -121,16 +121,16 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
     let fail_means = args.fail_means.as_deref().and_then(FailMeans::from_name);
     let limits = match args.time_limit {
         Some(s) => match Duration::try_from_secs_f64(s) {
-            Ok(d) if s > 0.0 && s <= MAX_TIME_LIMIT_SECS => Limits::time(d),
+            Ok(d) if s > 0.0 && s <= MAX_TIME_LIMIT_SECS => CheckerLimits::time(d),
             _ => {
                 return Err(CliError::new(format!("check-history: --time-limit: expected a number of seconds greater than 0 and at most {MAX_TIME_LIMIT_SECS:.0}, found {s}")));
             }
         },
-        None => Limits::none(),
+        None => CheckerLimits::none(),
     };
     let limits = limits.with_memory(match args.max_memory {
         Some(mib) => mib << 20,
-        None => Limits::default_memory(),
+        None => CheckerLimits::default_memory(),
     });
     let multi_register = match (&args.initial, args.spec.as_str()) {
         (Some(Value::Map(entries)), "multi-register") => {
@@ -219,7 +219,7 @@ struct How {
     /// The reading of `fail`, `None` for the format's own.
     fail_means: Option<FailMeans>,
     /// The checker's limits.
-    limits: Limits,
+    limits: CheckerLimits,
 }
 
 /// Parses one file (not timed) and checks it (timed); a file that gives nothing to check

@@ -2,7 +2,7 @@
 //! stateright; or its Explorer in a browser (`--serve`).
 
 use crate::error::{self, CliError};
-use kvsim::explore::{Limits, Scope};
+use kvsim::explore::{Scope, SearchLimits};
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
 use kvsim_models::registry::{self, registry};
@@ -183,10 +183,10 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             .map_err(CliError::new)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut limits = Limits {
+    let mut limits = SearchLimits {
         threads: args.threads.max(1),
         progress: !args.json && std::io::stderr().is_terminal(),
-        ..Limits::default()
+        ..SearchLimits::default()
     };
     if let Some(n) = args.max_states {
         limits.max_states = n;
@@ -225,7 +225,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     Ok(error::code(report.verdict.exit_code()))
 }
 
-fn explore(target: &dyn Target, scope: &Scope, limits: &Limits) -> ExploreReport {
+fn explore(target: &dyn Target, scope: &Scope, limits: &SearchLimits) -> ExploreReport {
     target.explore(scope, limits)
 }
 

@@ -2,7 +2,7 @@
 
 use crate::error::CliError;
 use clap::Args;
-use kvsim::net::server::{ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
+use kvsim::net::{ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
 use kvsim::store::StoreConfig;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;

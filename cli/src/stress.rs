@@ -10,7 +10,7 @@
 
 use crate::error::{self, CliError};
 use clap::Args;
-use kvsim::check::Limits;
+use kvsim::check::CheckerLimits;
 use kvsim::net::StressConfig;
 use kvsim::target::Target;
 use kvsim_models::registry::{registry, resolve};
@@ -87,10 +87,10 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
     if args.check_max_steps == 0 {
         return Err("bad --check-max-steps 0: expected at least 1 step".to_string());
     }
-    let limits = Limits {
+    let limits = CheckerLimits {
         time: Some(positive_seconds(args.check_time_limit, "check-time-limit")?),
         max_steps: Some(args.check_max_steps),
-        max_memory: Some(Limits::default_memory()),
+        max_memory: Some(CheckerLimits::default_memory()),
     };
     let mut config = StressConfig::new(args.servers.clone(), args.threads, 0);
     config.duration = args
@@ -317,7 +317,7 @@ mod tests {
         kvsim::check::linearizability::linearizable(
             &fifo::QueueSpec,
             &history,
-            kvsim::check::linearizability::Limits::time(std::time::Duration::from_secs(60)),
+            kvsim::check::linearizability::CheckerLimits::time(std::time::Duration::from_secs(60)),
         )
     }
 

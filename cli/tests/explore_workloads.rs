@@ -4,7 +4,7 @@
 //! Each test here failed before operations were choices (the workload was drawn once from
 //! `--seed 1`) and before cut paths made the verdict `unknown`.
 
-use kvsim::explore::{Limits, Scope};
+use kvsim::explore::{Scope, SearchLimits};
 use kvsim::sim::Token;
 use kvsim::verdict::Verdict;
 use kvsim_models::expect::Variant;
@@ -96,7 +96,7 @@ fn a_counterexample_of_a_chosen_workload_replays_from_its_token() {
     let target = entry.target(Variant::Published);
     let mut scope = Scope::new(2, 2);
     scope.times = false;
-    let r = target.explore(&scope, &Limits::default());
+    let r = target.explore(&scope, &SearchLimits::default());
     assert!(matches!(r.verdict, Verdict::Violation(_)), "{}", r.verdict);
     assert_eq!(r.workloads, 16);
     let token = Token::decode(r.token.as_deref().expect("a token")).expect("decodes");

@@ -243,15 +243,16 @@ impl Model for Counter {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        lincheck::check(&CounterSpec, history, |r| *r == Ret::Lost)
+        lincheck::check(&SumSpec, history, |r| *r == Ret::Lost)
     }
 }
 
-/// The sequential counter: starts at 0; `increment(v)` adds v; `value()` reads.
+/// The sequential counter in the article's own terms (its explanations speak of
+/// `increment` and `value()`): starts at 0; `increment(v)` adds v; `value()` reads the sum.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CounterSpec;
+pub struct SumSpec;
 
-impl SequentialSpec for CounterSpec {
+impl SequentialSpec for SumSpec {
     type State = u64;
     type Op = Op;
     type Ret = Ret;

@@ -483,12 +483,7 @@ pub fn check_window(window_ms: u64, history: &History<Op, Ret>) -> Verdict {
                 Ret::Polled(_) => "polling (event log)",
                 _ => "time window (event log)",
             };
-            return Verdict::Violation(Violation {
-                property: property.to_string(),
-                reason,
-                ops: vec![i],
-                partial: Vec::new(),
-            });
+            return Verdict::Violation(Violation::new(property, reason, vec![i]));
         }
     }
     Verdict::Ok

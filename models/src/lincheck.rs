@@ -2,7 +2,7 @@
 //! happened" answers (a detected loss, a lock that gave up) are operations that certainly
 //! had no effect, and are judged as failed ones.
 
-use kvsim::check::{linearizable, Limits};
+use kvsim::check::{linearizable, CheckerLimits};
 use kvsim::history::{History, Outcome};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
@@ -13,14 +13,14 @@ pub const MAX_STEPS: u64 = 5_000_000;
 
 thread_local! {
     /// The limits [`with_limits`] set for this thread, if any.
-    static LIMITS: std::cell::Cell<Option<Limits>> = const { std::cell::Cell::new(None) };
+    static LIMITS: std::cell::Cell<Option<CheckerLimits>> = const { std::cell::Cell::new(None) };
 }
 
 /// Runs `f` with the models' checks on this thread bounded by `limits` instead of
 /// [`MAX_STEPS`] (for `kvsim stress`, whose histories come from real servers; simulated
 /// runs keep the deterministic step limit). Hitting a limit makes a check `Unknown`.
-pub fn with_limits<R>(limits: Limits, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Limits>);
+pub fn with_limits<R>(limits: CheckerLimits, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<CheckerLimits>);
     impl Drop for Restore {
         fn drop(&mut self) {
             LIMITS.with(|l| l.set(self.0));
@@ -45,7 +45,7 @@ pub fn check<S: SequentialSpec>(
     }
     let limits = LIMITS
         .with(std::cell::Cell::get)
-        .unwrap_or(Limits::steps(MAX_STEPS));
+        .unwrap_or(CheckerLimits::steps(MAX_STEPS));
     let v = linearizable(spec, &h, limits);
     match v {
         Verdict::Violation(mut x) => {
@@ -107,7 +107,9 @@ mod tests {
         let reads = History {
             ops: vec![op(0, 1, None, 0), op(2, 3, None, 0), op(4, 5, None, 0)],
         };
-        let bounded = with_limits(Limits::steps(1), || check(&Register, &reads, |_| false));
+        let bounded = with_limits(CheckerLimits::steps(1), || {
+            check(&Register, &reads, |_| false)
+        });
         assert!(matches!(bounded, Verdict::Unknown(_)), "{bounded}");
         assert_eq!(check(&Register, &reads, |_| false), Verdict::Ok);
         let v = check(&Register, &h, |_| false);

@@ -50,9 +50,10 @@ impl Entry {
                 ),
             ],
             scenarios,
-            explore: Scope {
-                times: false,
-                ..Scope::new(2, 2)
+            explore: {
+                let mut scope = Scope::new(2, 2);
+                scope.times = false;
+                scope
             },
             notes: Vec::new(),
         }

@@ -21,7 +21,7 @@ use kvsim::findings::Finding;
 use kvsim::report::escape;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario};
 use kvsim::shrink::ShrinkLimits;
-use kvsim::sim::{CheckLimits, SimConfig};
+use kvsim::sim::{RunBudget, SimConfig};
 use kvsim::target::RunReport;
 use kvsim::verdict::Verdict;
 use std::fmt::Write as _;
@@ -159,7 +159,7 @@ fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
     let scenario = scenario_for(e, profile);
     let target = e.target(variant);
     let config = SimConfig::from_scenario(&scenario);
-    let limits = CheckLimits {
+    let limits = RunBudget {
         seed: SEED,
         runs: scenario.runs,
         time_limit: None,

@@ -30,7 +30,7 @@
 //!
 //! # Property
 //! Mutual exclusion of the sections `runSynchronized` runs, then linearizability of the
-//! counter against [`CounterSpec`]. `GaveUp` and `Lost` answers are judged as having had no
+//! counter against [`GuardedCounterSpec`]. `GaveUp` and `Lost` answers are judged as having had no
 //! effect (the body never ran). Progress once faults stop: an operation that starts after
 //! the last fault and answers `GaveUp` (locked out) or `Lost` (the structure is gone) did
 //! not complete its purpose ([`Model::made_progress`]), a `progress` violation.
@@ -347,7 +347,7 @@ impl Model for SpinLock {
         if v != Verdict::Ok {
             return v;
         }
-        lincheck::check(&CounterSpec, history, |r| {
+        lincheck::check(&GuardedCounterSpec, history, |r| {
             matches!(r, Ret::Lost | Ret::GaveUp)
         })
     }
@@ -355,9 +355,9 @@ impl Model for SpinLock {
 
 /// The guarded counter: `Increment` returns the new value, `Read` the current one.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CounterSpec;
+pub struct GuardedCounterSpec;
 
-impl SequentialSpec for CounterSpec {
+impl SequentialSpec for GuardedCounterSpec {
     type State = u64;
     type Op = Op;
     type Ret = Ret;

@@ -289,18 +289,13 @@ pub fn check_window(period_ms: u64, history: &History<Op, Ret>) -> Verdict {
         let ok = (p..=q).any(|r| r == 0 && *n == 0 || r > 0 && lo(r - 1) <= *n && *n <= hi(r - 1));
         if !ok {
             let r = p.max(1);
-            return Verdict::Violation(Violation {
-                property: "time window (visitor counter)".to_string(),
-                reason: format!(
+            return Verdict::Violation(Violation::new("time window (visitor counter)", format!(
                     "value() at {:.3} s (period {p}) returned {n}, but period {} had between {} and {} visits",
                     o.call_ms as f64 / 1000.0,
                     r - 1,
                     lo(r - 1),
                     hi(r - 1)
-                ),
-                ops: vec![i],
-                partial: Vec::new(),
-            });
+                ), vec![i]));
         }
     }
     Verdict::Ok

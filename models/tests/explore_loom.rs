@@ -4,7 +4,7 @@
 //! explore_loom` (as `.ci/run` does).
 #![cfg(loom)]
 
-use kvsim::explore::{self, Explorable, Limits, Scope};
+use kvsim::explore::{self, Explorable, Scope, SearchLimits};
 use kvsim::history::{History, Operation, Outcome};
 use kvsim::kv::block_on_ready;
 use kvsim::memstore::MemStore;
@@ -79,7 +79,7 @@ fn loom_verdict<M: Explorable + Clone>(model: &M, clients: usize, ops: usize) ->
 fn stateright_verdict<M: Explorable>(model: M, clients: usize, ops: usize) -> Verdict {
     let mut scope = Scope::new(clients, ops);
     scope.times = false;
-    explore::explore(StdArc::new(model), &scope, &Limits::default()).verdict
+    explore::explore(StdArc::new(model), &scope, &SearchLimits::default()).verdict
 }
 
 fn agree<M: Explorable + Clone>(name: &str, model: M, clients: usize, ops: usize) {

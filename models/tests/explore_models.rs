@@ -43,7 +43,7 @@
 //! - `message-queue/fixed`, 2 × 1 (seed 4, 100 steps per op): verifies, but with 1,103,729
 //!   unique states in 54 s: too slow for CI.
 
-use kvsim::explore::{Limits, Scope};
+use kvsim::explore::{Scope, SearchLimits};
 use kvsim::sim::Token;
 use kvsim::target::ExploreReport;
 use kvsim::verdict::Verdict;
@@ -73,9 +73,9 @@ fn explore_in(model: &str, variant: Variant, scope: &Scope) -> ExploreReport {
         .iter()
         .find(|e| e.name == model)
         .expect("registered");
-    let limits = Limits {
+    let limits = SearchLimits {
         max_memory_bytes: 2 << 30,
-        ..Limits::default()
+        ..SearchLimits::default()
     };
     entry.target(variant).explore(scope, &limits)
 }

@@ -2,7 +2,7 @@
 //! both variants: each published variant shows its violations, each fixed variant passes
 //! the fault profiles it claims (and fails only where its doc says no design can hold).
 
-use kvsim::sim::{CheckLimits, SimConfig};
+use kvsim::sim::{RunBudget, SimConfig};
 use kvsim_models::registry::{matches, registry};
 
 fn check_model(name: &str) {
@@ -14,7 +14,7 @@ fn check_model(name: &str) {
     let mut wrong = Vec::new();
     for (scenario, expect) in &entry.scenarios {
         for variant in entry.available_variants() {
-            let limits = CheckLimits {
+            let limits = RunBudget {
                 seed: 1,
                 runs: scenario.runs,
                 time_limit: None,

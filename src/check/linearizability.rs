@@ -22,7 +22,7 @@
 //! When the spec is P-compositional ([`SequentialSpec::partition`] returns `Some` for every
 //! operation) each partition is checked on its own, from the spec's initial state.
 //!
-//! Limits: a wall-clock deadline, a bound on search steps and a bound on the memo's
+//! Bounds: a wall-clock deadline, a bound on search steps and a bound on the memo's
 //! memory, all checked inside the search; hitting one yields [`Verdict::Unknown`] naming
 //! it, never a pass (nor an abort of the process). Simulated runs should use the step
 //! bound only: it is deterministic, the deadline is not.
@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 /// Bounds on one linearizability check. The default has none.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
+pub struct CheckerLimits {
     /// Wall-clock time for the whole check (all partitions). Not deterministic: use it for
     /// histories from outside, not inside simulated runs.
     pub time: Option<Duration>,
@@ -53,25 +53,25 @@ pub struct Limits {
     pub max_memory: Option<u64>,
 }
 
-impl Limits {
+impl CheckerLimits {
     /// No bound at all.
     pub fn none() -> Self {
-        Limits::default()
+        CheckerLimits::default()
     }
 
     /// At most `time` of wall-clock time.
     pub fn time(time: Duration) -> Self {
-        Limits {
+        CheckerLimits {
             time: Some(time),
-            ..Limits::default()
+            ..CheckerLimits::default()
         }
     }
 
     /// At most `steps` search steps.
     pub fn steps(steps: u64) -> Self {
-        Limits {
+        CheckerLimits {
             max_steps: Some(steps),
-            ..Limits::default()
+            ..CheckerLimits::default()
         }
     }
 
@@ -86,7 +86,7 @@ impl Limits {
 
     /// These limits, with the memos bounded to `bytes`.
     pub fn with_memory(self, bytes: u64) -> Self {
-        Limits {
+        CheckerLimits {
             max_memory: Some(bytes),
             ..self
         }
@@ -137,12 +137,10 @@ impl Linearization {
             Linearization::Violation(c) => {
                 let mut ops = vec![c.op];
                 ops.extend(c.partial.iter().copied());
-                Verdict::Violation(Violation {
-                    property: "linearizability".to_string(),
-                    reason: c.reason.clone(),
-                    ops,
-                    partial: c.partial.clone(),
-                })
+                Verdict::Violation(
+                    Violation::new("linearizability", c.reason.clone(), ops)
+                        .with_partial(c.partial.clone()),
+                )
             }
         }
     }
@@ -152,7 +150,7 @@ impl Linearization {
 pub fn linearizable<S: SequentialSpec>(
     spec: &S,
     history: &History<S::Op, S::Ret>,
-    limits: Limits,
+    limits: CheckerLimits,
 ) -> Verdict {
     check_linearizability(spec, history, limits).verdict()
 }
@@ -163,7 +161,7 @@ pub fn linearizable<S: SequentialSpec>(
 pub fn check_linearizability<S: SequentialSpec>(
     spec: &S,
     history: &History<S::Op, S::Ret>,
-    limits: Limits,
+    limits: CheckerLimits,
 ) -> Linearization {
     let shared = Shared::new(limits);
     let mut results = Vec::new();
@@ -184,7 +182,7 @@ pub fn check_linearizability<S: SequentialSpec>(
 pub fn check_linearizability_parallel<S>(
     spec: &S,
     history: &History<S::Op, S::Ret>,
-    limits: Limits,
+    limits: CheckerLimits,
 ) -> Linearization
 where
     S: SequentialSpec + Sync,
@@ -288,7 +286,7 @@ fn conclude(results: Vec<(Option<u64>, Found)>) -> Linearization {
     }
 }
 
-/// Limits shared by the partitions of one check.
+/// Bounds shared by the partitions of one check.
 struct Shared {
     steps: AtomicU64,
     max_steps: Option<u64>,
@@ -300,7 +298,7 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(limits: Limits) -> Self {
+    fn new(limits: CheckerLimits) -> Self {
         Shared {
             steps: AtomicU64::new(0),
             max_steps: limits.max_steps,
@@ -1065,14 +1063,14 @@ mod tests {
         let spec = RegisterSpec::<u64>::new();
         let h = hard(12);
         assert!(matches!(
-            check_linearizability(&spec, &h, Limits::none()),
+            check_linearizability(&spec, &h, CheckerLimits::none()),
             Linearization::Violation(_)
         ));
-        match check_linearizability(&spec, &h, Limits::steps(5)) {
+        match check_linearizability(&spec, &h, CheckerLimits::steps(5)) {
             Linearization::Unknown(why) => assert_eq!(why, "search step limit of 5 reached"),
             other => panic!("expected unknown, got {other:?}"),
         }
-        match check_linearizability(&spec, &h, Limits::time(Duration::ZERO)) {
+        match check_linearizability(&spec, &h, CheckerLimits::time(Duration::ZERO)) {
             Linearization::Unknown(why) => assert_eq!(why, "time limit of 0 ms reached"),
             other => panic!("expected unknown, got {other:?}"),
         }
@@ -1098,7 +1096,8 @@ mod tests {
                 op(0, RegisterOp::Read, 4, 5, RegisterRet::Value(Some(1))),
             ],
         };
-        let Linearization::Violation(c) = check_linearizability(&spec, &h, Limits::none()) else {
+        let Linearization::Violation(c) = check_linearizability(&spec, &h, CheckerLimits::none())
+        else {
             panic!("stale read")
         };
         assert_eq!(
@@ -1151,12 +1150,12 @@ mod tests {
         });
         let h = History { ops };
         let all: Vec<usize> = (0..h.ops.len()).collect();
-        let shared = Shared::new(Limits::none());
+        let shared = Shared::new(CheckerLimits::none());
         assert!(search_in(&KvSpec, &h, &all, &mut Budget::new(&shared), true).is_none());
         let plain = search_in(&KvSpec, &h, &all, &mut Budget::new(&shared), false).unwrap();
         assert_eq!(found_kind(&plain), "violation");
         assert!(matches!(
-            check_linearizability(&KvSpec, &h, Limits::none()),
+            check_linearizability(&KvSpec, &h, CheckerLimits::none()),
             Linearization::Violation(_)
         ));
     }
@@ -1198,7 +1197,7 @@ mod tests {
                 .collect();
             let h = History { ops };
             let all: Vec<usize> = (0..h.ops.len()).collect();
-            let shared = Shared::new(Limits::none());
+            let shared = Shared::new(CheckerLimits::none());
             let interned = search_in(&spec, &h, &all, &mut Budget::new(&shared), true)
                 .expect("small histories stay interned");
             let plain = search_in(&spec, &h, &all, &mut Budget::new(&shared), false).unwrap();
@@ -1215,14 +1214,14 @@ mod tests {
     fn the_memory_bound_gives_unknown_naming_it() {
         let spec = RegisterSpec::<u64>::new();
         let h = hard(16);
-        match check_linearizability(&spec, &h, Limits::none().with_memory(64 << 10)) {
+        match check_linearizability(&spec, &h, CheckerLimits::none().with_memory(64 << 10)) {
             Linearization::Unknown(why) => assert_eq!(
                 why,
                 "memory limit of 64 KiB for the search's memo reached (raise it with --max-memory)"
             ),
             other => panic!("expected unknown, found {:?}", other.verdict()),
         }
-        let judged = check_linearizability(&spec, &h, Limits::none().with_memory(1 << 30));
+        let judged = check_linearizability(&spec, &h, CheckerLimits::none().with_memory(1 << 30));
         assert!(judged.verdict().is_violation());
     }
 
@@ -1251,7 +1250,7 @@ mod tests {
             })
             .collect();
         let h = History { ops };
-        let limits = Limits::none().with_memory(16 << 20);
+        let limits = CheckerLimits::none().with_memory(16 << 20);
         match check_linearizability(&spec, &h, limits) {
             Linearization::Ok(w) => assert_eq!(w.orders[0].len(), 50_000),
             other => panic!("expected ok, found {:?}", other.verdict()),
@@ -1284,7 +1283,7 @@ mod tests {
             });
         }
         let h = History { ops };
-        match check_linearizability(&spec, &h, Limits::steps(100_000)) {
+        match check_linearizability(&spec, &h, CheckerLimits::steps(100_000)) {
             Linearization::Ok(w) => assert_eq!(w.orders[0].len(), 400),
             other => panic!("expected ok, found {:?}", other.verdict()),
         }

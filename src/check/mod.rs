@@ -11,7 +11,7 @@
 //!   for testing the fast one.
 //!
 //! ```
-//! use kvsim::check::{linearizable, Limits};
+//! use kvsim::check::{linearizable, CheckerLimits};
 //! use kvsim::history::{History, Operation, Outcome};
 //! use kvsim::specs::register::{RegisterOp, RegisterRet, RegisterSpec};
 //! use kvsim::verdict::Verdict;
@@ -26,7 +26,7 @@
 //!     op(1, RegisterOp::Read, 4, 5, Outcome::Ok(RegisterRet::Value(None))),
 //! ]};
 //! let spec = RegisterSpec::<i64>::new();
-//! assert!(linearizable(&spec, &history, Limits::none()).is_violation());
+//! assert!(linearizable(&spec, &history, CheckerLimits::none()).is_violation());
 //! ```
 
 pub mod bruteforce;
@@ -37,8 +37,8 @@ mod placement;
 pub mod progress;
 
 pub use linearizability::{
-    check_linearizability, check_linearizability_parallel, linearizable, Counterexample, Limits,
-    Linearization, Witness,
+    check_linearizability, check_linearizability_parallel, linearizable, CheckerLimits,
+    Counterexample, Linearization, Witness,
 };
 pub use mutex::mutual_exclusion;
 pub use progress::{progress, Blocked, ProgressBound};

@@ -86,15 +86,14 @@ pub fn mutual_exclusion<Op, Ret>(history: &History<Op, Ret>) -> Verdict {
                         Some((_, t)) => format!("{} ms", t),
                         None => "the end of the history".to_string(),
                     };
-                    return Verdict::Violation(Violation {
-                        property: "mutual exclusion".to_string(),
-                        reason: format!(
+                    return Verdict::Violation(Violation::new(
+                        "mutual exclusion",
+                        format!(
                             "C{} and C{} were both inside {lock} from {} ms to {until}",
                             w.client, s.client, s.from.1
                         ),
-                        ops: vec![w.op, s.op],
-                        partial: vec![],
-                    });
+                        vec![w.op, s.op],
+                    ));
                 }
             }
             let longer = widest.is_none_or(|w| match (w.to, s.to) {

@@ -74,9 +74,9 @@ pub fn progress<Op, Ret>(history: &History<Op, Ret>, bound: &ProgressBound) -> V
             } else {
                 format!("had not completed at the end of the history ({end} ms)")
             };
-            return Verdict::Violation(Violation {
-                property: "progress".to_string(),
-                reason: format!(
+            return Verdict::Violation(Violation::new(
+                "progress",
+                format!(
                     "C{}'s operation invoked at {} ms {what}, past its deadline of {deadline} ms \
                      ({} ms bound plus {} ms blocked by faults)",
                     o.client,
@@ -84,9 +84,8 @@ pub fn progress<Op, Ret>(history: &History<Op, Ret>, bound: &ProgressBound) -> V
                     bound.bound_ms,
                     deadline - o.call_ms - bound.bound_ms
                 ),
-                ops: vec![i],
-                partial: vec![],
-            });
+                vec![i],
+            ));
         }
     }
     Verdict::Ok

@@ -16,8 +16,8 @@ use crate::kv::KvError;
 use crate::rng::SimRng;
 use crate::scenario::FaultKind;
 use crate::sim::{
-    self, after_setup, handle_rng_seed, ClientState, Clients, Clock, FaultAction, OpStart, PollAt,
-    Polled, Polling, Request, Rules, SimClient, SimConfig, EPOCH_MS,
+    self, after_setup, handle_rng_seed, ClientClock, ClientState, Clients, FaultAction, OpStart,
+    PollAt, Polled, Polling, Request, Rules, SimClient, SimConfig, EPOCH_MS,
 };
 use crate::verdict::Verdict;
 use std::future::Future;
@@ -617,7 +617,7 @@ impl<M: Explorable> Bridge<M> {
     /// inputs: the client as it was, waiting for its next input.
     fn rebuild(&self, c: usize, cl: &ClientState<Recorded<M::Ret>>) -> Option<Rebuilt<'_, M::Ret>> {
         let index = cl.op_index as usize;
-        let clock = Clock {
+        let clock = ClientClock {
             offset_ms: cl.offset_ms,
             drift_ppm: self.drift[c],
         };

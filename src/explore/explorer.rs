@@ -323,12 +323,11 @@ mod tests {
 
         fn check(&self, history: &History<(), bool>) -> Verdict {
             match history.ops.iter().find(|o| o.outcome == Outcome::Ok(false)) {
-                Some(o) => Verdict::Violation(Violation {
-                    property: "every cas stores".into(),
-                    reason: format!("C{}'s cas did not store", o.client),
-                    ops: Vec::new(),
-                    partial: Vec::new(),
-                }),
+                Some(o) => Verdict::Violation(Violation::new(
+                    "every cas stores",
+                    format!("C{}'s cas did not store", o.client),
+                    Vec::new(),
+                )),
                 None => Verdict::Ok,
             }
         }

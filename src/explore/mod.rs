@@ -44,7 +44,7 @@
 //!   fewer steps).
 //!
 //! Guard rails: the search stops with `Unknown`, naming the bound, when it has generated
-//! [`Limits::max_states`] states or the process holds [`Limits::max_memory_bytes`];
+//! [`SearchLimits::max_states`] states or the process holds [`SearchLimits::max_memory_bytes`];
 //! [`estimate`] warns before a search when the scope looks too large for the machine.
 //!
 //! [stateright]: https://docs.rs/stateright
@@ -92,7 +92,7 @@ where
 
 /// The guard rails and resources of one search.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub struct SearchLimits {
     /// Most states generated (repeats included) before the search stops with `Unknown`.
     pub max_states: usize,
     /// Most resident memory of the process before the search stops with `Unknown`.
@@ -105,13 +105,13 @@ pub struct Limits {
     pub progress: bool,
 }
 
-impl Default for Limits {
+impl Default for SearchLimits {
     /// 50 million states, three quarters of the memory available now (4 GiB where the
     /// OS does not say), one thread.
-    fn default() -> Limits {
-        Limits {
+    fn default() -> SearchLimits {
+        SearchLimits {
             max_states: 50_000_000,
-            max_memory_bytes: crate::check::Limits::default_memory(),
+            max_memory_bytes: crate::check::CheckerLimits::default_memory(),
             threads: 1,
             progress: false,
         }
@@ -187,7 +187,7 @@ pub fn workloads<M: Model>(model: &M, scope: &Scope) -> Result<(u64, bool), Stri
 
 /// Explores every path of `model` in `scope`, depth-first, within `limits`; a violation's
 /// counterexample is the shortest of its workload.
-pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Exploration {
+pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) -> Exploration {
     let start = Instant::now();
     let mut found = search(Arc::clone(&model), scope, limits);
     if let Some(why) = found.time_dependence.take() {
@@ -203,7 +203,7 @@ pub fn explore<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> 
 
 /// One search of [`explore`]: a time-free one stops at the first sign that it depends on
 /// the time, with [`Exploration::time_dependence`] set and no verdict to trust.
-fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &Limits) -> Exploration {
+fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) -> Exploration {
     let start = Instant::now();
     let guard = Arc::new(Guard::new(limits.max_states, limits.max_memory_bytes));
     let bridge = match Bridge::new(model, scope, Arc::clone(&guard)) {
@@ -405,7 +405,7 @@ pub struct Estimate {
 
 /// Estimates the size of `scope` from 16 random interleavings of its workload, and warns
 /// when it looks too large for `limits` (and so for the machine).
-pub fn estimate<M: Model>(model: &M, scope: &Scope, limits: &Limits) -> Estimate {
+pub fn estimate<M: Model>(model: &M, scope: &Scope, limits: &SearchLimits) -> Estimate {
     let cfg = scope.config();
     let n = cfg.clients.max(1);
     let mut rng = SimRng::derive(scope.seed, 0xe571_3a7e);

@@ -12,8 +12,10 @@ pub const DEFAULT_HORIZON_MS: u64 = 10_000;
 /// than 24 steps (KV calls and wake-ups) is not expanded further.
 pub const DEFAULT_MAX_OP_STEPS: u32 = 24;
 
-/// What an exhaustive search covers.
+/// What an exhaustive search covers. Built with [`Scope::new`] or [`Scope::from_scenario`]
+/// and then changed field by field (fields may be added later).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Scope {
     /// Concurrent clients.
     pub clients: usize,

@@ -13,10 +13,10 @@
 //! Jepsen writes it). Other keys are ignored.
 
 use super::edn::Reader;
-use super::{Event, EventType, LineError, Value};
+use super::{EventType, HistoryEvent, LineError, Value};
 
 /// Parses EDN text into events.
-pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
+pub fn parse(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
     let mut r = Reader::new(text, 1);
     let mut events = Vec::new();
     while let Some(c) = r.peek() {
@@ -56,7 +56,12 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
     Ok(events)
 }
 
-fn push(events: &mut Vec<Event>, v: &Value, line: usize, per_ms: u64) -> Result<(), LineError> {
+fn push(
+    events: &mut Vec<HistoryEvent>,
+    v: &Value,
+    line: usize,
+    per_ms: u64,
+) -> Result<(), LineError> {
     if let Some(e) = event_from_map(v, line, per_ms)? {
         super::push_event(events, e)?;
     }
@@ -69,7 +74,7 @@ pub(crate) fn event_from_map(
     v: &Value,
     line: usize,
     per_ms: u64,
-) -> Result<Option<Event>, LineError> {
+) -> Result<Option<HistoryEvent>, LineError> {
     if !matches!(v, Value::Map(_)) {
         return Err(LineError::new(
             line,
@@ -112,7 +117,7 @@ pub(crate) fn event_from_map(
         Some(Value::Int(t)) if *t >= 0 => Some(*t as u64 / per_ms),
         _ => None,
     };
-    Ok(Some(Event {
+    Ok(Some(HistoryEvent {
         process,
         kind,
         f: name("f")?,

@@ -12,10 +12,10 @@
 //! These logs are read as Porcupine reads them: a failed cas also says its comparison did
 //! not match ([`FailMeans::CompareFailed`](super::FailMeans), this format's default).
 
-use super::{edn, excerpt, Event, EventType, LineError, Value};
+use super::{edn, excerpt, EventType, HistoryEvent, LineError, Value};
 
 /// Parses log text into events.
-pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
+pub fn parse(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
     let mut events = Vec::new();
     for (i, line_text) in text.lines().enumerate() {
         let line = i + 1;
@@ -70,7 +70,7 @@ pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
         };
         super::push_event(
             &mut events,
-            Event {
+            HistoryEvent {
                 process,
                 kind,
                 f: f.to_string(),

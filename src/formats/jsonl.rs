@@ -11,10 +11,10 @@
 //! optional. The fields are Jepsen's, so the same events read the same in every format.
 
 use super::jepsen_edn::event_from_map;
-use super::{excerpt, Event, LineError, Value};
+use super::{excerpt, HistoryEvent, LineError, Value};
 
 /// Parses JSON lines into events.
-pub fn parse(text: &str) -> Result<Vec<Event>, LineError> {
+pub fn parse(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
     let mut events = Vec::new();
     for (i, line_text) in text.lines().enumerate() {
         let line = i + 1;

@@ -2,7 +2,7 @@
 //!
 //! Every format is a list of Jepsen-style events, one per operation start or end:
 //! a process, a type (`invoke`, `ok`, `fail`, `info`), a function name `f`, an optional
-//! key and a value. [`read_events`] parses a file into [`Event`]s; [`pair`] matches each
+//! key and a value. [`read_events`] parses a file into [`HistoryEvent`]s; [`pair`] matches each
 //! process's invocation with its completion into [`RawOp`]s; [`to_history`] turns those
 //! into a typed [`History`] through a spec's [`FromRaw`].
 //!
@@ -264,7 +264,7 @@ impl EventType {
 
 /// One line (or map) of a history file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Event {
+pub struct HistoryEvent {
     /// The client process.
     pub process: u64,
     /// Invocation or which completion.
@@ -334,7 +334,10 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 pub const MAX_FILE_BYTES: u64 = 2 << 30;
 
 /// Appends `event`, unless the file has given [`MAX_EVENTS`] already.
-pub(crate) fn push_event(events: &mut Vec<Event>, event: Event) -> Result<(), LineError> {
+pub(crate) fn push_event(
+    events: &mut Vec<HistoryEvent>,
+    event: HistoryEvent,
+) -> Result<(), LineError> {
     if events.len() >= MAX_EVENTS {
         return Err(LineError::new(
             event.line,
@@ -442,7 +445,7 @@ pub(crate) fn excerpt(s: &str) -> String {
 }
 
 /// Parses a file's text in `format` into events.
-pub fn parse_events(text: &str, format: Format) -> Result<Vec<Event>, LineError> {
+pub fn parse_events(text: &str, format: Format) -> Result<Vec<HistoryEvent>, LineError> {
     match format {
         Format::Jsonl => jsonl::parse(text),
         Format::JepsenEdn => jepsen_edn::parse(text),
@@ -459,14 +462,14 @@ pub struct Parsed {
     /// Its number of non-blank lines.
     pub lines: usize,
     /// Its client events (nemesis events and other log output left out).
-    pub events: Vec<Event>,
+    pub events: Vec<HistoryEvent>,
     /// Whether the format was guessed (not given).
     pub guessed: bool,
 }
 
 /// Reads and parses a file; `format` `None` guesses it from the content
 /// ([`Format::guess`]).
-pub fn read_events(path: &Path, format: Option<Format>) -> Result<Vec<Event>, FormatError> {
+pub fn read_events(path: &Path, format: Option<Format>) -> Result<Vec<HistoryEvent>, FormatError> {
     read_file(path, format).map(|p| p.events)
 }
 
@@ -558,7 +561,7 @@ pub fn no_known_outcome<Op, Ret>(history: &History<Op, Ret>) -> Option<String> {
 }
 
 /// Matches each process's invocation with its next completion.
-pub fn pair(events: &[Event]) -> Result<Vec<RawOp>, LineError> {
+pub fn pair(events: &[HistoryEvent]) -> Result<Vec<RawOp>, LineError> {
     let mut ops: Vec<RawOp> = Vec::new();
     let mut open: BTreeMap<u64, usize> = BTreeMap::new();
     for (pos, e) in events.iter().enumerate() {

@@ -12,14 +12,14 @@ use std::task::{Context, Poll};
 
 /// A client's clock: `offset + true time × (1 + drift) + jumps`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Clock {
+pub struct ClientClock {
     /// Fixed offset from true time, in ms.
     pub offset_ms: i64,
     /// Rate error in parts per million.
     pub drift_ppm: i64,
 }
 
-impl Clock {
+impl ClientClock {
     /// The clock's reading (unix ms) at true time `true_ms` (unix ms).
     pub fn read(&self, true_ms: u64, epoch_ms: u64) -> u64 {
         let elapsed = true_ms.saturating_sub(epoch_ms) as i128;
@@ -50,7 +50,7 @@ pub(crate) struct Slot {
     pub reply: Option<Result<Reply, KvError>>,
     pub true_ms: u64,
     pub epoch_ms: u64,
-    pub clock: Clock,
+    pub clock: ClientClock,
     /// The seed of the current operation's random stream; the generator is made on the
     /// first draw (most operations draw nothing).
     pub rng_seed: u64,
@@ -71,7 +71,7 @@ pub struct SimClient {
 }
 
 impl SimClient {
-    pub(crate) fn new(seed: u64, epoch_ms: u64, clock: Clock) -> SimClient {
+    pub(crate) fn new(seed: u64, epoch_ms: u64, clock: ClientClock) -> SimClient {
         SimClient {
             slot: Rc::new(RefCell::new(Slot {
                 request: None,

@@ -23,7 +23,7 @@ mod trace;
 mod world;
 
 pub(crate) use client::Request;
-pub use client::{Clock, SimClient};
+pub use client::{ClientClock, SimClient};
 pub(crate) use config::describe_servers;
 pub use config::{SimConfig, DEFAULT_LRU_LIMIT, DEFAULT_NEIGHBOUR_BYTES, EPOCH_MS};
 pub(crate) use runner::after_setup;
@@ -93,21 +93,19 @@ pub(crate) fn judge_end<M: Model>(
     faulted: bool,
 ) -> Verdict {
     match stop {
-        Some(Stop::Livelock { client, op, steps }) => Verdict::Violation(Violation {
-            property: "progress".into(),
-            reason: format!(
+        Some(Stop::Livelock { client, op, steps }) => Verdict::Violation(Violation::new(
+            "progress",
+            format!(
                 "livelock: C{client} took more than {} steps in {op} without finishing",
                 steps - 1
             ),
-            ops: Vec::new(),
-            partial: Vec::new(),
-        }),
-        Some(Stop::StepBound { steps }) => Verdict::Violation(Violation {
-            property: "progress".into(),
-            reason: format!("the run took more than {steps} steps without finishing"),
-            ops: Vec::new(),
-            partial: Vec::new(),
-        }),
+            Vec::new(),
+        )),
+        Some(Stop::StepBound { steps }) => Verdict::Violation(Violation::new(
+            "progress",
+            format!("the run took more than {steps} steps without finishing"),
+            Vec::new(),
+        )),
         Some(Stop::Foreign { client }) => Verdict::Unknown(format!(
             "client C{client} awaited something other than its kv handle (a structure must \
              take time, sleep and randomness from the kv handle)"
@@ -157,18 +155,17 @@ fn lockout<M: Model>(
         } else {
             "in a run without faults".to_string()
         };
-        Some(Violation {
-            property: "progress".into(),
-            reason: format!(
+        Some(Violation::new(
+            "progress",
+            format!(
                 "C{}'s {:?}, started at {} {when}, returned {ret:?} without completing its \
                  purpose",
                 o.client,
                 o.op,
                 ms(o.call_ms)
             ),
-            ops: vec![i],
-            partial: Vec::new(),
-        })
+            vec![i],
+        ))
     })
 }
 
@@ -177,9 +174,9 @@ pub fn run_seed(base: u64, index: u64) -> u64 {
     mix64(base ^ mix64(index))
 }
 
-/// Limits of one check (many runs of one scenario).
+/// The budget of one check (many runs of one scenario): its seed, its runs, its time.
 #[derive(Clone, Debug)]
-pub struct CheckLimits {
+pub struct RunBudget {
     /// Base seed; run *i* uses [`run_seed`]`(seed, i)`.
     pub seed: u64,
     /// How many runs.
@@ -231,7 +228,7 @@ pub struct CheckResult<M: Model> {
 /// Runs `model` `limits.runs` times (or until the time limit), and groups the violating
 /// runs it finds: a check does not stop at its first violation, so one defect never hides
 /// another. The first failing run is re-run with its trace on.
-pub fn check<M: Model>(model: &M, config: &SimConfig, limits: &CheckLimits) -> CheckResult<M> {
+pub fn check<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> CheckResult<M> {
     let start = Instant::now();
     let mut quiet = config.clone();
     quiet.record_trace = false;

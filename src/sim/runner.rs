@@ -1,7 +1,7 @@
 //! The simulator's driver of the [`World`]: live futures for the clients, the trace, the
 //! step bound, and a strategy's choices ([`super::strategy`]).
 
-use super::client::{Clock, Request, SimClient};
+use super::client::{ClientClock, Request, SimClient};
 use super::config::{SimConfig, EPOCH_MS};
 use super::strategy::Chooser;
 use super::trace::{Delivery, Event, Fault, TraceStep};
@@ -226,17 +226,17 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
     pub(crate) fn new(model: &'m M, cfg: &'c SimConfig, seed: u64) -> Self {
         let mut setup_rng = SimRng::derive(seed, u64::MAX);
         let skew = cfg.faults.has(FaultKind::Skew);
-        let clocks: Vec<Clock> = (0..cfg.clients)
+        let clocks: Vec<ClientClock> = (0..cfg.clients)
             .map(|_| {
                 if skew {
                     let o = cfg.max_offset_ms;
                     let d = cfg.max_drift_ppm;
-                    Clock {
+                    ClientClock {
                         offset_ms: setup_rng.range_inclusive(0, 2 * o) as i64 - o as i64,
                         drift_ppm: setup_rng.range_inclusive(0, 2 * d) as i64 - d as i64,
                     }
                 } else {
-                    Clock::default()
+                    ClientClock::default()
                 }
             })
             .collect();
@@ -302,7 +302,11 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
     /// Runs the model's setup to completion against server state, outside of any
     /// interleaving (no faults, no other clients).
     fn setup(&mut self) -> Result<(), String> {
-        let handle = SimClient::new(mix64(self.seed ^ 0x5e7u64), EPOCH_MS, Clock::default());
+        let handle = SimClient::new(
+            mix64(self.seed ^ 0x5e7u64),
+            EPOCH_MS,
+            ClientClock::default(),
+        );
         let model = self.live.model;
         let h = handle.clone();
         let mut fut: OpFuture<'m, ()> = Box::pin(async move { model.setup(&h).await });
@@ -416,7 +420,7 @@ pub(crate) struct AfterSetup<Op, Ret, R> {
     /// The world (each client's record as given).
     pub world: World<Op, Ret, R>,
     /// Each client's clock.
-    pub clocks: Vec<Clock>,
+    pub clocks: Vec<ClientClock>,
     /// Why setup failed, if it did.
     pub failed: Option<String>,
 }

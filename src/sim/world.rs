@@ -9,7 +9,7 @@
 //! per-client record `R`. What happens is told to an optional [`Sink`] (the simulator's
 //! trace and counters).
 
-use super::client::Clock;
+use super::client::ClientClock;
 use super::config::{SimConfig, EPOCH_MS};
 use super::trace::{Delivery, Event, Fault};
 use crate::command::{Command, Reply};
@@ -241,7 +241,7 @@ pub(crate) type Polling<Ret> = (Polled<Ret>, Vec<&'static str>);
 /// for its command, if anything, was handed over before: [`Clients::deliver`]).
 pub(crate) struct PollAt {
     pub now: u64,
-    pub clock: Clock,
+    pub clock: ClientClock,
 }
 
 /// Where an operation starts: its client's workload index (`from`: the index the client
@@ -502,8 +502,8 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     }
 
     /// Client `c`'s clock.
-    pub(crate) fn clock(&self, rules: Rules, c: usize) -> Clock {
-        Clock {
+    pub(crate) fn clock(&self, rules: Rules, c: usize) -> ClientClock {
+        ClientClock {
             offset_ms: self.clients[c].offset_ms,
             drift_ppm: rules.drift[c],
         }

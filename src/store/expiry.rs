@@ -28,20 +28,21 @@ pub fn now_secs(now_ms: u64) -> i64 {
 
 /// The server's notion of time: when the process started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Clock {
+pub struct ProcessClock {
     /// `process_started`, in unix seconds (the start minus 62 s).
     pub started: i64,
 }
 
-impl Clock {
+impl ProcessClock {
     /// A clock for a process started at virtual time `now_ms`.
-    pub fn start(now_ms: u64) -> Clock {
-        Clock {
+    pub fn start(now_ms: u64) -> ProcessClock {
+        ProcessClock {
             started: now_secs(now_ms) - PROCESS_STARTED_OFFSET,
         }
     }
 
     /// memcached's `current_time` (seconds since `process_started`).
+    #[cfg(test)]
     pub fn current_time(&self, now_ms: u64) -> i64 {
         now_secs(now_ms) - self.started
     }
@@ -114,7 +115,7 @@ mod tests {
 
     #[test]
     fn realtime_follows_memcached() {
-        let c = Clock::start(T0);
+        let c = ProcessClock::start(T0);
         let now_s = now_secs(T0);
         assert_eq!(c.started, now_s - 62);
         assert_eq!(c.current_time(T0), 62);

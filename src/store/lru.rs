@@ -73,6 +73,7 @@ impl Lru {
     }
 
     /// The number of items in the order.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.order.len()
     }

@@ -11,20 +11,20 @@
 //!   the old value, a too-large add/replace/cas keeps it, an append/prepend whose result
 //!   is too large is `NOT_STORED` (§3);
 //! - flags echoed as stored (§4); exptime rules: 0 never, up to 30 days relative, larger
-//!   absolute, negative or past expired yet `STORED`, 1-second granularity ([`expiry`], §5);
+//!   absolute, negative or past expired yet `STORED`, 1-second granularity (`store/expiry.rs`, §5);
 //! - the storage outcomes, append/prepend keeping the old flags and exptime, `add` on a
 //!   live key bumping its LRU position (§6); get/gets/gat/gats (§7);
 //! - cas uniques: one global counter starting at 1; every successful store and every
 //!   incr/decr takes a new one, touch/gat and failed stores do not, an immediate flush
 //!   consumes one (§8);
 //! - incr/decr: strtoull parsing, wrap, clamp, in-place rewrite with space padding,
-//!   growth to an exact-length item, the non-numeric error ([`arith`], §9);
+//!   growth to an exact-length item, the non-numeric error (`store/arith.rs`, §9);
 //! - delete, touch (§10, §11); flush_all with and without delay (§12): an immediate flush
 //!   hides every existing item but, through the cas cliff, not those stored later in the
 //!   same second; `flush_all <delay>` sets `oldest_live` to the second before its
 //!   deadline and from that second on hides every item last updated up to it, including
 //!   items stored after the command (so `flush_all 1` acts at once, on its own second too);
-//! - a memory limit with LRU eviction ([`lru`] documents how it differs from memcached's
+//! - a memory limit with LRU eviction (`store/lru.rs` documents how it differs from memcached's
 //!   per-slab-class segmented LRU), or with eviction off `SERVER_ERROR out of memory
 //!   storing object` (and `SERVER_ERROR out of memory` for a growing incr) (§15);
 //! - a persistent mode standing for MemcacheDB, kumofs and Flare: no eviction, no memory
@@ -52,16 +52,16 @@
 //! Determinism: items live in a hash table (`store/table.rs`) whose order never shows (whatever
 //! lists items goes by key order); the LRU and expiry indexes are ordered maps. `Store` is `Clone + Hash + Eq` for stateright.
 
-pub mod arith;
+pub(crate) mod arith;
 mod commands;
-pub mod expiry;
-pub mod item;
-pub mod lru;
+pub(crate) mod expiry;
+pub(crate) mod item;
+pub(crate) mod lru;
 mod table;
 
 use crate::command::{ClientError, Command, Reply, KEY_MAX_LEN};
 use commands::Op;
-use expiry::{is_expired, now_secs, Clock, Flush};
+use expiry::{is_expired, now_secs, Flush, ProcessClock};
 use item::Item;
 use lru::Lru;
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,7 +77,7 @@ const ITEM_UPDATE_INTERVAL: i64 = 60;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StoreConfig {
     /// The largest item (`-I`, default 1 MiB = 1048576), counted on the whole item as
-    /// memcached does (see [`item::item_size`]).
+    /// memcached does (see `store/item.rs`, `item_size`).
     pub item_size_max: usize,
     /// Total item bytes the store may hold (`-m`); `None` = unlimited.
     pub memory_limit: Option<usize>,
@@ -105,7 +105,7 @@ impl Default for StoreConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Store {
     config: StoreConfig,
-    clock: Clock,
+    clock: ProcessClock,
     items: Table,
     /// `(exptime, key)` of every item with an expiration.
     expiry: BTreeSet<(i64, Arc<[u8]>)>,
@@ -187,7 +187,7 @@ impl Store {
     pub fn new(config: StoreConfig, now_ms: u64) -> Store {
         Store {
             config,
-            clock: Clock::start(now_ms),
+            clock: ProcessClock::start(now_ms),
             items: Table::default(),
             expiry: BTreeSet::new(),
             lru: Lru::default(),
@@ -342,7 +342,7 @@ impl Store {
             self.used = 0;
             self.cas_id = 0;
         }
-        self.clock = Clock::start(now_ms);
+        self.clock = ProcessClock::start(now_ms);
         self.flush = Flush::default();
     }
 

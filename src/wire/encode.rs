@@ -1,6 +1,7 @@
-//! The client side, outbound: a [`Command`] as memcached's text protocol writes it.
+//! Bytes on the wire, outbound: a [`Command`] as a client writes it ([`encode_command`]),
+//! a [`Reply`] and a [`Value`] as memcached writes them ([`Reply::encode`]).
 
-use crate::command::Command;
+use crate::command::{Command, Reply, Value};
 
 fn push_num(out: &mut Vec<u8>, n: impl std::fmt::Display) {
     out.push(b' ');
@@ -111,6 +112,52 @@ pub fn command_bytes(command: &Command) -> Vec<u8> {
     let mut out = Vec::new();
     encode_command(command, &mut out);
     out
+}
+
+impl Value {
+    /// Writes the value's `VALUE` block as memcached puts it on the wire (the `END` that
+    /// closes a retrieval's reply is the reply's).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"VALUE ");
+        out.extend_from_slice(&self.key);
+        out.extend_from_slice(format!(" {} {}", self.flags, self.data.len()).as_bytes());
+        if let Some(cas) = self.cas {
+            out.extend_from_slice(format!(" {cas}").as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&self.data);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+impl Reply {
+    /// Writes the reply exactly as memcached puts it on the wire, `\r\n` included.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Reply::Values(values) => {
+                values.iter().for_each(|v| v.encode(out));
+                out.extend_from_slice(b"END\r\n");
+            }
+            Reply::Number(n) => out.extend_from_slice(format!("{n}\r\n").as_bytes()),
+            Reply::ClientError(e) => {
+                out.extend_from_slice(format!("CLIENT_ERROR {}\r\n", e.as_str()).as_bytes())
+            }
+            Reply::ServerError(e) => {
+                out.extend_from_slice(format!("SERVER_ERROR {}\r\n", e.as_str()).as_bytes())
+            }
+            other => {
+                out.extend_from_slice(other.status_word().as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// The reply as wire bytes (see [`Reply::encode`]).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! [`Command`](crate::command::Command) / [`Reply`](crate::command::Reply) types.
 //!
 //! - Server side: [`RequestParser`] turns request bytes into [`Request`]s, with every quirk
-//!   of memcached 1.6.18's parser (see [`request`]); replies are written with
+//!   of memcached 1.6.18's parser (see `wire/request.rs`); replies are written with
 //!   [`Reply::encode`](crate::command::Reply::encode).
 //! - Client side: [`encode_command`] writes a command, [`ReplyParser`] reads replies.
 //!
@@ -11,14 +11,15 @@
 //! structure (locks, queues that claim slots with `add`) would be checked against a lie.
 //! A checker needs every reply exactly as the server sent it, errors included.
 
-pub mod cnum;
-pub mod conn;
-pub mod encode;
-pub mod reply;
-pub mod request;
-pub mod tokenize;
+pub(crate) mod cnum;
+pub(crate) mod conn;
+pub(crate) mod encode;
+pub(crate) mod reply;
+pub(crate) mod request;
+pub(crate) mod tokenize;
 
-pub use conn::{Connection, Output};
+pub use cnum::{is_c_space, safe_strtol, safe_strtoul, safe_strtoull};
+pub use conn::{Connection, Output, STREAM_BYTES};
 pub use encode::{command_bytes, encode_command};
 pub use reply::ReplyParser;
 pub use request::{item_fits, Request, RequestParser, DEFAULT_ITEM_SIZE_MAX, VERSION};

@@ -7,7 +7,7 @@ use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario, Strategy};
-use kvsim::sim::{CheckLimits, SimConfig};
+use kvsim::sim::{RunBudget, SimConfig};
 use kvsim::target::{ModelTarget, RunReport, Target};
 use kvsim::verdict::{Verdict, Violation};
 
@@ -42,12 +42,11 @@ impl Model for GetSetCounter {
         for (i, op) in history.ops.iter().enumerate() {
             if let Outcome::Ok(v) = op.outcome {
                 if let Some(j) = seen.insert(v, i) {
-                    return Verdict::Violation(Violation {
-                        property: "linearizability".into(),
-                        reason: format!("two increments both returned {v}: an update was lost"),
-                        ops: vec![i, j],
-                        partial: vec![],
-                    });
+                    return Verdict::Violation(Violation::new(
+                        "linearizability",
+                        format!("two increments both returned {v}: an update was lost"),
+                        vec![i, j],
+                    ));
                 }
             }
         }
@@ -84,15 +83,14 @@ impl Model for IncrCounter {
     fn check(&self, history: &History<String, Option<u64>>) -> Verdict {
         for (i, op) in history.ops.iter().enumerate() {
             if let Outcome::Ok(None) = op.outcome {
-                return Verdict::Violation(Violation {
-                    property: "invariant".into(),
-                    reason: format!(
+                return Verdict::Violation(Violation::new(
+                    "invariant",
+                    format!(
                         "C{} found the counter missing: its hits were lost",
                         op.client
                     ),
-                    ops: vec![i],
-                    partial: vec![],
-                });
+                    vec![i],
+                ));
             }
         }
         Verdict::Ok
@@ -121,7 +119,7 @@ pub fn config(clients: usize, ops: usize, faults: &[FaultKind], strategy: Strate
 /// The first failing run of `target` under `config` (from base seed 1), traced.
 pub fn first_failure(target: &dyn Target, name: &str, config: &SimConfig) -> RunReport {
     let scenario = Scenario::new(name, config.clients, config.ops);
-    let limits = CheckLimits {
+    let limits = RunBudget {
         seed: 1,
         runs: 5000,
         time_limit: None,

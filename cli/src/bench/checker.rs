@@ -10,7 +10,7 @@
 //! which other load on the machine barely changes; the kernel updates that counter at
 //! scheduler ticks (4 ms here), so it means something only for the slow files.
 
-use kvsim::check::{check_linearizability_parallel, Limits, Linearization};
+use kvsim::check::{check_linearizability_parallel, CheckerLimits, Linearization};
 use kvsim::formats::{read_history, Format, Value};
 use kvsim::history::History;
 use kvsim::spec::SequentialSpec;
@@ -68,7 +68,7 @@ fn cpu_time<S: SequentialSpec>(spec: &S, h: &History<S::Op, S::Ret>) -> Option<f
     let mut times = Vec::with_capacity(REPEATS);
     for _ in 0..REPEATS {
         let start = thread_cpu_millis()?;
-        let r = kvsim::check::check_linearizability(spec, h, Limits::none());
+        let r = kvsim::check::check_linearizability(spec, h, CheckerLimits::none());
         times.push(thread_cpu_millis()? - start);
         drop(r);
     }
@@ -88,7 +88,7 @@ where
     let mut ok = false;
     for _ in 0..REPEATS {
         let start = Instant::now();
-        let r = check_linearizability_parallel(spec, h, Limits::none());
+        let r = check_linearizability_parallel(spec, h, CheckerLimits::none());
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         ok = match r {
             Linearization::Ok(_) => true,

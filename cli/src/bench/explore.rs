@@ -9,7 +9,7 @@
 //! symmetry-reduced, on every core), within 1 GiB: verdict, time, states per second and
 //! peak memory.
 
-use kvsim::explore::{self, Limits, Scope};
+use kvsim::explore::{self, Scope, SearchLimits};
 use kvsim::history::History;
 use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
@@ -55,7 +55,7 @@ pub fn run() -> Result<Map<String, Value>, String> {
     let mut millis = Vec::new();
     let mut last = None;
     for _ in 0..5 {
-        let found = explore::explore(Arc::clone(&model), &scope, &Limits::default());
+        let found = explore::explore(Arc::clone(&model), &scope, &SearchLimits::default());
         if found.verdict != Verdict::Ok {
             return Err(format!("fifo/fixed 2x2 did not verify: {}", found.verdict));
         }
@@ -112,10 +112,10 @@ fn all_workloads<M: explore::Explorable>(
 ) -> Value {
     let mut scope = Scope::new(clients, ops);
     scope.times = false;
-    let mut limits = Limits {
+    let mut limits = SearchLimits {
         max_memory_bytes: 1 << 30,
         threads,
-        ..Limits::default()
+        ..SearchLimits::default()
     };
     if let Some(n) = max_states {
         limits.max_states = n;

@@ -163,7 +163,7 @@ pub fn run(out: &mut Map<String, Json>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim::check::{check_linearizability, Limits};
+    use kvsim::check::{check_linearizability, CheckerLimits};
     use kvsim::formats::{jsonl, pair, to_history};
     use kvsim::specs::register::RegisterSpec;
 
@@ -186,7 +186,7 @@ mod tests {
             assert_eq!(overlapping, k == 1);
             let spec = RegisterSpec::new();
             let history = to_history(&spec, &raws).unwrap();
-            let verdict = check_linearizability(&spec, &history, Limits::none()).verdict();
+            let verdict = check_linearizability(&spec, &history, CheckerLimits::none()).verdict();
             assert_eq!(verdict, kvsim::verdict::Verdict::Ok);
         }
     }

@@ -115,12 +115,7 @@ type Op = Operation<MqOp, MqRet>;
 type Session<'h> = (usize, i64, Vec<(i64, &'h str)>, &'h End);
 
 fn violation(reason: String, ops: Vec<usize>) -> Verdict {
-    Verdict::Violation(Violation {
-        property: "message log".to_string(),
-        reason,
-        ops,
-        partial: Vec::new(),
-    })
+    Verdict::Violation(Violation::new("message log", reason, ops))
 }
 
 fn who(op: &Op) -> String {

@@ -22,11 +22,11 @@
 //! outcome.assert_ok(); // on failure: panics with `kvsim explore`'s report
 //! ```
 
-use crate::explore::{Explorable, Limits, Scope};
+use crate::explore::{Explorable, Scope, SearchLimits};
 use crate::records::{ExploreReport, RunReport};
 use crate::report;
 use crate::scenario::FaultKind;
-use crate::sim::{Token, TokenError};
+use crate::sim::TokenError;
 use crate::target::{ModelTarget, Target};
 use crate::verdict::Verdict;
 use std::time::Duration;
@@ -34,11 +34,11 @@ use std::time::Duration;
 /// An exhaustive search of one model in a bounded scope, built step by step: the knobs
 /// of `kvsim explore` (clients, operations, faults, horizon, step bound, seed, workload,
 /// state and memory bounds). By default 2 clients × 2 operations, no faults, every
-/// workload, the default bounds of [`Scope::new`] and [`Limits::default`].
+/// workload, the default bounds of [`Scope::new`] and [`SearchLimits::default`].
 pub struct Explore<M> {
     target: ModelTarget<M>,
     scope: Scope,
-    limits: Limits,
+    limits: SearchLimits,
 }
 
 impl<M: Explorable> Explore<M> {
@@ -47,7 +47,7 @@ impl<M: Explorable> Explore<M> {
         Explore {
             target: ModelTarget::new(name, model),
             scope: Scope::new(2, 2),
-            limits: Limits::default(),
+            limits: SearchLimits::default(),
         }
     }
 
@@ -205,17 +205,7 @@ impl<M: Explorable> Explore<M> {
     /// counterexample with its full trace, as [`report::text`] shows it. The token must be
     /// one of this search's target (its `MODEL/VARIANT` name).
     pub fn replay(&self, token: &str) -> Result<RunReport, TokenError> {
-        let t = Token::decode(token)?;
-        if t.target != self.target.name() {
-            return Err(TokenError::new(format!(
-                "expected a token of {}, found one of {}",
-                self.target.name(),
-                t.target
-            )));
-        }
-        Ok(self
-            .target
-            .run(&t.scenario, &t.config, t.seed, t.choices.as_deref()))
+        super::replay(&self.target, token)
     }
 }
 

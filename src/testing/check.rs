@@ -22,8 +22,8 @@ use crate::records::{CheckReport, RunReport};
 use crate::report;
 use crate::scenario::Scenario;
 use crate::shrink::ShrinkLimits;
-use crate::sim::{CheckLimits, SimConfig, Token, TokenError};
-use crate::target::{ModelTarget, Target};
+use crate::sim::{RunBudget, SimConfig, TokenError};
+use crate::target::ModelTarget;
 use crate::verdict::Verdict;
 use std::time::Duration;
 
@@ -80,13 +80,13 @@ impl<M: crate::explore::Explorable> Check<M> {
 
     /// Runs the scenario's runs; stops at the first violation, which it minimizes
     /// (unless [`Check::no_shrink`]).
-    pub fn run(&self) -> Outcome {
-        let limits = CheckLimits {
+    pub fn run(&self) -> CheckOutcome {
+        let limits = RunBudget {
             seed: self.seed,
             runs: self.scenario.runs,
             time_limit: self.time_limit,
         };
-        Outcome(crate::findings::check(
+        CheckOutcome(crate::findings::check(
             &self.target,
             &self.scenario,
             &self.config,
@@ -95,7 +95,7 @@ impl<M: crate::explore::Explorable> Check<M> {
         ))
     }
 
-    /// Replays a token this check printed (see [`Outcome::assert_ok`]): the run with its
+    /// Replays a token this check printed (see [`CheckOutcome::assert_ok`]): the run with its
     /// full trace, as [`report::text`] shows it. The token must be one of this check's
     /// target (its `MODEL/VARIANT` name); the model is this check's, so a failure of a
     /// model `kvsim` does not know replays here, in the test that found it.
@@ -124,17 +124,7 @@ impl<M: crate::explore::Explorable> Check<M> {
     /// assert!(check.replay("other/model:smoke:AgE").is_err());
     /// ```
     pub fn replay(&self, token: &str) -> Result<RunReport, TokenError> {
-        let t = Token::decode(token)?;
-        if t.target != self.target.name() {
-            return Err(TokenError::new(format!(
-                "expected a token of {}, found one of {}",
-                self.target.name(),
-                t.target
-            )));
-        }
-        Ok(self
-            .target
-            .run(&t.scenario, &t.config, t.seed, t.choices.as_deref()))
+        super::replay(&self.target, token)
     }
 }
 
@@ -151,9 +141,9 @@ fn gate_text(r: &RunReport) -> String {
 
 /// What a [`Check`] found.
 #[derive(Clone, Debug)]
-pub struct Outcome(pub CheckReport);
+pub struct CheckOutcome(pub CheckReport);
 
-impl Outcome {
+impl CheckOutcome {
     /// The verdict over all runs.
     pub fn verdict(&self) -> &Verdict {
         &self.0.verdict
@@ -170,7 +160,7 @@ impl Outcome {
         self.failure().map(gate_text)
     }
 
-    /// Panics unless the verdict is `Ok`, printing the report (see [`Outcome::report`]) and
+    /// Panics unless the verdict is `Ok`, printing the report (see [`CheckOutcome::report`]) and
     /// how to replay the failing run in the test ([`Check::replay`]).
     #[track_caller]
     pub fn assert_ok(&self) {
