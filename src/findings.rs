@@ -1,7 +1,7 @@
 //! Findings: what a check found, one entry per defect, each with its minimal
 //! counterexample.
 //!
-//! A check does not stop at its first violation ([`sim::check`]): it groups every
+//! A check does not stop at its first violation ([`sim::sweep`]): it groups every
 //! violating run by property, reason class ([`Violation::class`]) and the fault kinds the
 //! run injected. [`check`] then minimizes one run of each group and groups again by what
 //! the minimal run still shows: its property, its reason's class, and the fault kinds it
@@ -55,7 +55,7 @@ pub fn check(
     limits: &RunBudget,
     shrink: Option<&ShrinkLimits>,
 ) -> CheckReport {
-    let mut report = target.check(scenario, config, limits);
+    let mut report = target.sweep(scenario, config, limits);
     report.findings = findings(target, &report.scenario, config, &report.groups, shrink);
     if let Some(first) = report.findings.first() {
         report.failure = Some(first.counterexample.clone());

@@ -88,7 +88,7 @@ pub struct CheckReport {
     #[serde(default)]
     pub groups: Vec<sim::ViolationGroup>,
     /// What the check found, one entry per defect; made from `groups` by
-    /// [`crate::findings::check`] (empty for a bare [`crate::target::Target::check`]).
+    /// [`crate::findings::check`] (empty for a bare [`crate::target::Target::sweep`]).
     #[serde(default)]
     pub findings: Vec<Finding>,
 }

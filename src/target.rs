@@ -30,8 +30,8 @@ pub trait Target {
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict;
 
     /// Runs a scenario up to its limits, grouping the violations it finds (see
-    /// [`sim::check`]); [`crate::findings::check`] turns the groups into findings.
-    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport;
+    /// [`sim::sweep`]); [`crate::findings::check`] turns the groups into findings.
+    fn sweep(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport;
 
     /// Explores every path of `scope` with stateright ([`crate::explore`]); a
     /// counterexample is replayed by the simulator for its report and token, and a
@@ -178,8 +178,8 @@ impl<M: Explorable> Target for ModelTarget<M> {
         sim::judge(&*self.model, &out)
     }
 
-    fn check(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport {
-        let result = sim::check(&*self.model, config, limits);
+    fn sweep(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport {
+        let result = sim::sweep(&*self.model, config, limits);
         let failure = result
             .failure
             .map(|(seed, out)| self.report(&scenario.name, config, seed, None, out));

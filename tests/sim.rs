@@ -73,7 +73,7 @@ fn limits(runs: u64) -> RunBudget {
 #[test]
 fn random_walk_finds_the_lost_update_of_get_then_set() {
     let model = Counter { by_incr: false };
-    let r = sim::check(&model, &config(2, 2, Strategy::Random), &limits(1000));
+    let r = sim::sweep(&model, &config(2, 2, Strategy::Random), &limits(1000));
     assert!(r.verdict.is_violation(), "{}", r.verdict);
     // A check keeps going after its first violation: every run is made, and the
     // violating ones are grouped (one defect: one property, one reason class).
@@ -91,7 +91,7 @@ fn random_walk_finds_the_lost_update_of_get_then_set() {
 #[test]
 fn pct_finds_the_lost_update_too() {
     let model = Counter { by_incr: false };
-    let r = sim::check(
+    let r = sim::sweep(
         &model,
         &config(2, 2, Strategy::Pct { depth: 2 }),
         &limits(1000),
@@ -107,7 +107,7 @@ fn incr_counter_never_loses_an_update_without_faults() {
         Strategy::Pct { depth: 3 },
         Strategy::Swarm,
     ] {
-        let r = sim::check(&model, &config(3, 3, strategy), &limits(2000));
+        let r = sim::sweep(&model, &config(3, 3, strategy), &limits(2000));
         assert_eq!(r.verdict, Verdict::Ok, "{strategy}");
         assert_eq!(r.runs, 2000);
     }

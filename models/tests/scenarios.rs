@@ -22,7 +22,7 @@ fn check_model(name: &str) {
             let report =
                 entry
                     .target(variant)
-                    .check(scenario, &SimConfig::from_scenario(scenario), &limits);
+                    .sweep(scenario, &SimConfig::from_scenario(scenario), &limits);
             if !matches(expect.of(variant), &report.verdict) {
                 wrong.push(format!(
                     "{name}/{variant} {}: expected {}, found {}",

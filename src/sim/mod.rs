@@ -228,7 +228,7 @@ pub struct CheckResult<M: Model> {
 /// Runs `model` `limits.runs` times (or until the time limit), and groups the violating
 /// runs it finds: a check does not stop at its first violation, so one defect never hides
 /// another. The first failing run is re-run with its trace on.
-pub fn check<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> CheckResult<M> {
+pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> CheckResult<M> {
     let start = Instant::now();
     let mut quiet = config.clone();
     quiet.record_trace = false;

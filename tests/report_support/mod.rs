@@ -124,6 +124,6 @@ pub fn first_failure(target: &dyn Target, name: &str, config: &SimConfig) -> Run
         runs: 5000,
         time_limit: None,
     };
-    let report = target.check(&scenario, config, &limits);
+    let report = target.sweep(&scenario, config, &limits);
     report.failure.expect("the check finds a violation")
 }
