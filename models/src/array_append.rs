@@ -25,10 +25,17 @@
 //! answers [`Ret::Lost`]. A timed-out `append` is not retried (it is not idempotent): its
 //! outcome is reported unknown.
 //!
-//! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
-//! Under `evict`, `lru`, `restart` and `shard-fail` it is safe and stops (`Lost`): the array's only
-//! copy is gone. (The article's "+x -x" operation log would add removal with the same
-//! one-`append` cost; the workload here only adds, as the published class does.)
+//! Tolerates (linearizable), by scenario: no faults (`no-faults`); `crash` and `lose`
+//! (`crash-lose`). Safe under `evict` (`evict`): it answers `Lost` once the array is gone.
+//! Untested: `pause`, `expire`, `skew`, `delay`, and `lru`, `restart`, `shard-fail` (which
+//! lose the key as `evict` does). (The article's "+x -x" operation log would add removal
+//! with the same one-`append` cost; the workload here only adds, as the published class
+//! does.)
+//!
+//! Not fixed yet: nothing a scenario shows.
+//!
+//! What no design on this store can fix: liveness under `evict`, `lru`, `restart` and
+//! `shard-fail`, because the array's only copy is gone and nothing can rebuild it.
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;

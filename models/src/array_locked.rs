@@ -34,9 +34,16 @@
 //! [`Ret::Lost`] without writing. A timed-out `cas` is not retried (a retry would apply
 //! the change twice): that change's outcome is reported unknown.
 //!
-//! Tolerates (linearizable): no faults, `crash`, `lose`, `pause`, `expire`, `skew`.
-//! Under `evict`, `lru`, `restart` and `shard-fail` it is safe and stops (`Lost`): the array's only
-//! copy is gone, and no design can rebuild it.
+//! Tolerates (linearizable), by scenario: no faults (`no-faults`); `crash` and `lose`
+//! (`crash-lose`); `pause` (`slow-writer`) and `expire` (`expire`), which find no lease
+//! to break; `delay` (`delay`). Safe under `evict` (`evict`), `lru` (`lru`) and `restart`
+//! (`restart`): it answers `Lost` once the array is gone. Untested: `skew` (no clock in
+//! the protocol), `shard-fail`.
+//!
+//! Not fixed yet: nothing a scenario shows.
+//!
+//! What no design on this store can fix: liveness under `evict`, `lru`, `restart` and
+//! `shard-fail`, because the array's only copy is gone and nothing can rebuild it.
 //!
 //! [`LOCK_TIMEOUT_SECS`]: crate::lock::LOCK_TIMEOUT_SECS
 

@@ -26,15 +26,21 @@
 //! therefore means the counter was lost, and both operations answer [`Ret::Lost`] without
 //! writing anything, instead of restarting from zero.
 //!
-//! Tolerates (linearizable, every answer true): no faults, `crash`, `lose` (a timed-out
-//! `incr` is reported as an unknown outcome, never retried, so never counted twice; a
-//! client library that retries it behind the structure's back counts it twice, which no
-//! design of the structure can see: scenario `retrying-client`, expected to break both),
-//! `pause`, `skew`, `expire` (no expiry used). Under `evict`, `lru`, `restart` and `shard-fail` it is
-//! safe but not live: once the key is gone every operation answers `Lost`. No design on a
-//! volatile store can do better: the key is the counter's only copy, and after it is gone
-//! no client knows the value. On a persistent store (MemcacheDB, kumofs, Flare) it never
-//! answers `Lost`.
+//! Tolerates (linearizable, every answer true), by scenario: no faults (`no-faults`);
+//! `crash` and `lose` (`crash-lose`: a timed-out `incr` is reported as an unknown outcome,
+//! never retried, so never counted twice); `restart` and `crash` on a persistent store
+//! (`persistent-restart`: MemcacheDB, kumofs, Flare); `lru` (`lru`, a weak test: the
+//! published counter passes it too). Safe under `evict` (`evict`) and `restart`
+//! (`restart`): once the key is gone every operation answers `Lost`. Untested: `pause`,
+//! `skew`, `expire` (no expiry used), `delay`, `shard-fail`.
+//!
+//! Not fixed yet: nothing a scenario shows.
+//!
+//! What no design on this store can fix: liveness under `evict`, `restart`, `lru` and
+//! `shard-fail`, because the key is the counter's only copy and once it is gone no client
+//! knows the value; and a client library that sends a timed-out `incr` or `add` again
+//! (scenario `retrying-client`, expected to break both), because a counter on `incr`
+//! never sees the first attempt and counts it twice (turn such retries off).
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;

@@ -52,16 +52,23 @@
 //!   successor, a livelock kvsim found); the dequeue writes a claim unique to it beside
 //!   the new head (`NODE CLAIM`) and reads head back after an EXISTS.
 //!
-//! Not fixed yet (scenario `retrying-client`, expected to fail): when the retried `cas`
-//! of `head` landed and another dequeue moved head on before ours read it back, the
-//! claim is gone and ours dequeues a second element (or reports "empty" with one left).
-//! Telling needs a claim that outlives the next move of head (e.g. written into the
-//! dequeued node itself before head moves), a redesign of the dequeue.
+//! Tolerates (linearizable, never a wrong answer), by scenario: no faults (`no-faults`),
+//! `crash` and `lose` (`crash-lose`), `delay` (`delay`), `restart` on a store that keeps
+//! its data (`persistent`). Safe under `evict` (`evict`), `lru` (`lru`) and `restart`
+//! (`restart`): a lost node makes it answer `Lost`, never "empty". Untested (no scenario
+//! uses them): `pause`, `skew`, `expire` (no expiry used), `shard-fail`.
 //!
-//! Tolerates (linearizable, never a wrong answer): no faults, `crash`, `lose`, `pause`,
-//! `skew`, `expire` (no expiry used). Under `evict`, `lru`, `restart` and `shard-fail` it is safe and
-//! not live: a lost node is the only copy of the link to the rest of the queue, so no
-//! design can hand out the elements behind it; this one says `Lost` instead of "empty".
+//! Not fixed yet (scenario `retrying-client`, `lose` with a library that retries once,
+//! expected to fail): when the retried `cas` of `head` landed and another dequeue moved
+//! head on before ours read it back, the claim is gone and ours dequeues a second element
+//! (or reports "empty" with one left). Telling needs a claim that outlives the next move
+//! of head (e.g. written into the dequeued node itself before head moves), a redesign of
+//! the dequeue.
+//!
+//! What no design on this store can fix: liveness under `evict`, `lru`, `restart` and
+//! `shard-fail` (the scenarios above pass only because `Lost` is an allowed answer): a lost
+//! node is the only copy of the link to the rest of the queue, so nothing can hand out the
+//! elements behind it.
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;

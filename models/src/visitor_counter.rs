@@ -70,16 +70,21 @@
 //! retrying if the period changed meanwhile, so a stalled read never returns a stale or
 //! expired count.
 //!
-//! Tolerates: no faults, `crash`, `lose` (a timed-out visit is an unknown outcome, within
-//! `hi`), `pause`, `expire`. Not tolerated, by any design: `skew` (a period is defined by
-//! true time and the clients only have their own clocks; memcached's protocol does not
-//! expose the server's clock to them), and `evict`, `lru`, `restart`, `shard-fail` (the count's only copy
-//! is gone; a period without visits has no key, so a loss cannot even be detected).
-//! Not tolerated yet: a client library that retries a timed-out command
-//! (`retrying-client`): an `incr` applied whose reply was lost is sent again and the
-//! visit counted twice. A count on `incr` cannot see the first attempt; a period key that
+//! Tolerates, by scenario: no faults (`no-faults`); `crash`, `lose` (a timed-out visit is
+//! an unknown outcome, within `hi`) and `pause` (`crash-lose-pause`). Untested: `expire`,
+//! `delay`, `shard-fail` (and `lru`, `restart` below).
+//!
+//! Not fixed yet (scenario `retrying-client`, `lose` with a library that retries once,
+//! expected to fail): an `incr` applied whose reply was lost is sent again and the visit
+//! counted twice. A count on `incr` cannot see the first attempt; a period key that
 //! collects visit ids by `append` and counts the distinct ones could (at the price of a
 //! value that grows with the visits).
+//!
+//! What no design on this store can fix: `skew` (scenario `skew`), because a period is
+//! defined by true time, the clients only have their own clocks, and memcached's protocol
+//! does not expose the server's clock to them; and `evict` (scenario `evict`; `lru`,
+//! `restart` and `shard-fail` lose keys the same way, untested), because the count's only
+//! copy is gone and a period without visits has no key, so a loss cannot even be detected.
 
 use crate::counter::parse_number;
 use crate::expect::{Expect, ExpectedVerdict, Variant};
