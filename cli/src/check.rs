@@ -2,6 +2,7 @@
 //! gate for one target.
 
 use crate::error::{self, CliError};
+use crate::junit;
 use kvsim::findings::Finding;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use kvsim::shrink::ShrinkLimits;
@@ -11,6 +12,7 @@ use kvsim::verdict::Verdict;
 use kvsim_models::expect::{ExpectedVerdict, Variant};
 use kvsim_models::registry::{self, registry, Entry};
 use serde_json::json;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -97,6 +99,10 @@ pub struct Args {
     /// ones the run injected, not the ones it needs).
     #[arg(long)]
     pub no_shrink: bool,
+    /// Also write the results as JUnit XML to FILE: one test case per target × scenario,
+    /// a failing case with its minimal counterexample and the line that replays it.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 /// One unit of work: a target against a scenario.
@@ -372,6 +378,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let entries = registry();
     let jobs = plan(args, &entries).map_err(CliError::new)?;
     let time_limit = args.tuning().ok().and_then(|t| t.time_limit);
+    let junit_file = args.junit.as_deref().map(junit::create).transpose()?;
     if !args.json {
         println!(
             "kvsim check · seed {} · {} checks{}",
@@ -452,6 +459,28 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     } else if mismatches > 0 {
         code = 1;
     }
+    if let Some(file) = junit_file {
+        let cases: Vec<junit::Case<'_>> = jobs
+            .iter()
+            .zip(&results)
+            .map(|(job, report)| junit::Case {
+                report,
+                expected: job.expected.map(|e| e.name()),
+                passed: match job.expected {
+                    Some(exp) => registry::matches(exp, &report.verdict),
+                    None => report.verdict.is_ok(),
+                },
+                knobs: format!(
+                    "faults {} · {} clients × {} ops · strategy {}",
+                    job.scenario.faults,
+                    job.scenario.clients,
+                    job.scenario.ops,
+                    job.scenario.strategy
+                ),
+            })
+            .collect();
+        junit::write(file, &junit::render(args.seed, &cases))?;
+    }
     if args.json {
         println!(
             "{}",
@@ -516,7 +545,8 @@ fn print_findings(results: &[CheckReport]) {
     }
 }
 
-fn reason(v: &Verdict) -> Option<String> {
+/// A verdict's reason in one line: `property: reason`, or why it is unknown.
+pub(crate) fn reason(v: &Verdict) -> Option<String> {
     match v {
         Verdict::Ok => None,
         Verdict::Violation(x) => Some(format!("{}: {}", x.property, x.reason)),

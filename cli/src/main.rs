@@ -6,6 +6,7 @@ mod check;
 mod check_history;
 mod error;
 mod explore;
+mod junit;
 mod list;
 mod progress;
 mod replay;

@@ -319,3 +319,102 @@ fn a_proposed_variant_is_checked_where_the_source_proposes_one() {
         "{err}"
     );
 }
+
+/// `--junit FILE`: valid XML with one test case per target × scenario; a violation is a
+/// `<failure>` carrying the counterexample and its replay line, a passing check has none,
+/// an `unknown` is an `<error>` (never a pass), and the counts agree with the cases.
+#[test]
+fn junit_has_one_case_per_cell_and_fails_what_the_gate_fails() {
+    let dir = tempfile_dir("junit");
+    let path = dir.join("kvsim.xml");
+    let out = kvsim(&[
+        "check",
+        "fifo",
+        "--scenario",
+        "no-faults",
+        "--runs",
+        "40",
+        "--junit",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let xml = std::fs::read_to_string(&path).expect("the junit file");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let cells: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|c| {
+            (
+                c.attribute("classname").unwrap(),
+                c.attribute("name").unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [("fifo/published", "no-faults"), ("fifo/fixed", "no-faults")]
+    );
+    assert_eq!(root.attribute("tests"), Some("2"));
+    assert_eq!(root.attribute("failures"), Some("1"));
+    assert_eq!(root.attribute("errors"), Some("0"));
+    let failure = cases[0]
+        .children()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("the published queue fails");
+    assert_eq!(failure.attribute("type"), Some("violation"));
+    assert!(failure
+        .attribute("message")
+        .unwrap()
+        .contains("linearizability"));
+    let body = failure.text().unwrap();
+    assert!(
+        body.contains("replay: kvsim replay fifo/published:no-faults:"),
+        "{body}"
+    );
+    assert!(
+        !cases[1]
+            .children()
+            .any(|n| n.has_tag_name("failure") || n.has_tag_name("error")),
+        "the fixed queue passes"
+    );
+
+    // A check stopped by its time limit is unknown: an error, not a pass.
+    let out = kvsim(&[
+        "check",
+        "fifo/fixed",
+        "--scenario",
+        "no-faults",
+        "--runs",
+        "100000000",
+        "--time-limit",
+        "0.2",
+        "--junit",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let xml = std::fs::read_to_string(&path).expect("the junit file");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let error = doc
+        .descendants()
+        .find(|n| n.has_tag_name("error"))
+        .expect("unknown is an error");
+    assert_eq!(error.attribute("type"), Some("unknown"));
+    assert_eq!(doc.root_element().attribute("errors"), Some("1"));
+
+    // A path that cannot be written is refused before anything runs.
+    let out = kvsim(&["check", "fifo/fixed", "--junit", "/nonexistent-dir/x.xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot write the junit file /nonexistent-dir/x.xml"));
+    assert!(!text(&out.stdout).contains("kvsim check ·"), "nothing ran");
+}
+
+fn tempfile_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("kvsim-test-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    dir
+}
