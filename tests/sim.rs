@@ -67,6 +67,7 @@ fn limits(runs: u64) -> RunBudget {
         seed: 1,
         runs,
         time_limit: None,
+        shard: kvsim::sim::Shard::ALL,
     }
 }
 
@@ -86,6 +87,46 @@ fn random_walk_finds_the_lost_update_of_get_then_set() {
     assert_eq!(r.groups.len(), 1, "{:#?}", r.groups);
     let (_, out) = r.failure.expect("a violation comes with its run");
     assert!(!out.trace.is_empty());
+}
+
+/// Shards of a check do its runs between them, each once: their runs, violating runs,
+/// groups and kv calls add up to the whole check's.
+#[test]
+fn shards_do_every_run_of_a_check_once() {
+    use kvsim::sim::Shard;
+    let model = Counter { by_incr: false };
+    let cfg = config(2, 2, Strategy::Random);
+    let whole = sim::sweep(&model, &cfg, &limits(301));
+    let shards: Vec<_> = (1..=4)
+        .map(|i| {
+            let budget = RunBudget {
+                shard: Shard::parse(&format!("{i}/4")).unwrap(),
+                ..limits(301)
+            };
+            sim::sweep(&model, &cfg, &budget)
+        })
+        .collect();
+    assert_eq!(
+        shards.iter().map(|r| r.runs).collect::<Vec<_>>(),
+        [76, 75, 75, 75]
+    );
+    let sum = |f: fn(&sim::CheckResult<Counter>) -> u64| shards.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|r| r.runs), whole.runs);
+    assert_eq!(sum(|r| r.violating_runs), whole.violating_runs);
+    assert_eq!(sum(|r| r.kv_calls), whole.kv_calls);
+    assert_eq!(
+        sum(|r| r.groups.iter().map(|g| g.runs).sum()),
+        whole.groups.iter().map(|g| g.runs).sum::<u64>()
+    );
+    let mut indices: Vec<u64> = (0..4)
+        .flat_map(|index| Shard { index, count: 4 }.runs(301))
+        .collect();
+    indices.sort_unstable();
+    assert_eq!(indices, (0..301).collect::<Vec<_>>());
+    for bad in ["0/4", "5/4", "1/0", "1", "a/b", "1/2000000"] {
+        assert!(Shard::parse(bad).is_err(), "{bad}");
+    }
+    assert_eq!(Shard::parse("3/4").unwrap().to_string(), "3/4");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use crate::junit;
 use kvsim::findings::Finding;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use kvsim::shrink::ShrinkLimits;
-use kvsim::sim::{RunBudget, SimConfig};
+use kvsim::sim::{RunBudget, Shard, SimConfig};
 use kvsim::target::CheckReport;
 use kvsim::verdict::Verdict;
 use kvsim_models::expect::{ExpectedVerdict, Variant};
@@ -103,6 +103,10 @@ pub struct Args {
     /// a failing case with its minimal counterexample and the line that replays it.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Do only shard I of N of every scenario's runs (run i when i % N == I - 1), to spread
+    /// one check over N machines; `kvsim merge` combines their `--json` outputs.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse, default_value = "1/1")]
+    pub shard: Shard,
 }
 
 /// One unit of work: a target against a scenario.
@@ -381,8 +385,13 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let junit_file = args.junit.as_deref().map(junit::create).transpose()?;
     if !args.json {
         println!(
-            "kvsim check · seed {} · {} checks{}",
+            "kvsim check · seed {}{} · {} checks{}",
             args.seed,
+            if args.shard == Shard::ALL {
+                String::new()
+            } else {
+                format!(" · shard {}", args.shard)
+            },
             jobs.len(),
             if args.targets.is_empty() {
                 " (every model × scenario, against expectations)"
@@ -484,7 +493,12 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({ "results": rows })).expect("json")
+            serde_json::to_string_pretty(&json!({
+                "seed": args.seed,
+                "shard": args.shard.to_string(),
+                "results": rows,
+            }))
+            .expect("json")
         );
         return Ok(error::code(code));
     }
@@ -620,6 +634,7 @@ fn run_jobs(args: &Args, jobs: &[Job], time_limit: Option<Duration>) -> Vec<Chec
                         seed: args.seed,
                         runs: job.scenario.runs,
                         time_limit,
+                        shard: args.shard,
                     };
                     let report = kvsim::findings::check(
                         target,

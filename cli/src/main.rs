@@ -8,6 +8,7 @@ mod error;
 mod explore;
 mod junit;
 mod list;
+mod merge;
 mod progress;
 mod replay;
 mod report;
@@ -82,6 +83,19 @@ enum Cmd {
     ///
     /// Exit codes: 0 ok, 1 violation, 2 usage or I/O error, 3 unknown.
     Stress(stress::StressArgs),
+    /// Combine the `--json` outputs of the shards of one check (`kvsim check --shard I/N
+    /// --json`) into its verdict: every shard must be there.
+    ///
+    /// Exit codes: as `kvsim check`'s (0 ok, 1 violation or a verdict unlike its
+    /// expectation, 3 unknown); 2 when the files are not every shard of one check.
+    Merge {
+        /// The shards' outputs.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// Print the merged results as JSON, in the shape of `kvsim check --json`.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -97,6 +111,7 @@ fn run(command: Cmd) -> Result<ExitCode, CliError> {
         Cmd::Serve(args) => serve::main(args),
         Cmd::Stress(args) => stress::main(&args),
         Cmd::List { json } => list::main(json),
+        Cmd::Merge { files, json } => merge::main(&files, json),
         Cmd::Check(args) => check::main(&args),
         Cmd::Explore(args) => explore::main(&args),
         Cmd::Replay {

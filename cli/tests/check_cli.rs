@@ -418,3 +418,94 @@ fn tempfile_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("a temp dir");
     dir
 }
+
+/// `--shard I/N` then `kvsim merge`: the same verdicts, runs and findings as the check
+/// run whole with the same seed; anything but every shard of one check is an error.
+#[test]
+fn shards_merge_into_the_whole_checks_findings() {
+    let dir = tempfile_dir("shards");
+    let check = |extra: &[&str]| {
+        let mut a = vec![
+            "check",
+            "fifo",
+            "--scenario",
+            "no-faults",
+            "--runs",
+            "60",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        kvsim(&a)
+    };
+    let whole = check(&[]);
+    assert_eq!(whole.status.code(), Some(1));
+    let mut files = Vec::new();
+    for i in 1..=4 {
+        let out = check(&["--shard", &format!("{i}/4")]);
+        assert_eq!(json(&out)["shard"], format!("{i}/4"));
+        let f = dir.join(format!("shard{i}.json"));
+        std::fs::write(&f, &out.stdout).unwrap();
+        files.push(f.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["merge", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let merged = kvsim(&args);
+    assert_eq!(merged.status.code(), Some(1), "{}", text(&merged.stderr));
+    let cells = |v: &Value| -> Vec<Value> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let findings: Vec<Value> = r["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| serde_json::json!([f["property"], f["class"], f["faults"], f["runs"]]))
+                    .collect();
+                serde_json::json!([
+                    r["target"],
+                    r["scenario"],
+                    r["verdict"],
+                    r["runs"],
+                    r["violating_runs"],
+                    findings
+                ])
+            })
+            .collect()
+    };
+    assert_eq!(cells(&json(&merged)), cells(&json(&whole)));
+
+    // Not every shard, a shard twice, shards of another seed: errors, never a verdict.
+    let run = |files: &[&str]| {
+        let mut a = vec!["merge"];
+        a.extend_from_slice(files);
+        kvsim(&a)
+    };
+    let out = run(&[&files[0], &files[1], &files[3]]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("missing 3/4"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&[&files[0], &files[1], &files[2], &files[2]]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("shard 3/4 given twice"),
+        "{}",
+        text(&out.stderr)
+    );
+    let other = check(&["--shard", "4/4", "--seed", "2"]);
+    let f = dir.join("other-seed.json");
+    std::fs::write(&f, &other.stdout).unwrap();
+    let out = run(&[&files[0], &files[1], &files[2], f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not one check"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = kvsim(&["check", "fifo/fixed", "--shard", "5/4"]);
+    assert_eq!(out.status.code(), Some(2));
+}

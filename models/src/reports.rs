@@ -163,6 +163,7 @@ fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
         seed: SEED,
         runs: scenario.runs,
         time_limit: None,
+        shard: kvsim::sim::Shard::ALL,
     };
     let report =
         kvsim::findings::check(target, &scenario, &config, &limits, Some(&shrink_limits()));

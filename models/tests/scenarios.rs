@@ -18,6 +18,7 @@ fn check_model(name: &str) {
                 seed: 1,
                 runs: scenario.runs,
                 time_limit: None,
+                shard: kvsim::sim::Shard::ALL,
             };
             let report =
                 entry

@@ -183,6 +183,61 @@ pub struct RunBudget {
     pub runs: u64,
     /// Wall-clock limit; hitting it before all runs gives `Unknown`, never a pass.
     pub time_limit: Option<Duration>,
+    /// Which of the runs this process does (every run: [`Shard::ALL`]).
+    pub shard: Shard,
+}
+
+/// Which of a check's runs one process does, so a check can be spread over machines: run
+/// *i* (seed [`run_seed`]`(seed, i)`) belongs to shard `i % count`. Shards of one check
+/// share nothing, and together do exactly the runs of the whole check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shard {
+    /// This shard, from 0.
+    pub index: u64,
+    /// How many shards the runs are spread over.
+    pub count: u64,
+}
+
+impl Shard {
+    /// Every run.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// Most shards a check can be spread over.
+    pub const MAX_COUNT: u64 = 1 << 20;
+
+    /// Parses `I/N` as `--shard` takes it: shard `I` of `N`, counted from 1.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || {
+            format!(
+                "expected a shard as I/N with 1 <= I <= N <= {}, found {text:?}",
+                Shard::MAX_COUNT
+            )
+        };
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let (i, n): (u64, u64) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if i == 0 || i > n || n > Shard::MAX_COUNT {
+            return Err(bad());
+        }
+        Ok(Shard {
+            index: i - 1,
+            count: n,
+        })
+    }
+
+    /// The indices of the runs of `runs` that this shard does, in order.
+    pub fn runs(self, runs: u64) -> impl Iterator<Item = u64> {
+        (self.index..runs).step_by(self.count.max(1) as usize)
+    }
+}
+
+/// `I/N`, as [`Shard::parse`] reads it.
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index + 1, self.count)
+    }
 }
 
 /// Violating runs of one check that share a property, a reason class
@@ -239,16 +294,17 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
     let mut violating_runs = 0;
     let mut runs = 0;
     let mut timed_out = None;
-    for i in 0..limits.runs {
+    let planned = limits.shard.runs(limits.runs).count() as u64;
+    for i in limits.shard.runs(limits.runs) {
         if let Some(limit) = limits.time_limit {
-            if i > 0 && start.elapsed() > limit {
+            if runs > 0 && start.elapsed() > limit {
                 timed_out = Some(limit);
                 break;
             }
         }
         let seed = run_seed(limits.seed, i);
         let out = run(model, &quiet, seed, None);
-        runs = i + 1;
+        runs += 1;
         kv_calls += out.kv_calls;
         match judge(model, &out) {
             Verdict::Ok => {}
@@ -280,9 +336,8 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
     let verdict = match (first.as_ref(), timed_out, unknown) {
         (Some((_, v)), _, _) => Verdict::Violation(v.clone()),
         (None, Some(limit), _) => Verdict::Unknown(format!(
-            "time limit of {} s reached after {runs} of {} runs without a violation",
+            "time limit of {} s reached after {runs} of {planned} runs without a violation",
             limit.as_secs_f64(),
-            limits.runs
         )),
         (None, None, Some(why)) => Verdict::Unknown(why),
         (None, None, None) => Verdict::Ok,

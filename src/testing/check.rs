@@ -85,6 +85,7 @@ impl<M: crate::explore::Explorable> Check<M> {
             seed: self.seed,
             runs: self.scenario.runs,
             time_limit: self.time_limit,
+            shard: crate::sim::Shard::ALL,
         };
         CheckOutcome(crate::findings::check(
             &self.target,

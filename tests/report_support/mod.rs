@@ -123,6 +123,7 @@ pub fn first_failure(target: &dyn Target, name: &str, config: &SimConfig) -> Run
         seed: 1,
         runs: 5000,
         time_limit: None,
+        shard: kvsim::sim::Shard::ALL,
     };
     let report = target.sweep(&scenario, config, &limits);
     report.failure.expect("the check finds a violation")

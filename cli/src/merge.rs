@@ -1,0 +1,241 @@
+//! `kvsim merge FILE...`: the `--json` outputs of the shards of one check
+//! (`kvsim check --shard I/N --json`) combined into the check's verdict.
+//!
+//! The shards must be the whole check: the same seed, every shard `1/N` … `N/N` exactly
+//! once, the same scenarios in each; anything less is an error, never a verdict. Per
+//! scenario the runs add up, a violation in any shard is the scenario's violation (else
+//! an `unknown` in any is its `unknown`), and findings that share property, reason class
+//! and faults are one finding, with the first shard's counterexample to replay.
+
+use crate::error::{self, CliError};
+use kvsim::sim::Shard;
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Largest shard output read, in bytes.
+const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Runs `kvsim merge`.
+pub fn main(files: &[PathBuf], json_out: bool) -> Result<ExitCode, CliError> {
+    let outputs = files
+        .iter()
+        .map(|f| read(f).map(|v| (f, v)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (seed, shards) = complete(&outputs)?;
+    let first = &outputs[0].1["results"];
+    let mut rows = Vec::new();
+    for (k, row) in first.as_array().into_iter().flatten().enumerate() {
+        let cell = |r: &Value| (r["target"].clone(), r["scenario"].clone());
+        let mut parts = Vec::new();
+        for (file, out) in &outputs {
+            let theirs = &out["results"][k];
+            if cell(theirs) != cell(row) {
+                return Err(CliError::of(
+                    "merge",
+                    format!(
+                        "{}: result {} is {} {}, where {} has {} {}: the shards are not of one check",
+                        file.display(),
+                        k + 1,
+                        theirs["target"],
+                        theirs["scenario"],
+                        outputs[0].0.display(),
+                        row["target"],
+                        row["scenario"]
+                    ),
+                ));
+            }
+            parts.push(theirs);
+        }
+        rows.push(merge_rows(&parts));
+    }
+    let gate = rows.iter().all(|r| r["expected"].is_null());
+    let code = if gate {
+        if rows.iter().any(|r| r["verdict"] == "violation") {
+            1
+        } else if rows.iter().any(|r| r["verdict"] == "unknown") {
+            3
+        } else {
+            0
+        }
+    } else {
+        i32::from(rows.iter().any(|r| r["matches"] == false))
+    };
+    if json_out {
+        let merged = json!({ "seed": seed, "shard": "1/1", "shards": shards, "results": rows });
+        println!("{}", serde_json::to_string_pretty(&merged).expect("json"));
+    } else {
+        print_text(seed, shards, &rows);
+    }
+    Ok(error::code(code))
+}
+
+/// One shard's output, read and checked for its shape.
+fn read(path: &PathBuf) -> Result<Value, CliError> {
+    let fail = |what: String| CliError::of("merge", format!("{}: {what}", path.display()));
+    let len = std::fs::metadata(path)
+        .map_err(|e| fail(e.to_string()))?
+        .len();
+    if len > MAX_FILE_BYTES {
+        return Err(fail(format!(
+            "expected at most {MAX_FILE_BYTES} bytes of `kvsim check --json` output, found {len}"
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| fail(format!("expected the JSON of `kvsim check --json`: {e}")))?;
+    let shaped = value["seed"].is_u64()
+        && value["shard"]
+            .as_str()
+            .is_some_and(|s| Shard::parse(s).is_ok())
+        && value["results"].is_array();
+    if !shaped {
+        return Err(fail(
+            "expected `kvsim check --json` output with seed, shard and results".to_string(),
+        ));
+    }
+    Ok(value)
+}
+
+/// The seed and shard count of outputs that are exactly the shards of one check.
+fn complete(outputs: &[(&PathBuf, Value)]) -> Result<(u64, u64), CliError> {
+    let fail = |what: String| CliError::of("merge", what);
+    let shard =
+        |v: &Value| Shard::parse(v["shard"].as_str().unwrap_or_default()).expect("read checked it");
+    let Some((first, out)) = outputs.first() else {
+        return Err(fail(
+            "expected the --json output of every shard, found no file".into(),
+        ));
+    };
+    let (seed, count) = (out["seed"].as_u64().unwrap_or(0), shard(out).count);
+    let mut seen = vec![None; count as usize];
+    for (file, v) in outputs {
+        let s = shard(v);
+        if v["seed"].as_u64() != Some(seed) || s.count != count {
+            return Err(fail(format!(
+                "{} is shard {s} of seed {}, {} shard {} of seed {seed}: not one check",
+                file.display(),
+                v["seed"],
+                first.display(),
+                shard(out)
+            )));
+        }
+        if let Some(other) = seen[s.index as usize].replace(*file) {
+            return Err(fail(format!(
+                "shard {s} given twice ({} and {})",
+                other.display(),
+                file.display()
+            )));
+        }
+        if v["results"].as_array().map(Vec::len) != out["results"].as_array().map(Vec::len) {
+            return Err(fail(format!(
+                "{} has {} results, {} has {}: the shards are not of one check",
+                file.display(),
+                v["results"].as_array().map_or(0, Vec::len),
+                first.display(),
+                out["results"].as_array().map_or(0, Vec::len)
+            )));
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|&i| seen[i as usize].is_none())
+        .map(|i| Shard { index: i, count }.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(fail(format!(
+            "expected all {count} shards, missing {}: a check without all its runs has no verdict",
+            missing.join(", ")
+        )));
+    }
+    Ok((seed, count))
+}
+
+/// One scenario's rows from every shard, as one.
+fn merge_rows(parts: &[&Value]) -> Value {
+    let mut row: Map<String, Value> = parts[0].as_object().cloned().unwrap_or_default();
+    let worst = ["violation", "unknown"]
+        .into_iter()
+        .find_map(|v| parts.iter().find(|p| p["verdict"] == v))
+        .unwrap_or(&parts[0]);
+    for key in ["verdict", "reason", "replay"] {
+        row.insert(key.into(), worst[key].clone());
+    }
+    for key in ["runs", "violating_runs", "millis"] {
+        let sum: u64 = parts.iter().filter_map(|p| p[key].as_u64()).sum();
+        row.insert(key.into(), sum.into());
+    }
+    let mut findings: Vec<Value> = Vec::new();
+    for f in parts
+        .iter()
+        .flat_map(|p| p["findings"].as_array().into_iter().flatten())
+    {
+        let same = |g: &&mut Value| ["property", "class", "faults"].iter().all(|k| g[k] == f[k]);
+        match findings.iter_mut().find(|g| same(g)) {
+            Some(g) => {
+                let runs = g["runs"].as_u64().unwrap_or(0) + f["runs"].as_u64().unwrap_or(0);
+                g["runs"] = runs.into();
+            }
+            None => findings.push(f.clone()),
+        }
+    }
+    row.insert("findings".into(), findings.into());
+    if let Some(expected) = row.get("expected").and_then(Value::as_str) {
+        let verdict = row["verdict"].as_str().unwrap_or_default();
+        let matches = matches!(
+            (expected, verdict),
+            ("pass", "ok") | ("violation", "violation")
+        );
+        row.insert("matches".into(), matches.into());
+    }
+    Value::Object(row)
+}
+
+fn print_text(seed: u64, shards: u64, rows: &[Value]) {
+    println!(
+        "kvsim merge · seed {seed} · {shards} shards · {} checks",
+        rows.len()
+    );
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    for r in rows {
+        let mark = match r["matches"].as_bool() {
+            Some(false) => " ✗",
+            _ => "",
+        };
+        println!(
+            "  {:<28} {:<26} {:<9} {:>7} runs{mark}",
+            s(&r["target"]),
+            s(&r["scenario"]),
+            s(&r["verdict"]),
+            r["runs"]
+        );
+    }
+    let mut n = 0;
+    for r in rows {
+        for f in r["findings"].as_array().into_iter().flatten() {
+            if n == 0 {
+                println!("\nfindings:");
+            }
+            n += 1;
+            let faults: Vec<String> = f["faults"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(s)
+                .collect();
+            println!(
+                "  {n}. {}: {}: {} · needs {} · {} runs (scenario {})\n     kvsim replay {}",
+                s(&r["target"]),
+                s(&f["property"]),
+                s(&f["reason"]),
+                if faults.is_empty() {
+                    "no fault".to_string()
+                } else {
+                    faults.join(", ")
+                },
+                f["runs"],
+                s(&r["scenario"]),
+                s(&f["replay"])
+            );
+        }
+    }
+}
