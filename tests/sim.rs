@@ -123,6 +123,18 @@ fn shards_do_every_run_of_a_check_once() {
         .collect();
     indices.sort_unstable();
     assert_eq!(indices, (0..301).collect::<Vec<_>>());
+    // A shard with none of the runs has no evidence: unknown, not ok.
+    let empty = RunBudget {
+        shard: Shard::parse("4/4").unwrap(),
+        ..limits(3)
+    };
+    let none = sim::sweep(&Counter { by_incr: true }, &cfg, &empty);
+    assert_eq!(none.runs, 0);
+    assert!(
+        matches!(none.verdict, Verdict::Unknown(_)),
+        "{}",
+        none.verdict
+    );
     for bad in ["0/4", "5/4", "1/0", "1", "a/b", "1/2000000"] {
         assert!(Shard::parse(bad).is_err(), "{bad}");
     }

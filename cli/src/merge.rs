@@ -153,10 +153,17 @@ fn complete(outputs: &[(&PathBuf, Value)]) -> Result<(u64, u64), CliError> {
 /// One scenario's rows from every shard, as one.
 fn merge_rows(parts: &[&Value]) -> Value {
     let mut row: Map<String, Value> = parts[0].as_object().cloned().unwrap_or_default();
-    let worst = ["violation", "unknown"]
+    // A shard that holds none of the runs says nothing (its `unknown` is "no run").
+    let with_runs: Vec<&Value> = parts
+        .iter()
+        .copied()
+        .filter(|p| p["runs"].as_u64() > Some(0))
+        .collect();
+    let worst: &Value = ["violation", "unknown"]
         .into_iter()
-        .find_map(|v| parts.iter().find(|p| p["verdict"] == v))
-        .unwrap_or(&parts[0]);
+        .find_map(|v| with_runs.iter().copied().find(|p| p["verdict"] == v))
+        .or(with_runs.first().copied())
+        .unwrap_or(parts[0]);
     for key in ["verdict", "reason", "replay"] {
         row.insert(key.into(), worst[key].clone());
     }

@@ -508,4 +508,35 @@ fn shards_merge_into_the_whole_checks_findings() {
     );
     let out = kvsim(&["check", "fifo/fixed", "--shard", "5/4"]);
     assert_eq!(out.status.code(), Some(2));
+
+    // More shards than runs: an empty shard is unknown on its own, and says nothing in
+    // the merge, which is the whole check's ok.
+    let mut files = Vec::new();
+    for i in 1..=3 {
+        let shard = format!("{i}/3");
+        let a = [
+            "check",
+            "fifo/fixed",
+            "--scenario",
+            "no-faults",
+            "--runs",
+            "2",
+            "--json",
+            "--shard",
+            &shard,
+        ];
+        let out = kvsim(&a);
+        assert_eq!(
+            out.status.code(),
+            Some(if i == 3 { 3 } else { 0 }),
+            "{shard}"
+        );
+        let f = dir.join(format!("small{i}.json"));
+        std::fs::write(&f, &out.stdout).unwrap();
+        files.push(f.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["merge"];
+    args.extend(files.iter().map(String::as_str));
+    let out = kvsim(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }

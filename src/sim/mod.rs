@@ -340,6 +340,11 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
             limit.as_secs_f64(),
         )),
         (None, None, Some(why)) => Verdict::Unknown(why),
+        // No evidence, no pass: a shard can hold none of a scenario's runs.
+        (None, None, None) if runs == 0 => Verdict::Unknown(format!(
+            "no run: shard {} holds none of the {} runs",
+            limits.shard, limits.runs
+        )),
         (None, None, None) => Verdict::Ok,
     };
     let failure = first.map(|(seed, _)| {
