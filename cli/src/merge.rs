@@ -66,6 +66,17 @@ pub fn main(files: &[PathBuf], json_out: bool) -> Result<ExitCode, CliError> {
         println!("{}", serde_json::to_string_pretty(&merged).expect("json"));
     } else {
         print_text(seed, shards, &rows);
+        if !gate {
+            let differ = rows.iter().filter(|r| r["matches"] == false).count();
+            if differ == 0 {
+                println!("\nall {} verdicts match their expectations", rows.len());
+            } else {
+                println!(
+                    "\n{differ} of {} verdicts differ from their expectations (marked ✗)",
+                    rows.len()
+                );
+            }
+        }
     }
     Ok(error::code(code))
 }
