@@ -505,15 +505,20 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     print_table(&jobs, &results);
     if gate {
         print_findings(&results);
-    } else if mismatches == 0 {
-        println!("\nall {} verdicts match their expectations", results.len());
     } else {
-        println!(
-            "\n{mismatches} of {} verdicts differ from their expectations (marked ✗)",
-            results.len()
-        );
+        print_expectations(mismatches, results.len());
     }
     Ok(error::code(code))
+}
+
+/// The last line of a check against expectations: all `total` verdicts match, or how
+/// many differ.
+pub(crate) fn print_expectations(mismatches: usize, total: usize) {
+    if mismatches == 0 {
+        println!("\nall {total} verdicts match their expectations");
+    } else {
+        println!("\n{mismatches} of {total} verdicts differ from their expectations (marked ✗)");
+    }
 }
 
 /// The findings of a gate, each once per target (a defect several scenarios found is one

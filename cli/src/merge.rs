@@ -7,8 +7,10 @@
 //! an `unknown` in any is its `unknown`), and findings that share property, reason class
 //! and faults are one finding, with the first shard's counterexample to replay.
 
+use crate::check;
 use crate::error::{self, CliError};
 use kvsim::sim::Shard;
+use kvsim_models::expect::ExpectedVerdict;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,13 +26,14 @@ pub fn main(files: &[PathBuf], json_out: bool) -> Result<ExitCode, CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let (seed, shards) = complete(&outputs)?;
     let first = &outputs[0].1["results"];
+    let same_cell =
+        |a: &Value, b: &Value| a["target"] == b["target"] && a["scenario"] == b["scenario"];
     let mut rows = Vec::new();
     for (k, row) in first.as_array().into_iter().flatten().enumerate() {
-        let cell = |r: &Value| (r["target"].clone(), r["scenario"].clone());
         let mut parts = Vec::new();
         for (file, out) in &outputs {
             let theirs = &out["results"][k];
-            if cell(theirs) != cell(row) {
+            if !same_cell(theirs, row) {
                 return Err(CliError::of(
                     "merge",
                     format!(
@@ -68,14 +71,7 @@ pub fn main(files: &[PathBuf], json_out: bool) -> Result<ExitCode, CliError> {
         print_text(seed, shards, &rows);
         if !gate {
             let differ = rows.iter().filter(|r| r["matches"] == false).count();
-            if differ == 0 {
-                println!("\nall {} verdicts match their expectations", rows.len());
-            } else {
-                println!(
-                    "\n{differ} of {} verdicts differ from their expectations (marked ✗)",
-                    rows.len()
-                );
-            }
+            check::print_expectations(differ, rows.len());
         }
     }
     Ok(error::code(code))
@@ -197,12 +193,12 @@ fn merge_rows(parts: &[&Value]) -> Value {
         }
     }
     row.insert("findings".into(), findings.into());
-    if let Some(expected) = row.get("expected").and_then(Value::as_str) {
-        let verdict = row["verdict"].as_str().unwrap_or_default();
-        let matches = matches!(
-            (expected, verdict),
-            ("pass", "ok") | ("violation", "violation")
-        );
+    if let Some(expected) = row
+        .get("expected")
+        .and_then(Value::as_str)
+        .and_then(ExpectedVerdict::from_name)
+    {
+        let matches = expected.matches_name(row["verdict"].as_str().unwrap_or_default());
         row.insert("matches".into(), matches.into());
     }
     Value::Object(row)

@@ -68,6 +68,22 @@ impl ExpectedVerdict {
             ExpectedVerdict::Violation => "violation",
         }
     }
+
+    /// The expectation named `name` ([`ExpectedVerdict::name`]), if any.
+    pub fn from_name(name: &str) -> Option<ExpectedVerdict> {
+        [ExpectedVerdict::Pass, ExpectedVerdict::Violation]
+            .into_iter()
+            .find(|e| e.name() == name)
+    }
+
+    /// Whether a verdict named `verdict` ([`kvsim::verdict::Verdict::name`]: `ok`,
+    /// `violation`, `unknown`) is what this expects (`unknown` never is).
+    pub fn matches_name(self, verdict: &str) -> bool {
+        matches!(
+            (self, verdict),
+            (ExpectedVerdict::Pass, "ok") | (ExpectedVerdict::Violation, "violation")
+        )
+    }
 }
 
 /// The expected verdict of one scenario, per variant.
