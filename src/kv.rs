@@ -142,6 +142,25 @@ pub trait Kv {
         let _ = label;
     }
 
+    /// How long the structure's next piece of its own work takes, in ms (see
+    /// [`Kv::work`]). Default: 0, work takes no time. The simulator draws it from the
+    /// scenario's `work_ms` range.
+    fn work_ms(&self) -> u64 {
+        0
+    }
+
+    /// Spends the time the structure's own work takes: call it where the code computes
+    /// between store calls (a critical section's body, rendering a value to cache), so that
+    /// a scenario can make that work slow ([`crate::scenario::Scenario::work_ms`]) and
+    /// leases and expiries run out meanwhile. Takes no time, and is no step, when
+    /// [`Kv::work_ms`] is 0.
+    async fn work(&self) {
+        let ms = self.work_ms();
+        if ms > 0 {
+            self.sleep_ms(ms).await;
+        }
+    }
+
     /// This client's clock in whole seconds.
     fn now_secs(&self) -> u64 {
         self.now_ms() / 1000

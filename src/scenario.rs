@@ -245,6 +245,15 @@ pub struct Scenario {
     /// [`crate::sim::DEFAULT_NEIGHBOUR_BYTES`]; `Some(0)`: no neighbour).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neighbour_bytes: Option<usize>,
+    /// How long the structure's own work takes where it calls [`crate::kv::Kv::work`]
+    /// (a critical section's computation): each call draws a duration from this range of
+    /// virtual ms (`[0, 0]`: no time at all, the default).
+    #[serde(default, skip_serializing_if = "is_no_work")]
+    pub work_ms: [u64; 2],
+}
+
+fn is_no_work(range: &[u64; 2]) -> bool {
+    *range == [0, 0]
 }
 
 impl Scenario {
@@ -265,6 +274,7 @@ impl Scenario {
             timeout_ms: 0,
             retries: 0,
             neighbour_bytes: None,
+            work_ms: [0, 0],
         }
     }
 
@@ -334,6 +344,14 @@ impl Scenario {
     /// writes an item that large after each of the clients' commands.
     pub fn neighbour(mut self, bytes: usize) -> Scenario {
         self.neighbour_bytes = Some(bytes);
+        self
+    }
+
+    /// Makes each [`crate::kv::Kv::work`] call of the structure take between `min_ms` and
+    /// `max_ms` of virtual time (drawn per call from the run's seed), as a critical
+    /// section's real work does: leases and expiries run on meanwhile.
+    pub fn work_ms(mut self, min_ms: u64, max_ms: u64) -> Scenario {
+        self.work_ms = [min_ms.min(max_ms), max_ms.max(min_ms)];
         self
     }
 }

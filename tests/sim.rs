@@ -714,3 +714,64 @@ fn a_retrying_client_library_applies_a_lost_incr_twice() {
     assert!(doubled(1), "a retried incr was counted twice");
     assert!(!doubled(0), "never without retries");
 }
+
+/// Work between two calls, and a random key suffix drawn after it.
+struct Worker;
+
+impl Model for Worker {
+    type Op = ();
+    type Ret = String;
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, _op: &()) -> Result<String, KvError> {
+        kv.get(b"x").await?;
+        kv.work().await;
+        kv.work().await;
+        Ok(kv.random_string(8))
+    }
+
+    fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) {}
+
+    fn check(&self, _history: &History<(), String>) -> Verdict {
+        Verdict::Ok
+    }
+}
+
+/// `Kv::work` takes a duration drawn from the run's `work_ms` range, each call its own,
+/// as a sleep in the trace; with the default range it is no step at all. The draws come
+/// from their own stream: the structure's random numbers are the same either way.
+#[test]
+fn work_takes_the_time_the_scenario_gives_it() {
+    let run = |work: Option<(u64, u64)>| {
+        let mut s = Scenario::new("work", 1, 1);
+        if let Some((lo, hi)) = work {
+            s = s.work_ms(lo, hi);
+        }
+        let mut cfg = SimConfig::from_scenario(&s);
+        cfg.record_trace = true;
+        let out = sim::run(&Worker, &cfg, 7, None);
+        let sleeps: Vec<u64> = out
+            .trace
+            .iter()
+            .filter_map(|s| match s.event {
+                Event::Sleep { ms } => Some(ms),
+                _ => None,
+            })
+            .collect();
+        let ret = out.history.ops[0].outcome.clone();
+        (sleeps, ret)
+    };
+    let (none, plain) = run(None);
+    assert!(none.is_empty(), "{none:?}");
+    let (slow, same) = run(Some((800, 1_600)));
+    assert_eq!(slow.len(), 2, "{slow:?}");
+    assert!(slow.iter().all(|ms| (800..=1_600).contains(ms)), "{slow:?}");
+    assert_ne!(slow[0], slow[1], "each call draws its own duration");
+    assert_eq!(plain, same, "the random string does not depend on the work");
+    assert_eq!(
+        run(Some((800, 1_600))).0,
+        slow,
+        "the same seed, the same durations"
+    );
+    let (fixed, _) = run(Some((250, 250)));
+    assert_eq!(fixed, [250, 250]);
+}

@@ -56,6 +56,11 @@ pub struct Args {
     /// length).
     #[arg(long, value_name = "LO..HI")]
     pub delay_ms: Option<String>,
+    /// How long the structure's own work takes each time it calls `Kv::work` (a critical
+    /// section's body), in virtual ms: `LO..HI` (or one length; 0: no time; default: the
+    /// scenario's).
+    #[arg(long, value_name = "LO..HI")]
+    pub work_ms: Option<String>,
     /// How long a client waits for a lost or late reply before it sees the timeout, in
     /// virtual ms (0: at once; default: the scenario's).
     #[arg(long, value_name = "MS")]
@@ -129,6 +134,7 @@ struct Tuning {
     fault_rate: Option<f64>,
     pause_ms: Option<[u64; 2]>,
     delay_ms: Option<[u64; 2]>,
+    work_ms: Option<[u64; 2]>,
     timeout_ms: Option<u64>,
     retries: Option<u32>,
     memory_limit: Option<usize>,
@@ -160,15 +166,19 @@ fn at_least_one<T: PartialOrd + From<u8> + std::fmt::Display>(
 }
 
 /// Parses `LO..HI` or `N` (virtual ms).
-fn ms_range(flag: &str, text: &str) -> Result<[u64; 2], String> {
-    let bad = || format!("bad --{flag} {text:?}: expected LO..HI or N, in ms (1 <= LO <= HI)");
+fn ms_range(flag: &str, text: &str, min: u64) -> Result<[u64; 2], String> {
+    let bad = || {
+        format!(
+            "bad --{flag} {text:?}: expected LO..HI or N, in ms ({min} <= LO <= HI <= 86400000)"
+        )
+    };
     let (lo, hi) = match text.split_once("..") {
         Some((a, b)) => (a.trim(), b.trim()),
         None => (text.trim(), text.trim()),
     };
     let lo: u64 = lo.parse().map_err(|_| bad())?;
     let hi: u64 = hi.parse().map_err(|_| bad())?;
-    if lo == 0 || lo > hi || hi > 86_400_000 {
+    if lo < min || lo > hi || hi > 86_400_000 {
         return Err(bad());
     }
     Ok([lo, hi])
@@ -222,12 +232,17 @@ impl Args {
             pause_ms: self
                 .pause_ms
                 .as_deref()
-                .map(|t| ms_range("pause-ms", t))
+                .map(|t| ms_range("pause-ms", t, 1))
                 .transpose()?,
             delay_ms: self
                 .delay_ms
                 .as_deref()
-                .map(|t| ms_range("delay-ms", t))
+                .map(|t| ms_range("delay-ms", t, 1))
+                .transpose()?,
+            work_ms: self
+                .work_ms
+                .as_deref()
+                .map(|t| ms_range("work-ms", t, 0))
                 .transpose()?,
             timeout_ms: match self.timeout_ms {
                 Some(ms) if ms > 86_400_000 => {
@@ -309,6 +324,9 @@ impl Tuning {
         }
         if let Some(b) = self.neighbour_bytes {
             s.neighbour_bytes = Some(b);
+        }
+        if let Some([lo, hi]) = self.work_ms {
+            s = s.work_ms(lo, hi);
         }
         s
     }
@@ -450,6 +468,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             "retries": job.config.retries,
             "memory_limit": job.config.memory_limit,
             "neighbour_bytes": job.config.neighbour_bytes,
+            "work_ms": job.config.work_ms,
             "starve_ms": job.config.starve_ms,
             "clients": job.scenario.clients,
             "ops": job.scenario.ops,

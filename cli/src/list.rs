@@ -40,6 +40,7 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                         "retries": s.retries,
                         "memory_limit": c.memory_limit,
                         "neighbour_bytes": c.neighbour_bytes,
+                        "work_ms": c.work_ms,
                         "expected": {"published": x.published.name(), "fixed": x.fixed.name()},
                     })).collect::<Vec<_>>(),
                 })
@@ -87,6 +88,12 @@ fn extras(s: &kvsim::scenario::Scenario) -> String {
     }
     if s.retries > 0 {
         out.push_str(&format!(" (library retries {}×)", s.retries));
+    }
+    if s.work_ms != [0, 0] {
+        out.push_str(&format!(
+            " (its work takes {}–{} ms each time)",
+            s.work_ms[0], s.work_ms[1]
+        ));
     }
     let c = SimConfig::from_scenario(s);
     if let Some(m) = c.memory_limit {

@@ -82,7 +82,7 @@ pub fn resolve<'e>(entries: &'e [Entry], text: &str) -> Result<(Token, &'e dyn T
             .collect();
         return Err(format!(
             "bad replay token: expected a scenario of {} ({}, or one of these with \
-             +none or +FAULT as `kvsim report` names them), found {:?}",
+             +none, +slow-work or +FAULT as `kvsim report` names them), found {:?}",
             entry.name,
             names.join(", "),
             token.scenario
@@ -92,11 +92,13 @@ pub fn resolve<'e>(entries: &'e [Entry], text: &str) -> Result<(Token, &'e dyn T
 }
 
 /// Whether `name` is a scenario of `entry`, an [`AD_HOC_SCENARIOS`] name, or either with
-/// `+none` or `+FAULT` (a `kvsim report` cell).
+/// `+none`, `+slow-work` or `+FAULT` (a `kvsim report` cell).
 pub fn scenario_is_known(entry: &Entry, name: &str) -> bool {
     let base = match name.rsplit_once('+') {
         Some((base, profile))
-            if profile == "none" || FaultKind::ALL.iter().any(|k| k.name() == profile) =>
+            if profile == "none"
+                || profile == "slow-work"
+                || FaultKind::ALL.iter().any(|k| k.name() == profile) =>
         {
             base
         }

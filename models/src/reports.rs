@@ -54,6 +54,9 @@ pub enum Profile {
     NoFaults,
     /// This fault kind alone.
     Only(FaultKind),
+    /// No faults, but the structure's work takes time (the model's first scenario with a
+    /// [`Scenario::work_ms`] range): leases and expiries run out on their own.
+    SlowWork,
 }
 
 impl Profile {
@@ -62,6 +65,7 @@ impl Profile {
         match self {
             Profile::NoFaults => "none",
             Profile::Only(k) => k.name(),
+            Profile::SlowWork => "slow-work",
         }
     }
 }
@@ -114,10 +118,13 @@ pub struct Matrix {
     pub notes: Vec<&'static str>,
 }
 
-/// The profiles of a model: none, then each fault kind its scenarios use, in the CLI's
-/// order.
+/// The profiles of a model: none, slow work if a scenario gives the work time, then each
+/// fault kind its scenarios use, in the CLI's order.
 pub fn profiles(e: &Entry) -> Vec<Profile> {
     let mut out = vec![Profile::NoFaults];
+    if e.scenarios.iter().any(|(s, _)| slow(s)) {
+        out.push(Profile::SlowWork);
+    }
     for kind in FaultKind::ALL {
         if e.scenarios.iter().any(|(s, _)| s.faults.has(kind)) {
             out.push(Profile::Only(kind));
@@ -126,26 +133,36 @@ pub fn profiles(e: &Entry) -> Vec<Profile> {
     out
 }
 
+/// Whether the scenario's work takes time.
+fn slow(s: &Scenario) -> bool {
+    s.work_ms != [0, 0]
+}
+
 /// The scenario a profile checks: the model's first scenario with that fault (for `none`,
-/// its first scenario without faults, else its first with the faults taken out), with only
-/// the profile's fault on and at most [`MAX_RUNS`] runs.
+/// its first scenario without faults and slow work, else its first with the faults taken
+/// out; for `slow-work`, its first with slow work), with only the profile's fault on and
+/// at most [`MAX_RUNS`] runs.
 pub fn scenario_for(e: &Entry, profile: Profile) -> Scenario {
     let base = match profile {
         Profile::NoFaults => e
             .scenarios
             .iter()
-            .find(|(s, _)| s.faults.is_empty())
+            .find(|(s, _)| s.faults.is_empty() && !slow(s))
             .or_else(|| e.scenarios.first()),
         Profile::Only(kind) => e.scenarios.iter().find(|(s, _)| s.faults.has(kind)),
+        Profile::SlowWork => e.scenarios.iter().find(|(s, _)| slow(s)),
     };
     let mut s = base
         .map(|(s, _)| s.clone())
         .unwrap_or_else(|| Scenario::new("default", 2, 2));
     let had_lru = s.faults.has(FaultKind::Lru);
     s.faults = match profile {
-        Profile::NoFaults => FaultSet::none(),
+        Profile::NoFaults | Profile::SlowWork => FaultSet::none(),
         Profile::Only(kind) => FaultSet::of(&[kind]),
     };
+    if profile != Profile::SlowWork {
+        s.work_ms = [0, 0];
+    }
     if had_lru && profile != Profile::Only(FaultKind::Lru) {
         s.memory_limit = None;
     }
@@ -172,7 +189,7 @@ fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
         .iter()
         .filter(|f| f.minimized)
         .find(|f| match profile {
-            Profile::NoFaults => f.faults.is_empty(),
+            Profile::NoFaults | Profile::SlowWork => f.faults.is_empty(),
             Profile::Only(kind) => f.needs(kind),
         })
         .map(|f| f.counterexample.clone());
@@ -402,7 +419,7 @@ fn model_md(m: &Matrix) -> String {
             let sc = &c.scenario;
             let _ = writeln!(
                 s,
-                "- `{}`: scenario `{}`, {} clients × {} ops, strategy {}, faults {} (at most {}), \
+                "- `{}`: scenario `{}`, {} clients × {} ops, strategy {}, faults {} (at most {}){}, \
                  {} runs from seed {SEED}",
                 p.name(),
                 sc.name,
@@ -411,6 +428,10 @@ fn model_md(m: &Matrix) -> String {
                 sc.strategy,
                 sc.faults,
                 sc.fault_budget,
+                match sc.work_ms {
+                    [0, 0] => String::new(),
+                    [lo, hi] => format!(", each piece of work {lo}-{hi} ms"),
+                },
                 sc.runs
             );
         }
@@ -513,17 +534,21 @@ fn findings_md(s: &mut String, m: &Matrix) {
     }
     s.push_str("\n## Findings\n\n");
     for (v, f, stem) in lines {
+        let slow_work = stem.as_deref() == Some(&format!("{}-slow-work", v.name()));
         let link = match stem {
             Some(stem) => format!("[counterexample]({stem}.txt)"),
             None => format!("not minimized: `kvsim replay {}`", f.replay),
         };
+        let needs = match slow_work {
+            true => format!("{}, only slow work", f.describe_faults()),
+            false => f.describe_faults(),
+        };
         let _ = writeln!(
             s,
-            "- {}: {}: {} — needs {} ({link})",
+            "- {}: {}: {} — needs {needs} ({link})",
             v.name(),
             f.property,
             f.reason.trim_end_matches('.'),
-            f.describe_faults()
         );
     }
     if !m.notes.is_empty() {

@@ -623,7 +623,7 @@ impl<M: Explorable> Bridge<M> {
         };
         let ordinal = cl.rec.ordinal.unwrap_or(0) as usize;
         let rng_seed = handle_rng_seed(&self.cfg, self.seed, c, index, ordinal);
-        let handle = SimClient::new(rng_seed, EPOCH_MS, clock).with_retries(self.cfg.retries);
+        let handle = SimClient::new(rng_seed, EPOCH_MS, clock).configured(&self.cfg);
         let model: &M = &self.model;
         let op = self.alts[c][index][cl.rec.alt as usize].0.clone();
         let h = handle.clone();

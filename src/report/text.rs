@@ -260,6 +260,13 @@ pub fn knobs(c: &SimConfig) -> Vec<String> {
             c.neighbour_bytes
         ));
     }
+    if c.work_ms != [0, 0] {
+        k.push(format!(
+            "the structure's work takes {} to {} each time",
+            ms(c.work_ms[0]),
+            ms(c.work_ms[1])
+        ));
+    }
     if c.rng_by_start {
         k.push("random numbers by operation start".to_string());
     }

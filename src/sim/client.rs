@@ -4,6 +4,7 @@
 use crate::command::{Command, Reply};
 use crate::kv::{Kv, KvError};
 use crate::rng::SimRng;
+use crate::sim::SimConfig;
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
@@ -62,6 +63,12 @@ pub(crate) struct Slot {
     /// How often the client library sends a command again after a timeout
     /// ([`crate::sim::SimConfig::retries`]).
     pub retries: u32,
+    /// How long each [`Kv::work`] call takes ([`crate::sim::SimConfig::work_ms`]).
+    pub work_ms: [u64; 2],
+    /// The current operation's stream of work durations, apart from its random numbers
+    /// (so that a run with work draws the same keys and tokens as one without); made on
+    /// the first draw.
+    pub work_rng: Option<SimRng>,
 }
 
 /// A simulated client's KV handle. Cloning it gives another handle to the same client.
@@ -84,15 +91,30 @@ impl SimClient {
                 marks: Vec::new(),
                 clock_reads: 0,
                 retries: 0,
+                work_ms: [0, 0],
+                work_rng: None,
             })),
         }
     }
 
-    /// The same handle, its client library sending a timed-out command again up to
-    /// `retries` times.
-    pub(crate) fn with_retries(self, retries: u32) -> SimClient {
-        self.slot.borrow_mut().retries = retries;
+    /// The same handle with the run's client knobs: its client library sends a
+    /// timed-out command again up to `cfg.retries` times, and its work takes
+    /// `cfg.work_ms`.
+    pub(crate) fn configured(self, cfg: &SimConfig) -> SimClient {
+        {
+            let mut slot = self.slot.borrow_mut();
+            slot.retries = cfg.retries;
+            slot.work_ms = cfg.work_ms;
+        }
         self
+    }
+
+    /// Starts a new operation whose random numbers come from `rng_seed`.
+    pub(crate) fn start_op(&self, rng_seed: u64) {
+        let mut slot = self.slot.borrow_mut();
+        slot.rng_seed = rng_seed;
+        slot.rng = None;
+        slot.work_rng = None;
     }
 
     /// Sends `command` and waits for what comes back.
@@ -160,4 +182,21 @@ impl Kv for SimClient {
     fn mark(&self, label: &'static str) {
         self.slot.borrow_mut().marks.push(label);
     }
+
+    /// Drawn from the operation's own stream of work durations, uniformly in the run's
+    /// `work_ms` range; nothing is drawn when the range is `[0, 0]`.
+    fn work_ms(&self) -> u64 {
+        let mut slot = self.slot.borrow_mut();
+        let [lo, hi] = slot.work_ms;
+        if hi == 0 {
+            return 0;
+        }
+        let seed = slot.rng_seed;
+        slot.work_rng
+            .get_or_insert_with(|| SimRng::derive(seed, WORK_STREAM))
+            .range_inclusive(lo, hi)
+    }
 }
+
+/// The stream number of work durations ([`SimRng::derive`]).
+const WORK_STREAM: u64 = 0x776f_726b;

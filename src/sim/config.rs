@@ -89,6 +89,10 @@ pub struct SimConfig {
     /// recently used first.
     #[serde(default)]
     pub neighbour_bytes: usize,
+    /// How long each [`crate::kv::Kv::work`] call of the structure takes (ms), drawn per
+    /// call between the two (`[0, 0]`: no time, and nothing drawn).
+    #[serde(default)]
+    pub work_ms: [u64; 2],
     /// How long a failed server stays down (ms).
     pub shard_down_ms: u64,
     /// Clock jump size of the `skew` fault (ms), either direction.
@@ -144,6 +148,7 @@ impl SimConfig {
                 None if s.faults.has(FaultKind::Lru) => DEFAULT_NEIGHBOUR_BYTES,
                 None => 0,
             },
+            work_ms: s.work_ms,
             shard_down_ms: 2_000,
             clock_jump_ms: 2_000,
             max_offset_ms: 1_500,

@@ -62,11 +62,8 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
             None => model.op(c, index, &mut live.workload),
         };
         cl.rec = 0;
-        {
-            let mut slot = live.handle.slot.borrow_mut();
-            slot.rng_seed = handle_rng_seed(self.cfg, self.seed, c, index, at.ordinal);
-            slot.rng = None;
-        }
+        live.handle
+            .start_op(handle_rng_seed(self.cfg, self.seed, c, index, at.ordinal));
         let handle = live.handle.clone();
         let run = op.clone();
         live.future = Some(Box::pin(async move { model.run(&handle, c, &run).await }));
@@ -246,7 +243,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             .iter()
             .enumerate()
             .map(|(c, &clock)| Live {
-                handle: SimClient::new(0, EPOCH_MS, clock).with_retries(cfg.retries),
+                handle: SimClient::new(0, EPOCH_MS, clock).configured(cfg),
                 pending: None,
                 future: None,
                 workload: SimRng::derive(seed, 1 + c as u64),

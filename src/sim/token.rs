@@ -52,6 +52,7 @@ const CHECKSUM_BYTES: usize = 8;
 /// | `max_steps`, `max_steps_per_op` | [`Token::MAX_STEPS`] |
 /// | `retries` | [`Token::MAX_RETRIES`] |
 /// | `neighbour_bytes` | [`Token::MAX_NEIGHBOUR_BYTES`] |
+/// | `work_ms` | [`Token::MAX_MS`] |
 /// | choices | `max_steps` |
 /// | `client_ops` | [`Token::MAX_CLIENTS`] lists, indices below `ops` |
 ///
@@ -60,8 +61,8 @@ const CHECKSUM_BYTES: usize = 8;
 /// check again for a version 2 token.
 ///
 /// Knobs added since version 2 came out (`timeout_ms`, `delay_ms`, `retries`, then
-/// `neighbour_bytes`) follow the choices, before the checksum, and only when one of them
-/// is not at its default (`neighbour_bytes` only when it is not 0); the
+/// `neighbour_bytes`, then `work_ms`) follow the choices, before the checksum, each group
+/// only when it or a later one is not at its default; the
 /// `rng_by_start` flag shares a number with `persistent` (bit 1). A token of a run that
 /// does not use them is the same as before they existed, and every token printed earlier
 /// still decodes to the same run.
@@ -166,7 +167,8 @@ impl Token {
         }
         // Knobs added after version 2 came out, at the end and only when not at their
         // default: a token of a run that does not use them reads as it always did.
-        let neighbour = c.neighbour_bytes != 0;
+        let work = c.work_ms != [0, 0];
+        let neighbour = c.neighbour_bytes != 0 || work;
         if c.timeout_ms != 0 || c.delay_ms != DEFAULT_DELAY_MS || c.retries != 0 || neighbour {
             w.num(c.timeout_ms);
             w.num(c.delay_ms[0]);
@@ -175,6 +177,10 @@ impl Token {
         }
         if neighbour {
             w.num(c.neighbour_bytes as u64);
+        }
+        if work {
+            w.num(c.work_ms[0]);
+            w.num(c.work_ms[1]);
         }
         let mut b = w.0;
         let sum = checksum(&self.target, &self.scenario, &b);
@@ -273,6 +279,7 @@ impl Token {
             delay_ms: DEFAULT_DELAY_MS,
             retries: 0,
             neighbour_bytes: 0,
+            work_ms: [0, 0],
         };
         let operations = config.clients as u64 * config.ops as u64;
         if operations > Token::MAX_OPERATIONS {
@@ -322,6 +329,12 @@ impl Token {
         if r.pos != body.len() {
             config.neighbour_bytes =
                 r.bounded("neighbour_bytes", Token::MAX_NEIGHBOUR_BYTES)? as usize;
+        }
+        if r.pos != body.len() {
+            config.work_ms = [
+                r.bounded("work_ms", Token::MAX_MS)?,
+                r.bounded("work_ms", Token::MAX_MS)?,
+            ];
         }
         if r.pos != body.len() {
             return Err(TokenError(format!(
@@ -597,6 +610,7 @@ mod tests {
             delay_ms: [47, 53],
             retries: 3,
             neighbour_bytes: 61,
+            work_ms: [67, 71],
             shard_down_ms: 17,
             clock_jump_ms: 19,
             max_offset_ms: 23,
@@ -729,6 +743,13 @@ mod tests {
         let text = noisy.encode();
         assert!(text.len() > old.len(), "a longer token");
         assert_eq!(Token::decode(&text).expect("decodes"), noisy);
+        // The work range comes last: alone, it carries the groups before it at their
+        // defaults, and round-trips.
+        let mut slow = t.clone();
+        slow.config.work_ms = [800, 1_600];
+        let text = slow.encode();
+        assert!(text.len() > old.len(), "a longer token");
+        assert_eq!(Token::decode(&text).expect("decodes"), slow);
     }
 
     #[test]
@@ -895,6 +916,10 @@ mod tests {
             (
                 "neighbour_bytes: expected at most 1048576",
                 Box::new(|c| c.neighbour_bytes = 1 << 21),
+            ),
+            (
+                "work_ms: expected at most 86400000",
+                Box::new(|c| c.work_ms = [0, u64::MAX]),
             ),
             (
                 "pause_ms: expected at most 86400000",
