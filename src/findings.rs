@@ -56,6 +56,20 @@ pub fn check(
     shrink: Option<&ShrinkLimits>,
 ) -> CheckReport {
     let mut report = target.sweep(scenario, config, limits);
+    complete(target, config, &mut report, shrink);
+    report
+}
+
+/// The second half of [`check`], for a report `target.sweep` made with `config`: its
+/// findings, its failure, and its verdict from the first finding. (A caller that sweeps
+/// many scenarios first, to spend a time budget on runs before minimizing, calls it
+/// after.)
+pub fn complete(
+    target: &dyn Target,
+    config: &SimConfig,
+    report: &mut CheckReport,
+    shrink: Option<&ShrinkLimits>,
+) {
     report.findings = findings(target, &report.scenario, config, &report.groups, shrink);
     if let Some(first) = report.findings.first() {
         report.failure = Some(first.counterexample.clone());
@@ -63,7 +77,6 @@ pub fn check(
             report.verdict = first.counterexample.verdict.clone();
         }
     }
-    report
 }
 
 /// The findings of a check's violation groups (see [`check`]).

@@ -30,6 +30,9 @@ pub struct ShrinkLimits {
     pub max_probes: u64,
     /// Seeds tried for a smaller scenario when the old choices no longer fail it.
     pub seeds: u64,
+    /// Wall-clock time after which no more probes are made (a time budget's end): the
+    /// smallest failing run found by then is the result.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for ShrinkLimits {
@@ -37,6 +40,7 @@ impl Default for ShrinkLimits {
         ShrinkLimits {
             max_probes: 20_000,
             seeds: 64,
+            deadline: None,
         }
     }
 }
@@ -214,6 +218,10 @@ struct Prober<'t> {
 impl Prober<'_> {
     fn exhausted(&self) -> bool {
         self.probes >= self.limits.max_probes
+            || self
+                .limits
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
     }
 
     fn fails(&mut self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> bool {
@@ -396,6 +404,7 @@ pub fn is_minimal(target: &dyn Target, r: &RunReport, limits: &ShrinkLimits) -> 
         limits: ShrinkLimits {
             max_probes: u64::MAX,
             seeds: limits.seeds,
+            deadline: None,
         },
     };
     let cur = Candidate {

@@ -68,6 +68,7 @@ fn limits(runs: u64) -> RunBudget {
         runs,
         time_limit: None,
         shard: kvsim::sim::Shard::ALL,
+        min_runs: None,
     }
 }
 
@@ -774,4 +775,78 @@ fn work_takes_the_time_the_scenario_gives_it() {
     );
     let (fixed, _) = run(Some((250, 250)));
     assert_eq!(fixed, [250, 250]);
+}
+
+/// Every run violates.
+struct AlwaysWrong;
+
+impl Model for AlwaysWrong {
+    type Op = ();
+    type Ret = ();
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, _op: &()) -> Result<(), KvError> {
+        kv.get(b"x").await?;
+        Ok(())
+    }
+
+    fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) {}
+
+    fn check(&self, _history: &History<(), ()>) -> Verdict {
+        Verdict::Violation(Violation::new("always", "every run is wrong", vec![0]))
+    }
+}
+
+/// A time budget (`min_runs` with a time limit) judges the runs that fit, when they reach
+/// the floor; fewer is unknown, and a violation found stays one. (A zero limit lets
+/// exactly one run through: the limit is looked at between runs.)
+#[test]
+fn a_time_budget_judges_the_runs_that_fit_and_never_passes_below_its_floor() {
+    let cfg = config(2, 1, Strategy::Random);
+    let budget = |min_runs| RunBudget {
+        time_limit: Some(std::time::Duration::ZERO),
+        min_runs,
+        ..limits(1000)
+    };
+    let model = Counter { by_incr: true };
+    let r = sim::sweep(&model, &cfg, &budget(Some(1)));
+    assert_eq!((r.runs, &r.verdict), (1, &Verdict::Ok));
+    let r = sim::sweep(&model, &cfg, &budget(Some(5)));
+    assert_eq!(r.runs, 1);
+    let Verdict::Unknown(why) = &r.verdict else {
+        panic!("{}", r.verdict)
+    };
+    assert!(
+        why.contains("after 1 runs, fewer than the 5 required"),
+        "{why}"
+    );
+    // Without a floor the limit cuts the planned runs: unknown too.
+    assert!(matches!(
+        sim::sweep(&model, &cfg, &budget(None)).verdict,
+        Verdict::Unknown(_)
+    ));
+    // A violation is never turned into a pass or an unknown by the budget.
+    for floor in [Some(1), Some(5), None] {
+        assert!(sim::sweep(&AlwaysWrong, &cfg, &budget(floor))
+            .verdict
+            .is_violation());
+    }
+}
+
+/// The cargo-test gate's time budget: the runs that fit, judged above the floor.
+#[test]
+fn the_gate_takes_a_time_budget() {
+    use std::time::Duration;
+    let scenario = Scenario::new("budget", 2, 2).runs(5);
+    let check = kvsim::Check::new("counter/incr", Counter { by_incr: true }, scenario);
+    let out = check.time_budget(Duration::from_millis(200), 10).run();
+    out.assert_ok();
+    assert!(out.0.runs > 5, "more runs than planned: {}", out.0.runs);
+    let scenario = Scenario::new("budget", 2, 2);
+    let check = kvsim::Check::new("counter/incr", Counter { by_incr: true }, scenario);
+    let out = check.time_budget(Duration::ZERO, 1_000_000_000).run();
+    assert!(
+        matches!(out.verdict(), Verdict::Unknown(_)),
+        "{}",
+        out.verdict()
+    );
 }

@@ -92,8 +92,18 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Wall-clock limit per scenario, in seconds; hitting it gives `unknown`, never a pass.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", conflicts_with = "time_budget")]
     pub time_limit: Option<f64>,
+    /// Spend about SECS seconds of wall-clock time on the whole check instead of a run
+    /// count: each scenario gets a share (in proportion to its planned runs) and does as
+    /// many runs as fit in it (at most `--runs`, if given), then its findings are
+    /// minimized within the budget. A scenario that did fewer than `--min-runs` runs, or
+    /// that was expected to fail and did not within its share, is `unknown`, never a pass.
+    #[arg(long, value_name = "SECS")]
+    pub time_budget: Option<f64>,
+    /// With `--time-budget`: the fewest runs a scenario must do for a verdict.
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "time_budget")]
+    pub min_runs: u64,
     /// Print `{"results": [...]}` instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -143,6 +153,7 @@ struct Tuning {
     strategy: Option<Strategy>,
     runs: Option<u64>,
     time_limit: Option<Duration>,
+    time_budget: Option<Budget>,
 }
 
 /// The most of each scope knob (a larger value is a usage error, never an attempt): within
@@ -189,21 +200,23 @@ impl Args {
         let fault_rate = match self.fault_rate {
             Some(p) if !(p > 0.0 && p <= 1.0) => {
                 return Err(format!(
-                    "bad --fault-rate {p}: expected a probability above 0 and at most 1                      (use --faults none for no faults)"
+                    "bad --fault-rate {p}: expected a probability above 0 and at most 1 \
+                     (use --faults none for no faults)"
                 ))
             }
             other => other,
         };
-        let time_limit = match self.time_limit {
+        let time_limit = self
+            .time_limit
+            .map(|t| seconds("time-limit", t))
+            .transpose()?;
+        let time_budget = match self.time_budget {
             None => None,
-            Some(s) => Some(
-                Duration::try_from_secs_f64(s)
-                    .ok()
-                    .filter(|d| !d.is_zero() && d.as_secs() <= 366 * 86_400)
-                    .ok_or_else(|| {
-                        format!("bad --time-limit {s}: expected seconds above 0, at most a year")
-                    })?,
-            ),
+            Some(t) => Some(Budget {
+                total: seconds("time-budget", t)?,
+                min_runs: at_least_one(Some(self.min_runs), "min-runs", MAX_RUNS)?.unwrap_or(1),
+                cap: self.runs,
+            }),
         };
         if let Some(Strategy::Pct { depth }) =
             self.strategy.as_deref().map(Strategy::parse).transpose()?
@@ -284,8 +297,35 @@ impl Args {
             strategy: self.strategy.as_deref().map(Strategy::parse).transpose()?,
             runs: at_least_one(self.runs, "runs", MAX_RUNS)?,
             time_limit,
+            time_budget,
         })
     }
+}
+
+/// `--NAME SECS` as a duration: above 0, at most a year.
+fn seconds(flag: &str, secs: f64) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero() && d.as_secs() <= 366 * 86_400)
+        .ok_or_else(|| format!("bad --{flag} {secs}: expected seconds above 0, at most a year"))
+}
+
+/// A time budget for a whole check (`--time-budget`).
+#[derive(Clone, Copy, Debug)]
+struct Budget {
+    /// The whole check's wall-clock time.
+    total: Duration,
+    /// The fewest runs a scenario must do for a verdict.
+    min_runs: u64,
+    /// The most runs a scenario does (`--runs`), if given.
+    cap: Option<u64>,
+}
+
+impl Budget {
+    /// The share of the runs' time that ends the sweeps; the rest is for minimizing.
+    const SWEEP_SHARE: f64 = 0.75;
+    /// The share after which no more minimizing is started.
+    const SHRINK_SHARE: f64 = 0.9;
 }
 
 impl Tuning {
@@ -310,7 +350,8 @@ impl Tuning {
         if let Some(st) = self.strategy {
             s.strategy = st;
         }
-        if let Some(r) = self.runs {
+        // Under a time budget `--runs` caps the runs; the scenario's own weigh its share.
+        if let (Some(r), None) = (self.runs, self.time_budget) {
             s.runs = r;
         }
         if let Some(ms) = self.timeout_ms {
@@ -399,16 +440,24 @@ fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
 pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let entries = registry();
     let jobs = plan(args, &entries).map_err(CliError::new)?;
-    let time_limit = args.tuning().ok().and_then(|t| t.time_limit);
+    let tuning = args.tuning().map_err(CliError::new)?;
     let junit_file = args.junit.as_deref().map(junit::create).transpose()?;
     if !args.json {
         println!(
-            "kvsim check · seed {}{} · {} checks{}",
+            "kvsim check · seed {}{}{} · {} checks{}",
             args.seed,
             if args.shard == Shard::ALL {
                 String::new()
             } else {
                 format!(" · shard {}", args.shard)
+            },
+            match tuning.time_budget {
+                None => String::new(),
+                Some(b) => format!(
+                    " · time budget {} s, at least {} runs a scenario",
+                    b.total.as_secs_f64(),
+                    b.min_runs
+                ),
             },
             jobs.len(),
             if args.targets.is_empty() {
@@ -418,10 +467,11 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             }
         );
     }
-    let results = run_jobs(args, &jobs, time_limit);
+    let results = run_jobs(args, &jobs, &tuning);
     let gate = !args.targets.is_empty();
     let mut code = 0;
     let mut mismatches = 0;
+    let mut unknowns = 0;
     let mut rows = Vec::new();
     for (job, report) in jobs.iter().zip(&results) {
         let ok = match job.expected {
@@ -430,6 +480,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         };
         if !ok {
             mismatches += 1;
+            unknowns += usize::from(matches!(report.verdict, Verdict::Unknown(_)));
         }
         let replay = report.failure.as_ref().map(|f| f.token.clone());
         let findings: Vec<_> = report
@@ -484,8 +535,8 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         {
             code = 3;
         }
-    } else if mismatches > 0 {
-        code = 1;
+    } else {
+        code = expectations_code(mismatches, unknowns);
     }
     if let Some(file) = junit_file {
         let cases: Vec<junit::Case<'_>> = jobs
@@ -525,18 +576,36 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     if gate {
         print_findings(&results);
     } else {
-        print_expectations(mismatches, results.len());
+        print_expectations(mismatches, unknowns, results.len());
     }
     Ok(error::code(code))
 }
 
+/// The exit code of a check against expectations with `mismatches` verdicts that differ,
+/// `unknowns` of them unknown: 1 when a verdict contradicts its expectation, else 3 when
+/// one is unknown (no pass without evidence), else 0.
+pub(crate) fn expectations_code(mismatches: usize, unknowns: usize) -> i32 {
+    if mismatches > unknowns {
+        1
+    } else if unknowns > 0 {
+        3
+    } else {
+        0
+    }
+}
+
 /// The last line of a check against expectations: all `total` verdicts match, or how
-/// many differ.
-pub(crate) fn print_expectations(mismatches: usize, total: usize) {
+/// many differ (`unknowns` of them unknown).
+pub(crate) fn print_expectations(mismatches: usize, unknowns: usize, total: usize) {
     if mismatches == 0 {
         println!("\nall {total} verdicts match their expectations");
-    } else {
+    } else if unknowns == 0 {
         println!("\n{mismatches} of {total} verdicts differ from their expectations (marked ✗)");
+    } else {
+        println!(
+            "\n{mismatches} of {total} verdicts differ from their expectations (marked ✗), \
+             {unknowns} of them unknown"
+        );
     }
 }
 
@@ -635,16 +704,71 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
 
 /// Runs the jobs on worker threads (each with its own registry: targets stay on their
 /// thread); results come back in job order.
-fn run_jobs(args: &Args, jobs: &[Job], time_limit: Option<Duration>) -> Vec<CheckReport> {
+fn run_jobs(args: &Args, jobs: &[Job], tuning: &Tuning) -> Vec<CheckReport> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, jobs.len().max(1));
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<CheckReport>>> = Mutex::new(vec![None; jobs.len()]);
     let progress = crate::progress::Progress::new(jobs.len() as u64, args.json);
     let started = Instant::now();
-    let shrink = (!args.no_shrink).then(ShrinkLimits::default);
+    let mut shrink = (!args.no_shrink).then(ShrinkLimits::default);
+    let tick = |report: &CheckReport| {
+        progress.tick(&format!("{} {}", report.target, report.scenario));
+    };
+    let results = match tuning.time_budget {
+        None => each_job(jobs, threads, |_, job, target| {
+            let limits = RunBudget {
+                seed: args.seed,
+                runs: job.scenario.runs,
+                time_limit: tuning.time_limit,
+                shard: args.shard,
+                min_runs: None,
+            };
+            let report = kvsim::findings::check(
+                target,
+                &job.scenario,
+                &job.config,
+                &limits,
+                shrink.as_ref(),
+            );
+            tick(&report);
+            report
+        }),
+        // Every scenario's runs first, in its share of the budget; then the findings of
+        // all, minimized until the budget's minimizing share ends.
+        Some(budget) => {
+            if let Some(limits) = &mut shrink {
+                limits.deadline = Some(started + budget.total.mul_f64(Budget::SHRINK_SHARE));
+            }
+            let shares = Shares::new(budget, jobs, threads, started);
+            let swept = each_job(jobs, threads, |i, job, target| {
+                let limits = shares.budget(i, args.seed, args.shard);
+                target.sweep(&job.scenario, &job.config, &limits)
+            });
+            let swept = Mutex::new(swept.into_iter().map(Some).collect::<Vec<_>>());
+            each_job(jobs, threads, |i, job, target| {
+                let mut report = swept.lock().expect("no worker panics holding the lock")[i]
+                    .take()
+                    .expect("each job once");
+                kvsim::findings::complete(target, &job.config, &mut report, shrink.as_ref());
+                shares.judge(job, &mut report);
+                tick(&report);
+                report
+            })
+        }
+    };
+    progress.finish(started.elapsed());
+    results
+}
+
+/// `work(index, job, target)` for every job, on `threads` threads; the results in the
+/// jobs' order.
+fn each_job<F>(jobs: &[Job], threads: usize, work: F) -> Vec<CheckReport>
+where
+    F: Fn(usize, &Job, &dyn kvsim::target::Target) -> CheckReport + Sync,
+{
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<CheckReport>>> = Mutex::new(vec![None; jobs.len()]);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
@@ -652,32 +776,82 @@ fn run_jobs(args: &Args, jobs: &[Job], time_limit: Option<Duration>) -> Vec<Chec
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(i) else { break };
-                    let e = &entries[job.entry];
-                    let target = e.target(job.variant);
-                    let limits = RunBudget {
-                        seed: args.seed,
-                        runs: job.scenario.runs,
-                        time_limit,
-                        shard: args.shard,
-                    };
-                    let report = kvsim::findings::check(
-                        target,
-                        &job.scenario,
-                        &job.config,
-                        &limits,
-                        shrink.as_ref(),
-                    );
-                    progress.tick(&format!("{} {}", report.target, report.scenario));
+                    let target = entries[job.entry].target(job.variant);
+                    let report = work(i, job, target);
                     results.lock().expect("no worker panics holding the lock")[i] = Some(report);
                 }
             });
         }
     });
-    progress.finish(started.elapsed());
     results
         .into_inner()
         .expect("no worker panicked")
         .into_iter()
         .map(|r| r.expect("every job ran"))
         .collect()
+}
+
+/// A time budget split over the jobs of a check: each job, when it starts, gets the time
+/// left for sweeping times the threads, in proportion to its planned runs among the jobs
+/// not yet started (and the ones still running).
+struct Shares {
+    budget: Budget,
+    threads: usize,
+    /// When the sweeps must end.
+    sweep_end: Instant,
+    /// Each job's planned runs, and the sum of those from each job on.
+    weights: Vec<u64>,
+    suffix: Vec<u64>,
+}
+
+impl Shares {
+    fn new(budget: Budget, jobs: &[Job], threads: usize, started: Instant) -> Shares {
+        let weights: Vec<u64> = jobs.iter().map(|j| j.scenario.runs.max(1)).collect();
+        let mut suffix = vec![0; weights.len() + 1];
+        for i in (0..weights.len()).rev() {
+            suffix[i] = suffix[i + 1] + weights[i];
+        }
+        Shares {
+            budget,
+            threads,
+            sweep_end: started + budget.total.mul_f64(Budget::SWEEP_SHARE),
+            weights,
+            suffix,
+        }
+    }
+
+    /// Job `i`'s run budget as it starts: as many runs as fit in its share (at most the
+    /// cap), at least the floor.
+    fn budget(&self, i: usize, seed: u64, shard: Shard) -> RunBudget {
+        let left = self.sweep_end.saturating_duration_since(Instant::now());
+        // The jobs still running on the other threads hold about as much as one average
+        // job each of what is left.
+        let ahead = self.suffix[i] as f64;
+        let running = (self.threads - 1) as f64 * ahead / (self.weights.len() - i) as f64;
+        let share = left.mul_f64(self.threads as f64 * self.weights[i] as f64 / (ahead + running));
+        RunBudget {
+            seed,
+            runs: self.budget.cap.unwrap_or(MAX_RUNS),
+            time_limit: Some(share.max(Duration::from_millis(1))),
+            shard,
+            min_runs: Some(self.budget.min_runs),
+        }
+    }
+
+    /// A job expected to fail that found nothing in its share has not shown what it was
+    /// meant to: `unknown`, not a pass that contradicts the expectation.
+    fn judge(&self, job: &Job, report: &mut CheckReport) {
+        if job.expected == Some(ExpectedVerdict::Violation)
+            && report.verdict.is_ok()
+            && report.runs < job.scenario.runs
+        {
+            report.verdict = Verdict::Unknown(format!(
+                "expected a violation, none in the {} runs that fit in this scenario's share \
+                 of the {} s time budget (it plans {})",
+                report.runs,
+                self.budget.total.as_secs_f64(),
+                job.scenario.runs
+            ));
+        }
+    }
 }

@@ -543,3 +543,51 @@ fn shards_merge_into_the_whole_checks_findings() {
     let out = kvsim(&args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
+
+/// `--time-budget`: each scenario does as many runs as fit in its share (more than its
+/// planned 300 here: the lock's fault-free scenario makes thousands a second), a floor it
+/// cannot reach is `unknown` (exit 3) with the reason, a violation stays one, and the
+/// budget and a per-scenario time limit are not both taken.
+#[test]
+fn a_time_budget_does_the_runs_that_fit_and_never_passes_below_its_floor() {
+    let check = |extra: &[&str]| {
+        let mut a = vec!["check", "lock/fixed", "--scenario", "no-faults", "--json"];
+        a.extend_from_slice(extra);
+        kvsim(&a)
+    };
+    let out = check(&["--time-budget", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let row = &json(&out)["results"][0];
+    assert_eq!(row["verdict"], "ok");
+    assert!(row["runs"].as_u64().unwrap() > 300, "{row}");
+    let out = check(&["--time-budget", "0.05", "--min-runs", "100000000"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    let row = &json(&out)["results"][0];
+    assert_eq!(row["verdict"], "unknown");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("fewer than the 100000000 required"),
+        "{reason}"
+    );
+    // `--runs` caps the runs under a budget.
+    let out = check(&["--time-budget", "1", "--runs", "7"]);
+    assert_eq!(json(&out)["results"][0]["runs"], 7);
+    // A violation found within the budget is reported as ever.
+    let out = kvsim(&[
+        "check",
+        "lock/published",
+        "--scenario",
+        "evict",
+        "--time-budget",
+        "1",
+        "--no-shrink",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let out = check(&["--time-budget", "1", "--time-limit", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--time-limit"),
+        "{}",
+        text(&out.stderr)
+    );
+}

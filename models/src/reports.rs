@@ -181,6 +181,7 @@ fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
         runs: scenario.runs,
         time_limit: None,
         shard: kvsim::sim::Shard::ALL,
+        min_runs: None,
     };
     let report =
         kvsim::findings::check(target, &scenario, &config, &limits, Some(&shrink_limits()));

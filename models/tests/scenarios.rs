@@ -19,6 +19,7 @@ fn check_model(name: &str) {
                 runs: scenario.runs,
                 time_limit: None,
                 shard: kvsim::sim::Shard::ALL,
+                min_runs: None,
             };
             let report =
                 entry

@@ -181,10 +181,15 @@ pub struct RunBudget {
     pub seed: u64,
     /// How many runs.
     pub runs: u64,
-    /// Wall-clock limit; hitting it before all runs gives `Unknown`, never a pass.
+    /// Wall-clock limit; hitting it before all runs gives `Unknown`, never a pass (unless
+    /// `min_runs` makes it a time budget).
     pub time_limit: Option<Duration>,
     /// Which of the runs this process does (every run: [`Shard::ALL`]).
     pub shard: Shard,
+    /// A time budget's floor: with a `time_limit`, the check does as many of its `runs`
+    /// as fit in it and judges the runs done, provided they are at least this many (fewer
+    /// is `Unknown`: no pass on too little evidence). `None`: every run must be done.
+    pub min_runs: Option<u64>,
 }
 
 /// Which of a check's runs one process does, so a check can be spread over machines: run
@@ -298,7 +303,7 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
     for i in limits.shard.runs(limits.runs) {
         if let Some(limit) = limits.time_limit {
             if runs > 0 && start.elapsed() > limit {
-                timed_out = Some(limit);
+                timed_out = Some(limit).filter(|_| limits.min_runs.is_none_or(|m| runs < m));
                 break;
             }
         }
@@ -335,10 +340,17 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
     }
     let verdict = match (first.as_ref(), timed_out, unknown) {
         (Some((_, v)), _, _) => Verdict::Violation(v.clone()),
-        (None, Some(limit), _) => Verdict::Unknown(format!(
-            "time limit of {} s reached after {runs} of {planned} runs without a violation",
-            limit.as_secs_f64(),
-        )),
+        (None, Some(limit), _) => Verdict::Unknown(match limits.min_runs {
+            Some(floor) => format!(
+                "time budget of {} s spent after {runs} runs, fewer than the {floor} required, \
+                 without a violation",
+                limit.as_secs_f64(),
+            ),
+            None => format!(
+                "time limit of {} s reached after {runs} of {planned} runs without a violation",
+                limit.as_secs_f64(),
+            ),
+        }),
         (None, None, Some(why)) => Verdict::Unknown(why),
         // No evidence, no pass: a shard can hold none of a scenario's runs.
         (None, None, None) if runs == 0 => Verdict::Unknown(format!(

@@ -27,6 +27,9 @@ use crate::target::ModelTarget;
 use crate::verdict::Verdict;
 use std::time::Duration;
 
+/// The most runs a time-budgeted check makes.
+const BUDGET_MAX_RUNS: u64 = 100_000_000;
+
 /// A check of one model against one scenario, built step by step.
 pub struct Check<M: Model> {
     target: ModelTarget<M>,
@@ -34,6 +37,8 @@ pub struct Check<M: Model> {
     config: SimConfig,
     seed: u64,
     time_limit: Option<Duration>,
+    /// With a time budget: the fewest runs for a verdict.
+    min_runs: Option<u64>,
     shrink: Option<ShrinkLimits>,
 }
 
@@ -48,6 +53,7 @@ impl<M: crate::explore::Explorable> Check<M> {
             config,
             seed: 1,
             time_limit: None,
+            min_runs: None,
             shrink: Some(ShrinkLimits::default()),
         }
     }
@@ -61,6 +67,17 @@ impl<M: crate::explore::Explorable> Check<M> {
     /// Stops after this much wall-clock time with `Unknown` (never a pass).
     pub fn time_limit(mut self, limit: Duration) -> Check<M> {
         self.time_limit = Some(limit);
+        self.min_runs = None;
+        self
+    }
+
+    /// Spends `budget` of wall-clock time on runs instead of the scenario's run count: as
+    /// many runs as fit (at most a hundred million), judged when there are at least
+    /// `min_runs` of them; fewer is `Unknown`, never a pass, and a violation stays one.
+    /// Minimizing a failure comes on top of the budget.
+    pub fn time_budget(mut self, budget: Duration, min_runs: u64) -> Check<M> {
+        self.time_limit = Some(budget);
+        self.min_runs = Some(min_runs.max(1));
         self
     }
 
@@ -83,9 +100,13 @@ impl<M: crate::explore::Explorable> Check<M> {
     pub fn run(&self) -> CheckOutcome {
         let limits = RunBudget {
             seed: self.seed,
-            runs: self.scenario.runs,
+            runs: match self.min_runs {
+                Some(_) => BUDGET_MAX_RUNS,
+                None => self.scenario.runs,
+            },
             time_limit: self.time_limit,
             shard: crate::sim::Shard::ALL,
+            min_runs: self.min_runs,
         };
         CheckOutcome(crate::findings::check(
             &self.target,

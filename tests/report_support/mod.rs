@@ -124,6 +124,7 @@ pub fn first_failure(target: &dyn Target, name: &str, config: &SimConfig) -> Run
         runs: 5000,
         time_limit: None,
         shard: kvsim::sim::Shard::ALL,
+        min_runs: None,
     };
     let report = target.sweep(&scenario, config, &limits);
     report.failure.expect("the check finds a violation")
