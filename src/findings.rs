@@ -79,6 +79,25 @@ pub fn complete(
     }
 }
 
+/// Adds a past failure, replayed (from a corpus of earlier findings), to `report`: when
+/// the run still fails, it is a finding of the report (merged with one that shows the same
+/// defect), its failure if the report had none, and the verdict is a violation. A replay
+/// that passes changes nothing. Returns whether it still fails.
+pub fn add_replayed(report: &mut CheckReport, run: RunReport) -> bool {
+    let Verdict::Violation(v) = &run.verdict else {
+        return false;
+    };
+    let v = v.clone();
+    merge(&mut report.findings, &v, faults_of(&run), 1, true, run);
+    report.findings.sort_by_key(|f| f.faults.len());
+    if !report.verdict.is_violation() {
+        let first = &report.findings[0].counterexample;
+        report.verdict = first.verdict.clone();
+        report.failure = Some(first.clone());
+    }
+    true
+}
+
 /// The findings of a check's violation groups (see [`check`]).
 pub fn findings(
     target: &dyn Target,

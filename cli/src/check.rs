@@ -1,6 +1,7 @@
 //! `kvsim check`: the main job (every model × scenario against its expectation) and the CI
 //! gate for one target.
 
+use crate::corpus::Corpus;
 use crate::error::{self, CliError};
 use crate::junit;
 use kvsim::findings::Finding;
@@ -12,7 +13,7 @@ use kvsim::verdict::Verdict;
 use kvsim_models::expect::{ExpectedVerdict, Variant};
 use kvsim_models::registry::{self, registry, Entry};
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -122,6 +123,11 @@ pub struct Args {
     /// one check over N machines; `kvsim merge` combines their `--json` outputs.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse, default_value = "1/1")]
     pub shard: Shard,
+    /// A corpus of past failures (e.g. `.kvsim/corpus`): each scenario replays the ones
+    /// saved for it first (a fixed bug stays fixed), and every violation found is saved
+    /// there as its replay token. `kvsim corpus list|prune DIR` looks after it.
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
 }
 
 /// One unit of work: a target against a scenario.
@@ -441,6 +447,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let entries = registry();
     let jobs = plan(args, &entries).map_err(CliError::new)?;
     let tuning = args.tuning().map_err(CliError::new)?;
+    let mut corpus = args.corpus.as_deref().map(Corpus::open).transpose()?;
     let junit_file = args.junit.as_deref().map(junit::create).transpose()?;
     if !args.json {
         println!(
@@ -467,7 +474,27 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             }
         );
     }
-    let results = run_jobs(args, &jobs, &tuning);
+    if let (Some(c), false) = (&corpus, args.json) {
+        println!(
+            "corpus {}: {} past failures, each replayed first by its scenario",
+            args.corpus.as_deref().unwrap_or(Path::new("")).display(),
+            c.entries().len()
+        );
+    }
+    let replays = Replays::default();
+    let results = run_jobs(args, &jobs, &tuning, corpus.as_ref(), &replays);
+    let saved = match &mut corpus {
+        Some(c) => c.save(&results)?,
+        None => 0,
+    };
+    let corpus_json = args.corpus.as_ref().map(|dir| {
+        json!({
+            "dir": dir.display().to_string(),
+            "replayed": replays.replayed.load(Ordering::Relaxed),
+            "still_failing": replays.failing.load(Ordering::Relaxed),
+            "saved": saved,
+        })
+    });
     let gate = !args.targets.is_empty();
     let mut code = 0;
     let mut mismatches = 0;
@@ -567,12 +594,21 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
                 "seed": args.seed,
                 "shard": args.shard.to_string(),
                 "results": rows,
+                "corpus": corpus_json,
             }))
             .expect("json")
         );
         return Ok(error::code(code));
     }
     print_table(&jobs, &results);
+    if let Some(dir) = &args.corpus {
+        println!(
+            "\ncorpus {}: {} past failures replayed, {} still fail; {saved} new saved",
+            dir.display(),
+            replays.replayed.load(Ordering::Relaxed),
+            replays.failing.load(Ordering::Relaxed),
+        );
+    }
     if gate {
         print_findings(&results);
     } else {
@@ -704,7 +740,42 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
 
 /// Runs the jobs on worker threads (each with its own registry: targets stay on their
 /// thread); results come back in job order.
-fn run_jobs(args: &Args, jobs: &[Job], tuning: &Tuning) -> Vec<CheckReport> {
+/// What the corpus's replays gave over a check.
+#[derive(Default)]
+struct Replays {
+    /// Past failures replayed.
+    replayed: AtomicUsize,
+    /// Those that still fail.
+    failing: AtomicUsize,
+}
+
+impl Replays {
+    /// Replays `job`'s past failures from `corpus` (before its runs).
+    fn replay(
+        &self,
+        corpus: Option<&Corpus>,
+        target: &dyn kvsim::target::Target,
+        job: &Job,
+    ) -> Vec<kvsim::records::RunReport> {
+        let runs = corpus.map_or_else(Vec::new, |c| c.replay(target, &job.scenario.name));
+        self.replayed.fetch_add(runs.len(), Ordering::Relaxed);
+        runs
+    }
+
+    /// Adds the replays to the job's report (after its runs).
+    fn add(&self, report: &mut CheckReport, runs: Vec<kvsim::records::RunReport>) {
+        self.failing
+            .fetch_add(crate::corpus::add(report, runs), Ordering::Relaxed);
+    }
+}
+
+fn run_jobs(
+    args: &Args,
+    jobs: &[Job],
+    tuning: &Tuning,
+    corpus: Option<&Corpus>,
+    replays: &Replays,
+) -> Vec<CheckReport> {
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -717,6 +788,7 @@ fn run_jobs(args: &Args, jobs: &[Job], tuning: &Tuning) -> Vec<CheckReport> {
     };
     let results = match tuning.time_budget {
         None => each_job(jobs, threads, |_, job, target| {
+            let past = replays.replay(corpus, target, job);
             let limits = RunBudget {
                 seed: args.seed,
                 runs: job.scenario.runs,
@@ -724,13 +796,14 @@ fn run_jobs(args: &Args, jobs: &[Job], tuning: &Tuning) -> Vec<CheckReport> {
                 shard: args.shard,
                 min_runs: None,
             };
-            let report = kvsim::findings::check(
+            let mut report = kvsim::findings::check(
                 target,
                 &job.scenario,
                 &job.config,
                 &limits,
                 shrink.as_ref(),
             );
+            replays.add(&mut report, past);
             tick(&report);
             report
         }),
@@ -741,7 +814,10 @@ fn run_jobs(args: &Args, jobs: &[Job], tuning: &Tuning) -> Vec<CheckReport> {
                 limits.deadline = Some(started + budget.total.mul_f64(Budget::SHRINK_SHARE));
             }
             let shares = Shares::new(budget, jobs, threads, started);
+            let past: Vec<Mutex<Vec<_>>> = jobs.iter().map(|_| Mutex::default()).collect();
             let swept = each_job(jobs, threads, |i, job, target| {
+                *past[i].lock().expect("no worker panics holding the lock") =
+                    replays.replay(corpus, target, job);
                 let limits = shares.budget(i, args.seed, args.shard);
                 target.sweep(&job.scenario, &job.config, &limits)
             });
@@ -751,6 +827,8 @@ fn run_jobs(args: &Args, jobs: &[Job], tuning: &Tuning) -> Vec<CheckReport> {
                     .take()
                     .expect("each job once");
                 kvsim::findings::complete(target, &job.config, &mut report, shrink.as_ref());
+                let replayed = std::mem::take(&mut *past[i].lock().expect("no worker panicked"));
+                replays.add(&mut report, replayed);
                 shares.judge(job, &mut report);
                 tick(&report);
                 report

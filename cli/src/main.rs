@@ -4,6 +4,7 @@
 mod bench;
 mod check;
 mod check_history;
+mod corpus;
 mod error;
 mod explore;
 mod junit;
@@ -88,6 +89,12 @@ enum Cmd {
     ///
     /// Exit codes: as `kvsim check`'s (0 ok, 1 violation or a verdict unlike its
     /// expectation, 3 unknown); 2 when the files are not every shard of one check.
+    /// Look after a failure corpus (`kvsim check --corpus DIR`): list its entries with what
+    /// replaying each gives now, or prune the ones that cannot be replayed any more.
+    Corpus {
+        #[command(subcommand)]
+        action: CorpusAction,
+    },
     Merge {
         /// The shards' outputs.
         #[arg(required = true)]
@@ -95,6 +102,27 @@ enum Cmd {
         /// Print the merged results as JSON, in the shape of `kvsim check --json`.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// What `kvsim corpus` does.
+#[derive(Subcommand)]
+enum CorpusAction {
+    /// Every entry: its target, scenario, and whether it still fails when replayed now.
+    List {
+        /// The corpus directory.
+        #[arg(default_value = ".kvsim/corpus")]
+        dir: std::path::PathBuf,
+    },
+    /// Remove the entries that cannot be replayed any more (unreadable, or naming a target
+    /// or scenario kvsim no longer has); with `--passing`, also those that pass now.
+    Prune {
+        /// The corpus directory.
+        #[arg(default_value = ".kvsim/corpus")]
+        dir: std::path::PathBuf,
+        /// Also remove the entries that pass now (a fixed bug's guard goes with them).
+        #[arg(long)]
+        passing: bool,
     },
 }
 
@@ -112,6 +140,10 @@ fn run(command: Cmd) -> Result<ExitCode, CliError> {
         Cmd::Stress(args) => stress::main(&args),
         Cmd::List { json } => list::main(json),
         Cmd::Merge { files, json } => merge::main(&files, json),
+        Cmd::Corpus { action } => match action {
+            CorpusAction::List { dir } => corpus::list(&dir),
+            CorpusAction::Prune { dir, passing } => corpus::prune(&dir, passing),
+        },
         Cmd::Check(args) => check::main(&args),
         Cmd::Explore(args) => explore::main(&args),
         Cmd::Replay {

@@ -591,3 +591,81 @@ fn a_time_budget_does_the_runs_that_fit_and_never_passes_below_its_floor() {
         text(&out.stderr)
     );
 }
+
+/// `--corpus DIR`: a check saves each finding's token there; the next check replays them
+/// first, so a single run that passes on its own still fails the gate with the saved
+/// failures; an entry that is not a token is an error naming it, which `kvsim corpus
+/// prune` removes; `kvsim corpus list` says what each entry gives now.
+#[test]
+fn a_saved_failure_is_replayed_first_by_the_next_check() {
+    let dir = tempfile_dir("corpus").join("corpus");
+    let _ = std::fs::remove_dir_all(&dir);
+    let corpus = dir.to_str().unwrap();
+    let check = |extra: &[&str]| {
+        let mut a = vec!["check", "lock/published", "--scenario", "evict", "--json"];
+        a.extend_from_slice(extra);
+        kvsim(&a)
+    };
+    // Seed 5's one run passes on its own.
+    let alone = check(&["--runs", "1", "--seed", "5"]);
+    assert_eq!(alone.status.code(), Some(0), "{}", text(&alone.stdout));
+    let first = check(&["--corpus", corpus]);
+    assert_eq!(first.status.code(), Some(1));
+    let first = json(&first);
+    let saved = first["corpus"]["saved"].as_u64().unwrap();
+    assert!(saved >= 1, "{}", first["corpus"]);
+    let tokens: Vec<String> = first["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["replay"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tokens.len() as u64, saved);
+    let again = check(&["--runs", "1", "--seed", "5", "--corpus", corpus]);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again.stdout));
+    let again = json(&again);
+    assert_eq!(again["corpus"]["replayed"], saved);
+    assert_eq!(again["corpus"]["still_failing"], saved);
+    assert_eq!(again["corpus"]["saved"], 0, "nothing new");
+    assert_eq!(again["results"][0]["verdict"], "violation");
+    for f in again["results"][0]["findings"].as_array().unwrap() {
+        assert!(
+            tokens.contains(&f["replay"].as_str().unwrap().to_string()),
+            "{f}"
+        );
+    }
+    // Another scenario's check replays none of them.
+    let other = kvsim(&[
+        "check",
+        "lock/published",
+        "--scenario",
+        "no-faults",
+        "--runs",
+        "5",
+        "--json",
+        "--corpus",
+        corpus,
+    ]);
+    assert_eq!(other.status.code(), Some(0));
+    assert_eq!(json(&other)["corpus"]["replayed"], 0);
+    let list = kvsim(&["corpus", "list", corpus]);
+    assert_eq!(list.status.code(), Some(0));
+    assert_eq!(
+        text(&list.stdout).matches("still fails").count() as u64,
+        saved
+    );
+    std::fs::write(dir.join("bad.token"), "garbage\n").unwrap();
+    let broken = check(&["--corpus", corpus]);
+    assert_eq!(broken.status.code(), Some(2));
+    let err = text(&broken.stderr);
+    assert!(err.contains("bad.token") && err.contains("prune"), "{err}");
+    let prune = kvsim(&["corpus", "prune", corpus]);
+    assert_eq!(prune.status.code(), Some(0));
+    assert!(
+        text(&prune.stdout).contains("removed bad.token"),
+        "{}",
+        text(&prune.stdout)
+    );
+    assert!(!dir.join("bad.token").exists());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count() as u64, saved);
+}
