@@ -161,6 +161,17 @@ pub trait Kv {
         }
     }
 
+    /// Names an interesting moment the structure reached (a `cas` lost to another
+    /// writer, a lease found expired, a key gone before it was read, a retry): a check
+    /// counts how often each probe was hit over its runs, so a gate shows whether its runs
+    /// reached the places worth testing, and a scenario can require some
+    /// ([`crate::scenario::Scenario::sometimes`]): one that no run hits makes the check
+    /// `unknown`. Declare every name in [`crate::model::Model::probes`]. No effect by
+    /// default.
+    fn probe(&self, name: &'static str) {
+        let _ = name;
+    }
+
     /// This client's clock in whole seconds.
     fn now_secs(&self) -> u64 {
         self.now_ms() / 1000

@@ -33,6 +33,12 @@ pub trait Model {
     /// The workload: the `index`-th operation of client `client`.
     fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> Self::Op;
 
+    /// The names of every probe the structure's code hits ([`crate::kv::Kv::probe`]), so
+    /// that a check reports the ones no run reached (with 0) as well. Default: none.
+    fn probes(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Whether an operation that returned `ret` did what it is for (the `progress`
     /// property). Default: every return made progress. A model says `false` for answers
     /// such as "gave up" or "locked out": once faults stop, every operation that starts

@@ -91,6 +91,10 @@ pub struct CheckReport {
     /// [`crate::findings::check`] (empty for a bare [`crate::target::Target::sweep`]).
     #[serde(default)]
     pub findings: Vec<Finding>,
+    /// How often each probe was hit over the runs ([`crate::kv::Kv::probe`]); 0 for a
+    /// declared probe no run reached.
+    #[serde(default)]
+    pub probes: std::collections::BTreeMap<String, u64>,
 }
 
 /// The result of an exhaustive search of one target ([`crate::target::Target::explore`]).

@@ -250,6 +250,10 @@ pub struct Scenario {
     /// virtual ms (`[0, 0]`: no time at all, the default).
     #[serde(default, skip_serializing_if = "is_no_work")]
     pub work_ms: [u64; 2],
+    /// Probes ([`crate::kv::Kv::probe`]) that some run must hit: a check whose runs hit
+    /// none of one is `unknown`, never a pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sometimes: Vec<String>,
 }
 
 fn is_no_work(range: &[u64; 2]) -> bool {
@@ -275,6 +279,7 @@ impl Scenario {
             retries: 0,
             neighbour_bytes: None,
             work_ms: [0, 0],
+            sometimes: Vec::new(),
         }
     }
 
@@ -345,6 +350,21 @@ impl Scenario {
     pub fn neighbour(mut self, bytes: usize) -> Scenario {
         self.neighbour_bytes = Some(bytes);
         self
+    }
+
+    /// Requires these probes ([`crate::kv::Kv::probe`]) to be hit by some run of a check:
+    /// a check that reaches none of one is `unknown` (its runs did not test that place).
+    pub fn sometimes(mut self, probes: &[&str]) -> Scenario {
+        self.sometimes = probes.iter().map(|p| p.to_string()).collect();
+        self
+    }
+
+    /// The first probe this scenario requires that `hits` counts no hit of.
+    pub fn unreached(&self, hits: &std::collections::BTreeMap<String, u64>) -> Option<&str> {
+        self.sometimes
+            .iter()
+            .find(|p| hits.get(p.as_str()).copied().unwrap_or(0) == 0)
+            .map(String::as_str)
     }
 
     /// Makes each [`crate::kv::Kv::work`] call of the structure take between `min_ms` and

@@ -183,10 +183,24 @@ impl<M: Explorable> Target for ModelTarget<M> {
         let failure = result
             .failure
             .map(|(seed, out)| self.report(&scenario.name, config, seed, None, out));
+        // A shard's runs are a part of the check's: `kvsim merge` judges the requirement
+        // on the sum of the shards' counts.
+        let required = (limits.shard == sim::Shard::ALL)
+            .then(|| scenario.unreached(&result.probes))
+            .flatten();
+        let verdict = match required {
+            Some(name) if result.verdict.is_ok() => Verdict::Unknown(format!(
+                "probe {name:?} was never hit in {} runs: the scenario requires it \
+                 (Scenario::sometimes), and without it the runs did not test what it is for",
+                result.runs
+            )),
+            _ => result.verdict,
+        };
         CheckReport {
             target: self.name.clone(),
             scenario: scenario.name.clone(),
-            verdict: result.verdict,
+            verdict,
+            probes: result.probes,
             runs: result.runs,
             violating_runs: result.violating_runs,
             millis: result.elapsed.as_millis() as u64,

@@ -850,3 +850,69 @@ fn the_gate_takes_a_time_budget() {
         out.verdict()
     );
 }
+
+/// A get-then-set counter with probes: `read` on every read, `miss` when the key is gone
+/// (never without faults), `unused` nowhere.
+struct Probed;
+
+impl Model for Probed {
+    type Op = ();
+    type Ret = u64;
+
+    async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
+        kv.set(b"n", b"0", 0).await?;
+        Ok(())
+    }
+
+    async fn run<K: Kv>(&self, kv: &K, _client: usize, _op: &()) -> Result<u64, KvError> {
+        kv.probe("read");
+        let v = match kv.get(b"n").await? {
+            Some(d) => String::from_utf8_lossy(&d).parse().unwrap_or(0),
+            None => {
+                kv.probe("miss");
+                0
+            }
+        };
+        kv.set(b"n", (v + 1).to_string().as_bytes(), 0).await?;
+        Ok(v + 1)
+    }
+
+    fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) {}
+
+    fn probes(&self) -> &'static [&'static str] {
+        &["miss", "read", "unused"]
+    }
+
+    fn check(&self, _history: &History<(), u64>) -> Verdict {
+        Verdict::Ok
+    }
+}
+
+/// A check counts each probe's hits over its runs (a declared probe no run hit: 0), and a
+/// probe the scenario requires that no run hits makes it unknown, never a pass.
+#[test]
+fn probes_are_counted_and_a_required_one_never_hit_is_unknown() {
+    use kvsim::target::{ModelTarget, Target};
+    let target = ModelTarget::new("probed/fixed", Probed);
+    let check = |s: &Scenario| target.sweep(s, &SimConfig::from_scenario(s), &limits(50));
+    let calm = Scenario::new("calm", 2, 3);
+    let r = check(&calm);
+    assert_eq!(r.verdict, Verdict::Ok);
+    let counts: Vec<(&str, u64)> = r.probes.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(counts, [("miss", 0), ("read", 300), ("unused", 0)]);
+    let r = check(&calm.clone().sometimes(&["read", "miss"]));
+    let Verdict::Unknown(why) = &r.verdict else {
+        panic!("{}", r.verdict)
+    };
+    assert!(
+        why.contains("probe \"miss\" was never hit in 50 runs"),
+        "{why}"
+    );
+    // Under evictions some run reaches the miss, and the requirement is met.
+    let evict = Scenario::new("evict", 2, 3)
+        .faults(&[FaultKind::Evict])
+        .sometimes(&["miss"]);
+    let r = check(&evict);
+    assert!(r.probes["miss"] > 0, "{:?}", r.probes);
+    assert_eq!(r.verdict, Verdict::Ok);
+}

@@ -537,6 +537,8 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             "replay": replay,
             "reason": reason(&report.verdict),
             "findings": findings,
+            "probes": report.probes,
+            "sometimes": job.scenario.sometimes,
             "faults": job.scenario.faults.to_string(),
             "fault_budget": job.config.fault_budget,
             "fault_rate": job.config.fault_probability,
@@ -610,6 +612,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         );
     }
     if gate {
+        print_probes(&results);
         print_findings(&results);
     } else {
         print_expectations(mismatches, unknowns, results.len());
@@ -642,6 +645,27 @@ pub(crate) fn print_expectations(mismatches: usize, unknowns: usize, total: usiz
             "\n{mismatches} of {total} verdicts differ from their expectations (marked ✗), \
              {unknowns} of them unknown"
         );
+    }
+}
+
+/// How often each check's runs hit each probe of its structure (a gate's evidence that
+/// its runs reached the interesting places); nothing when no structure has probes.
+fn print_probes(results: &[CheckReport]) {
+    let with: Vec<&CheckReport> = results.iter().filter(|r| !r.probes.is_empty()).collect();
+    if with.is_empty() {
+        return;
+    }
+    println!("\nprobes (how often the runs reached each):");
+    for r in with {
+        let counts: Vec<String> = r
+            .probes
+            .iter()
+            .map(|(name, n)| match n {
+                0 => format!("{name} 0 (never)"),
+                n => format!("{name} {n}"),
+            })
+            .collect();
+        println!("  {} {}: {}", r.target, r.scenario, counts.join(" · "));
     }
 }
 

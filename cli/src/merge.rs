@@ -200,6 +200,34 @@ fn merge_rows(parts: &[&Value]) -> Value {
         }
     }
     row.insert("findings".into(), findings.into());
+    let mut probes: Map<String, Value> = Map::new();
+    for (name, n) in parts
+        .iter()
+        .flat_map(|p| p["probes"].as_object().into_iter().flatten())
+    {
+        let sum = probes.get(name).and_then(Value::as_u64).unwrap_or(0) + n.as_u64().unwrap_or(0);
+        probes.insert(name.clone(), sum.into());
+    }
+    // A probe the scenario requires must be hit by some shard's runs (each shard leaves
+    // that to the merge).
+    let unreached = row["sometimes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|name| probes.get(*name).and_then(Value::as_u64).unwrap_or(0) == 0)
+        .map(str::to_string);
+    if let (Some(name), "ok") = (unreached, row["verdict"].as_str().unwrap_or_default()) {
+        row.insert("verdict".into(), "unknown".into());
+        row.insert(
+            "reason".into(),
+            format!(
+                "probe {name:?} was never hit in the runs of any shard: the scenario requires it"
+            )
+            .into(),
+        );
+    }
+    row.insert("probes".into(), probes.into());
     if let Some(expected) = row
         .get("expected")
         .and_then(Value::as_str)

@@ -36,6 +36,12 @@
 //!
 //! What no design on this store can fix: liveness under `evict`, `lru`, `restart` and
 //! `shard-fail`, because the array's only copy is gone and nothing can rebuild it.
+//!
+//! Probes: `append miss` (an `append` found no array: published, the add returns having
+//! stored nothing, the printed defect; fixed, it answers `Lost`), `add not stored`
+//! (published: the `add` after a successful `append` found the key, the printed loop's
+//! normal exit, which no run reaches because the array is never created), `missing key`
+//! (`fetch` found no array: published reads `[]`, fixed answers `Lost`).
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
@@ -46,6 +52,9 @@ use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
+
+/// The array's probes ([`Kv::probe`]).
+const PROBES: &[&str] = &["append miss", "add not stored", "missing key"];
 
 /// An array operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -106,9 +115,11 @@ impl ArrayAppend {
         let element = serialize_int(element);
         loop {
             if kv.append(&self.key, &element).await? != StoreOutcome::Stored {
+                kv.probe("append miss");
                 return Ok(Ret::Added);
             }
             if kv.add(&self.key, &element, 0).await? != StoreOutcome::Stored {
+                kv.probe("add not stored");
                 return Ok(Ret::Added);
             }
         }
@@ -117,7 +128,10 @@ impl ArrayAppend {
     async fn fixed_add<K: Kv>(&self, kv: &K, element: u8) -> Result<Ret, KvError> {
         Ok(match kv.append(&self.key, &serialize_int(element)).await? {
             StoreOutcome::Stored => Ret::Added,
-            _ => Ret::Lost,
+            _ => {
+                kv.probe("append miss");
+                Ret::Lost
+            }
         })
     }
 }
@@ -146,10 +160,20 @@ impl Model for ArrayAppend {
             (Variant::Fixed, Op::Add(e)) => self.fixed_add(kv, *e).await,
             (variant, Op::Fetch) => Ok(match kv.get(&self.key).await? {
                 Some(d) => Ret::Array(crate::array_locked::deserialize(&d)),
-                None if variant == Variant::Published => Ret::Array(Vec::new()),
-                None => Ret::Lost,
+                None if variant == Variant::Published => {
+                    kv.probe("missing key");
+                    Ret::Array(Vec::new())
+                }
+                None => {
+                    kv.probe("missing key");
+                    Ret::Lost
+                }
             }),
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {

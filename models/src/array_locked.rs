@@ -46,6 +46,13 @@
 //! `shard-fail`, because the array's only copy is gone and nothing can rebuild it.
 //!
 //! [`LOCK_TIMEOUT_SECS`]: crate::lock::LOCK_TIMEOUT_SECS
+//!
+//! Probes: `lock busy` (published: the lock's `add` found it held and the writer spins),
+//! `lock gone at release` (published: the unlock's `delete` found no lock: it expired or
+//! was lost while held), `cas lost` (fixed: the `cas` answered `EXISTS`, another change
+//! came first, and the change is tried again), `missing key` (fixed: the array is gone and
+//! the operation answers `Lost`), `timeout resolved` (fixed: a timed-out `gets` sent
+//! again).
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
@@ -57,6 +64,15 @@ use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
+
+/// The array's probes ([`Kv::probe`]); the published lock's are hit in [`crate::lock`].
+const PROBES: &[&str] = &[
+    "lock busy",
+    "lock gone at release",
+    "cas lost",
+    "missing key",
+    "timeout resolved",
+];
 
 /// An array operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -171,8 +187,14 @@ impl ArrayLocked {
         loop {
             let current = match kv.gets(&self.key).await {
                 Ok(Some(v)) => v,
-                Ok(None) => return Ok(Ret::Lost),
-                Err(e) if e.is_indeterminate() => continue,
+                Ok(None) => {
+                    kv.probe("missing key");
+                    return Ok(Ret::Lost);
+                }
+                Err(e) if e.is_indeterminate() => {
+                    kv.probe("timeout resolved");
+                    continue;
+                }
                 Err(e) => return Err(e),
             };
             let array = apply_change(&deserialize(&current.data), add, delete);
@@ -181,8 +203,14 @@ impl ArrayLocked {
                 .await?
             {
                 StoreOutcome::Stored => return Ok(Ret::Changed),
-                StoreOutcome::NotFound => return Ok(Ret::Lost),
-                _ => continue,
+                StoreOutcome::NotFound => {
+                    kv.probe("missing key");
+                    return Ok(Ret::Lost);
+                }
+                _ => {
+                    kv.probe("cas lost");
+                    continue;
+                }
             }
         }
     }
@@ -220,9 +248,16 @@ impl Model for ArrayLocked {
             }
             (Variant::Fixed, Op::Fetch) => Ok(match kv.get(&self.key).await? {
                 Some(d) => Ret::Array(deserialize(&d)),
-                None => Ret::Lost,
+                None => {
+                    kv.probe("missing key");
+                    Ret::Lost
+                }
             }),
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {

@@ -41,6 +41,11 @@
 //! knows the value; and a client library that sends a timed-out `incr` or `add` again
 //! (scenario `retrying-client`, expected to break both), because a counter on `incr`
 //! never sees the first attempt and counts it twice (turn such retries off).
+//!
+//! Probes: `create on miss` (published: `incr` missed and the loop creates the key with
+//! `add`), `add not stored` (published: that `add` found the key present, another client
+//! created it first or a retried `add` landed twice), `missing key` (fixed: `incr` or `get`
+//! found the counter gone and the operation answers `Lost`).
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
@@ -52,6 +57,9 @@ use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
 use serde_json::json;
+
+/// The counter's probes ([`Kv::probe`]).
+const PROBES: &[&str] = &["create on miss", "add not stored", "missing key"];
 
 /// A counter operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -109,9 +117,11 @@ impl Counter {
             if kv.incr(&self.key, value).await?.is_some() {
                 return Ok(Ret::Done);
             }
+            kv.probe("create on miss");
             if kv.add(&self.key, value.to_string().as_bytes(), 0).await? == StoreOutcome::Stored {
                 return Ok(Ret::Done);
             }
+            kv.probe("add not stored");
         }
     }
 
@@ -125,14 +135,20 @@ impl Counter {
     async fn fixed_increment<K: Kv>(&self, kv: &K, value: u64) -> Result<Ret, KvError> {
         Ok(match kv.incr(&self.key, value).await? {
             Some(_) => Ret::Done,
-            None => Ret::Lost,
+            None => {
+                kv.probe("missing key");
+                Ret::Lost
+            }
         })
     }
 
     async fn fixed_value<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
         Ok(match kv.get(&self.key).await? {
             Some(data) => Ret::Value(parse_number(&data)),
-            None => Ret::Lost,
+            None => {
+                kv.probe("missing key");
+                Ret::Lost
+            }
         })
     }
 }
@@ -153,7 +169,10 @@ pub(crate) async fn gets_retrying<K: Kv>(
 ) -> Result<Option<kvsim::kv::Versioned>, KvError> {
     loop {
         match kv.gets(key).await {
-            Err(e) if e.is_indeterminate() => continue,
+            Err(e) if e.is_indeterminate() => {
+                kv.probe("timeout resolved");
+                continue;
+            }
             other => return other,
         }
     }
@@ -168,6 +187,7 @@ pub(crate) async fn gets_retrying<K: Kv>(
 /// is missing (lost: nothing is written).
 pub(crate) async fn fenced_increment<K: Kv>(kv: &K, key: &[u8]) -> Result<Option<u64>, KvError> {
     let Some(v) = gets_retrying(kv, key).await? else {
+        kv.probe("missing key");
         return Ok(None);
     };
     let n = parse_number(&v.data) + 1;
@@ -176,17 +196,23 @@ pub(crate) async fn fenced_increment<K: Kv>(kv: &K, key: &[u8]) -> Result<Option
     loop {
         match kv.cas(key, unique, mine.as_bytes(), 0).await {
             Ok(StoreOutcome::Stored) => return Ok(Some(n)),
-            Ok(StoreOutcome::NotFound) => return Ok(None),
+            Ok(StoreOutcome::NotFound) => {
+                kv.probe("missing key");
+                return Ok(None);
+            }
             // Changed since the read (only by this holder's own late write), or maybe
             // written: read it back.
-            Ok(_) => {}
-            Err(e) if e.is_indeterminate() => {}
+            Ok(_) => kv.probe("cas lost"),
+            Err(e) if e.is_indeterminate() => kv.probe("timeout resolved"),
             Err(e) => return Err(e),
         }
         match gets_retrying(kv, key).await? {
             Some(now) if now.data == mine.as_bytes() => return Ok(Some(n)),
             Some(now) => unique = now.cas,
-            None => return Ok(None),
+            None => {
+                kv.probe("missing key");
+                return Ok(None);
+            }
         }
     }
 }
@@ -231,6 +257,10 @@ impl Model for Counter {
             (Variant::Fixed, Op::Increment(v)) => self.fixed_increment(kv, *v).await,
             (Variant::Fixed, Op::Value) => self.fixed_value(kv).await,
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {

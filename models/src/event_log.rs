@@ -93,6 +93,14 @@
 //! defined by true time while events are stamped and chunks chosen by the clients' own
 //! clocks; and `evict` (scenario `evict`; `lru`, `restart` and `shard-fail` lose keys the
 //! same way, untested), because the events' only copy is gone.
+//!
+//! Probes: `create on miss` (a put's `append` found no chunk and it creates the chunk with
+//! `add`), `add not stored` (that `add` found the chunk present: another put created it
+//! first, and the loop appends again), `wrap` (published: a fetch's key range goes round
+//! the ring's end, all the way round when `firstKey == lastKey`, reading that chunk twice),
+//! `timeout resolved` (fixed: a timed-out `append` or `add` sent again),
+//! `duplicate dropped` (fixed: a fetch found an id twice, a resent `append` that landed
+//! twice, and kept one).
 
 use crate::expect::{Expect, Variant};
 use kvsim::history::{History, Outcome};
@@ -111,6 +119,15 @@ pub const NUM_CHUNKS: u64 = 3;
 
 /// How many clients put events; every further client reads windows and polls.
 pub const WRITERS: usize = 2;
+
+/// The event log's probes ([`Kv::probe`]).
+const PROBES: &[&str] = &[
+    "create on miss",
+    "add not stored",
+    "wrap",
+    "timeout resolved",
+    "duplicate dropped",
+];
 
 /// An event-log operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -233,10 +250,12 @@ impl EventLog {
             if kv.append(&k, &serialized).await? == StoreOutcome::Stored {
                 return Ok(Ret::Put);
             }
+            kv.probe("create on miss");
             let exp = (self.time_chunk * (self.num_chunks - 1)) as i64;
             if kv.add(&k, &serialized, exp).await? == StoreOutcome::Stored {
                 return Ok(Ret::Put);
             }
+            kv.probe("add not stored");
         }
     }
 
@@ -270,6 +289,8 @@ impl EventLog {
         let range: Vec<u64> = if first_key < last_key {
             (first_key..=last_key).collect()
         } else {
+            // Round the ring's end (and, when `first_key == last_key`, the whole ring).
+            kv.probe("wrap");
             (first_key..self.num_chunks).chain(0..=last_key).collect()
         };
         let mut events = Vec::new();
@@ -298,14 +319,20 @@ impl EventLog {
         loop {
             match kv.append(&k, &serialized).await {
                 Ok(StoreOutcome::Stored) => return Ok(Ret::Put),
-                Ok(_) => {}
-                Err(e) if e.is_indeterminate() => continue, // fetch drops repeats
+                Ok(_) => kv.probe("create on miss"),
+                Err(e) if e.is_indeterminate() => {
+                    kv.probe("timeout resolved");
+                    continue; // fetch drops repeats
+                }
                 Err(e) => return Err(e),
             }
             match kv.add(&k, &serialized, exp).await {
                 Ok(StoreOutcome::Stored) => return Ok(Ret::Put),
-                Ok(_) => {}
-                Err(e) if e.is_indeterminate() => continue,
+                Ok(_) => kv.probe("add not stored"),
+                Err(e) if e.is_indeterminate() => {
+                    kv.probe("timeout resolved");
+                    continue;
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -327,8 +354,12 @@ impl EventLog {
                 continue;
             };
             for (id, when) in deserialize(&data) {
-                if first <= when && when <= last && seen.insert(id) {
-                    events.push((id, when));
+                if first <= when && when <= last {
+                    if seen.insert(id) {
+                        events.push((id, when));
+                    } else {
+                        kv.probe("duplicate dropped");
+                    }
                 }
             }
         }
@@ -432,6 +463,10 @@ impl Model for EventLog {
             }
             (_, Op::Poll(sleep_ms)) => self.poll(kv, *sleep_ms).await,
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     /// Clients 0 and 1 put, fetch and sleep; every further client reads windows and

@@ -69,6 +69,15 @@
 //! `shard-fail` (the scenarios above pass only because `Lost` is an allowed answer): a lost
 //! node is the only copy of the link to the rest of the queue, so nothing can hand out the
 //! elements behind it.
+//!
+//! Probes: `cas lost` (a `cas` linking a node or moving head was not stored: another client
+//! got there first, or a resent command landed twice; the operation tries again or, fixed,
+//! reads back), `tail lagging` (tail points to a node that has a successor, and the client
+//! helps it along), `missing key` (a `gets` missed head, tail or a node they point to:
+//! published reads it as NULL, fixed answers `Lost`), `timeout resolved` (fixed: a
+//! timed-out `add` sent again, or a timed-out linking `cas` resolved by reading the node
+//! back), `already linked` (fixed: the enqueuer finds its own node already the tail, an
+//! attempt it took for lost having landed).
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
@@ -84,6 +93,15 @@ use std::collections::VecDeque;
 
 /// Length of the random suffix of a node's key.
 pub const SUFFIX_LEN: usize = 8;
+
+/// The queue's probes ([`Kv::probe`]).
+const PROBES: &[&str] = &[
+    "cas lost",
+    "tail lagging",
+    "missing key",
+    "timeout resolved",
+    "already linked",
+];
 
 /// A queue operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -127,7 +145,10 @@ pub fn fixed() -> Fifo {
 async fn gets_or_null<K: Kv>(kv: &K, key: &[u8]) -> Result<(Vec<u8>, u64), KvError> {
     Ok(match kv.gets(key).await? {
         Some(Versioned { data, cas, .. }) => (data, cas),
-        None => (Vec::new(), 0),
+        None => {
+            kv.probe("missing key");
+            (Vec::new(), 0)
+        }
     })
 }
 
@@ -166,11 +187,13 @@ impl Fifo {
             if curr_tail.is_empty() {
                 let ok = kv.cas(&old_tail, new_uniq, &newdata, 0).await?;
                 if !ok.is_stored() {
+                    kv.probe("cas lost");
                     continue;
                 }
                 kv.cas(&self.tail, tail_uniq, &newdata, 0).await?;
                 return Ok(Ret::Enqueued);
             } else {
+                kv.probe("tail lagging");
                 kv.cas(&self.tail, tail_uniq, &curr_tail, 0).await?;
             }
         }
@@ -185,11 +208,14 @@ impl Fifo {
                 if next.is_empty() {
                     return Ok(Ret::Dequeued(None));
                 } else {
+                    kv.probe("tail lagging");
                     kv.cas(&self.tail, tail_uniq, &next, 0).await?;
                 }
             } else if kv.cas(&self.head, head_uniq, &next, 0).await?.is_stored() {
                 kv.delete(&old_head).await?;
                 return Ok(Ret::Dequeued(Some(remove_random_string(&old_head))));
+            } else {
+                kv.probe("cas lost");
             }
         }
     }
@@ -199,7 +225,10 @@ impl Fifo {
         loop {
             match kv.add(&newdata, b"", 0).await {
                 Ok(_) => break,
-                Err(e) if e.is_indeterminate() => continue, // add is idempotent here
+                Err(e) if e.is_indeterminate() => {
+                    kv.probe("timeout resolved");
+                    continue; // add is idempotent here
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -217,22 +246,31 @@ impl Fifo {
         newdata: &[u8],
     ) -> Result<Step<Ret>, KvError> {
         let Some(t) = kv.gets(&self.tail).await? else {
+            kv.probe("missing key");
             return Ok(Step::Done(Ret::Lost));
         };
         if t.data == newdata {
             // Our node is the tail: an attempt we took for lost was linked (and tail
             // advanced to it). Linking it again would make it its own successor.
+            kv.probe("already linked");
             return Ok(Step::Done(Ret::Enqueued));
         }
         let Some(node) = kv.gets(&t.data).await? else {
             // The node tail points to is gone: dequeued since we read tail, or lost.
             return Ok(match kv.get(&self.tail).await? {
-                Some(now) if now == t.data => Step::Done(Ret::Lost),
+                Some(now) if now == t.data => {
+                    kv.probe("missing key");
+                    Step::Done(Ret::Lost)
+                }
                 Some(_) => Step::Retry,
-                None => Step::Done(Ret::Lost),
+                None => {
+                    kv.probe("missing key");
+                    Step::Done(Ret::Lost)
+                }
             });
         };
         if !node.data.is_empty() {
+            kv.probe("tail lagging");
             let _ = kv.cas(&self.tail, t.cas, &node.data, 0).await;
             return Ok(Step::Retry);
         }
@@ -241,13 +279,19 @@ impl Fifo {
         // node's name is unique, so the last node's value tells.
         let linked = match kv.cas(&t.data, node.cas, newdata, 0).await {
             Ok(o) if o.is_stored() => true,
-            Ok(_) => kv.get(&t.data).await?.is_some_and(|v| v == newdata),
-            Err(e) if e.is_indeterminate() => match kv.get(&t.data).await? {
-                Some(v) if v == newdata => true,
-                Some(_) => false,
-                // The node vanished: maybe we linked, maybe not; we cannot tell.
-                None => return Err(e),
-            },
+            Ok(_) => {
+                kv.probe("cas lost");
+                kv.get(&t.data).await?.is_some_and(|v| v == newdata)
+            }
+            Err(e) if e.is_indeterminate() => {
+                kv.probe("timeout resolved");
+                match kv.get(&t.data).await? {
+                    Some(v) if v == newdata => true,
+                    Some(_) => false,
+                    // The node vanished: maybe we linked, maybe not; we cannot tell.
+                    None => return Err(e),
+                }
+            }
             Err(e) => return Err(e),
         };
         if !linked {
@@ -266,19 +310,27 @@ impl Fifo {
         let claim = kv.random_string(SUFFIX_LEN);
         loop {
             let Some(h) = kv.gets(&self.head).await? else {
+                kv.probe("missing key");
                 return Ok(Ret::Lost);
             };
             let hnode = head_node(&h.data);
             let Some(t) = kv.gets(&self.tail).await? else {
+                kv.probe("missing key");
                 return Ok(Ret::Lost);
             };
             let Some(node) = kv.gets(hnode).await? else {
                 // The head node is gone: another dequeue moved head on and deleted it, or
                 // it was lost while head still points to it.
                 match kv.get(&self.head).await? {
-                    Some(now) if now == h.data => return Ok(Ret::Lost),
+                    Some(now) if now == h.data => {
+                        kv.probe("missing key");
+                        return Ok(Ret::Lost);
+                    }
                     Some(_) => continue,
-                    None => return Ok(Ret::Lost),
+                    None => {
+                        kv.probe("missing key");
+                        return Ok(Ret::Lost);
+                    }
                 }
             };
             let next = node.data;
@@ -286,6 +338,7 @@ impl Fifo {
                 if next.is_empty() {
                     return Ok(Ret::Dequeued(None));
                 }
+                kv.probe("tail lagging");
                 let _ = kv.cas(&self.tail, t.cas, &next, 0).await;
                 continue;
             }
@@ -298,7 +351,10 @@ impl Fifo {
             claimed.extend_from_slice(claim.as_bytes());
             let moved = match kv.cas(&self.head, h.cas, &claimed, 0).await {
                 Ok(o) if o.is_stored() => true,
-                Ok(_) => kv.get(&self.head).await? == Some(claimed),
+                Ok(_) => {
+                    kv.probe("cas lost");
+                    kv.get(&self.head).await? == Some(claimed)
+                }
                 Err(e) if e.is_indeterminate() => return Err(e),
                 Err(e) => return Err(e),
             };
@@ -359,6 +415,10 @@ impl Model for Fifo {
             (Variant::Fixed, Op::Enqueue(d)) => self.fixed_enqueue(kv, d).await,
             (Variant::Fixed, Op::Dequeue) => self.fixed_dequeue(kv).await,
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> Op {

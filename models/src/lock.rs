@@ -74,6 +74,14 @@
 //! (`evict`), `restart` (`restart`) and `shard-fail` (untested) delete the key while it is
 //! held, which looks exactly like a free lock. A lock without a lease avoids the first and
 //! cannot recover from a crashed holder (see [`crate::spinlock`]'s fixed variant).
+//!
+//! Probes: `lock busy` (an `add` of the lock found it held, and the client tries again),
+//! `lock gone at release` (the release found the lock key missing, or, fixed, someone
+//! else's: it expired or was lost while held), `missing key` (fixed: the protected number
+//! is gone and the operation answers `Lost`), `cas lost` (fixed: the `cas` of the lock's
+//! release or of the number answered `EXISTS`: the key changed since this client's `gets`),
+//! `timeout resolved` (fixed: a timed-out command resolved by reading the key back, or a
+//! read sent again).
 
 use crate::counter::{fenced_increment, parse_number};
 use crate::expect::{Expect, ExpectedVerdict, Variant};
@@ -104,13 +112,19 @@ pub const RETRY_MS: u64 = 50;
 /// The published `try_lock` of §2: `add("lock" + name, 1, lock_timeout)`.
 pub async fn published_try_lock<K: Kv>(kv: &K, name: &str) -> Result<bool, KvError> {
     let key = format!("lock{name}");
-    Ok(kv.add(key.as_bytes(), b"1", LOCK_TIMEOUT_SECS).await? == StoreOutcome::Stored)
+    let stored = kv.add(key.as_bytes(), b"1", LOCK_TIMEOUT_SECS).await? == StoreOutcome::Stored;
+    if !stored {
+        kv.probe("lock busy");
+    }
+    Ok(stored)
 }
 
 /// The published `unlock` of §2: `delete("lock" + name)`.
 pub async fn published_unlock<K: Kv>(kv: &K, name: &str) -> Result<(), KvError> {
     let key = format!("lock{name}");
-    kv.delete(key.as_bytes()).await?;
+    if !kv.delete(key.as_bytes()).await? {
+        kv.probe("lock gone at release");
+    }
     Ok(())
 }
 
@@ -125,9 +139,10 @@ pub async fn fixed_acquire<K: Kv>(kv: &K, name: &str) -> Result<String, KvError>
             .await
         {
             Ok(StoreOutcome::Stored) => return Ok(token),
-            Ok(_) => {}
+            Ok(_) => kv.probe("lock busy"),
             Err(e) if e.is_indeterminate() => {
                 // The add may have been applied: the key says whose lock it is.
+                kv.probe("timeout resolved");
                 if let Ok(Some(v)) = kv.get(key.as_bytes()).await {
                     if v == token.as_bytes() {
                         return Ok(token);
@@ -146,7 +161,10 @@ pub async fn fixed_release<K: Kv>(kv: &K, name: &str, token: &str) -> Result<(),
     loop {
         let current = match kv.gets(key.as_bytes()).await {
             Ok(c) => c,
-            Err(e) if e.is_indeterminate() => continue,
+            Err(e) if e.is_indeterminate() => {
+                kv.probe("timeout resolved");
+                continue;
+            }
             Err(e) => return Err(e),
         };
         match current {
@@ -154,16 +172,34 @@ pub async fn fixed_release<K: Kv>(kv: &K, name: &str, token: &str) -> Result<(),
                 match kv.cas(key.as_bytes(), v.cas, b"", -1).await {
                     Ok(StoreOutcome::Stored) => return Ok(()),
                     // Changed since the gets (expired and re-taken): not ours any more.
-                    Ok(_) => continue,
-                    Err(e) if e.is_indeterminate() => continue,
+                    Ok(_) => {
+                        kv.probe("cas lost");
+                        continue;
+                    }
+                    Err(e) if e.is_indeterminate() => {
+                        kv.probe("timeout resolved");
+                        continue;
+                    }
                     Err(e) => return Err(e),
                 }
             }
             // Gone or someone else's: nothing of ours to free.
-            _ => return Ok(()),
+            _ => {
+                kv.probe("lock gone at release");
+                return Ok(());
+            }
         }
     }
 }
+
+/// The lock's probes ([`Kv::probe`]), also hit by [`fenced_increment`].
+const PROBES: &[&str] = &[
+    "lock busy",
+    "lock gone at release",
+    "missing key",
+    "cas lost",
+    "timeout resolved",
+];
 
 /// A lock operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -285,6 +321,10 @@ impl Model for Lock {
             }
             (Variant::Fixed, Op::Increment) => self.fixed_increment(kv).await,
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) -> Op {

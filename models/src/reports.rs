@@ -89,6 +89,8 @@ pub struct Cell {
     pub counterexample: Option<RunReport>,
     /// Everything the cell's check found.
     pub findings: Vec<Finding>,
+    /// How often the cell's runs hit each probe of the structure ([`kvsim::kv::Kv::probe`]).
+    pub probes: std::collections::BTreeMap<String, u64>,
 }
 
 impl Cell {
@@ -202,6 +204,7 @@ fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
         runs: report.runs,
         counterexample,
         findings: report.findings,
+        probes: report.probes,
     }
 }
 
@@ -438,6 +441,7 @@ fn model_md(m: &Matrix) -> String {
         }
     }
     findings_md(&mut s, m);
+    probes_md(&mut s, m);
     let found: Vec<&Cell> = m
         .cells
         .iter()
@@ -525,6 +529,48 @@ pub fn model_findings(m: &Matrix) -> Vec<(Variant, &Finding, Option<String>)> {
         }
     }
     out
+}
+
+/// How often each column's runs reached each probe of the structure, per variant; nothing
+/// for a structure without probes.
+fn probes_md(s: &mut String, m: &Matrix) {
+    let mut names: Vec<&String> = m.cells.iter().flat_map(|c| c.probes.keys()).collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        return;
+    }
+    s.push_str(
+        "\n## Probes\n\nHow often the runs of each column reached each probe of the structure's \
+         code (`Kv::probe`, summed over the runs); 0: no run got there, so that column does not \
+         test what follows it.\n\n| variant | probe |",
+    );
+    for p in &m.profiles {
+        let _ = write!(s, " {} |", p.name());
+    }
+    s.push_str("\n|---|---|");
+    for _ in &m.profiles {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    let mut variants: Vec<Variant> = m.cells.iter().map(|c| c.variant).collect();
+    variants.dedup();
+    for v in variants {
+        for name in &names {
+            let _ = write!(s, "| {} | {name} |", v.name());
+            for p in &m.profiles {
+                let n = m
+                    .cells
+                    .iter()
+                    .find(|c| c.variant == v && c.profile == *p)
+                    .and_then(|c| c.probes.get(*name))
+                    .copied()
+                    .unwrap_or(0);
+                let _ = write!(s, " {n} |");
+            }
+            s.push('\n');
+        }
+    }
 }
 
 /// The model's findings, one line each.

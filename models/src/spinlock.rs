@@ -82,6 +82,15 @@
 //!   `GaveUp`, a `progress` violation, because without an expiry nothing can tell a
 //!   crashed holder from a slow one, and with one (see [`crate::lock`]) a slow holder
 //!   breaks mutual exclusion.
+//!
+//! Probes: `reset on error` (published: `incr` of the lock missed or failed, a timeout
+//! included, and the article's catch resets the lock to 0), `lock busy` (the lock was held:
+//! published `incr` gave more than 1, fixed found another token), `gave up`
+//! (`runSynchronized` ran out of attempts: locked out), `missing key` (fixed: the lock or
+//! the counter is gone and the operation answers `Lost`), `cas lost` (fixed: the `cas`
+//! taking the lock, or writing the counter, answered `EXISTS`: someone else changed it
+//! since the `gets`), `timeout resolved` (fixed: a timed-out command resolved by reading
+//! the key back, or a read sent again).
 
 use crate::counter::{fenced_increment, gets_retrying, parse_number};
 use crate::expect::{Expect, Variant};
@@ -100,6 +109,17 @@ pub const ATTEMPTS: u32 = 10;
 
 /// The sleep between attempts, in milliseconds (the article's 500 ms).
 pub const SLEEP_MS: u64 = 500;
+
+/// The spin lock's probes ([`Kv::probe`]), also hit by [`fenced_increment`] and
+/// [`gets_retrying`].
+const PROBES: &[&str] = &[
+    "reset on error",
+    "lock busy",
+    "gave up",
+    "missing key",
+    "cas lost",
+    "timeout resolved",
+];
 
 /// A spin-lock operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -165,6 +185,7 @@ impl SpinLock {
             Ok(Some(l)) => l,
             // A miss (GAE's `null`) or any error: the article's catch resets the lock.
             Ok(None) | Err(_) => {
+                kv.probe("reset on error");
                 kv.set(&self.lock, b"0", 0).await?;
                 return Ok(false);
             }
@@ -172,6 +193,7 @@ impl SpinLock {
         if l == 1 {
             return Ok(true);
         }
+        kv.probe("lock busy");
         if l != 0 {
             kv.decr(&self.lock, 1).await?;
         }
@@ -188,6 +210,7 @@ impl SpinLock {
         while !self.published_acquire(kv).await? {
             attempts += 1;
             if attempts >= ATTEMPTS {
+                kv.probe("gave up");
                 return Ok(Ret::GaveUp);
             }
             kv.sleep_ms(SLEEP_MS).await;
@@ -212,30 +235,47 @@ impl SpinLock {
         Ok(match kv.get(&self.counter).await? {
             Some(d) => Ret::Value(parse_number(&d)),
             None if self.variant == Variant::Published => Ret::Value(0),
-            None => Ret::Lost,
+            None => {
+                kv.probe("missing key");
+                Ret::Lost
+            }
         })
     }
 
     async fn fixed_acquire<K: Kv>(&self, kv: &K, token: &str) -> Result<Acquired, KvError> {
         let Some(v) = gets_retrying(kv, &self.lock).await? else {
+            kv.probe("missing key");
             return Ok(Acquired::Lost);
         };
         if v.data == token.as_bytes() {
             return Ok(Acquired::Yes);
         }
         if v.data != b"0" {
+            kv.probe("lock busy");
             return Ok(Acquired::No);
         }
         match kv.cas(&self.lock, v.cas, token.as_bytes(), 0).await {
             Ok(StoreOutcome::Stored) => Ok(Acquired::Yes),
-            Ok(StoreOutcome::NotFound) => Ok(Acquired::Lost),
-            Ok(_) => Ok(Acquired::No),
+            Ok(StoreOutcome::NotFound) => {
+                kv.probe("missing key");
+                Ok(Acquired::Lost)
+            }
+            Ok(_) => {
+                kv.probe("cas lost");
+                Ok(Acquired::No)
+            }
             // Maybe applied: the key says whose lock it is.
-            Err(e) if e.is_indeterminate() => match gets_retrying(kv, &self.lock).await? {
-                Some(v) if v.data == token.as_bytes() => Ok(Acquired::Yes),
-                Some(_) => Ok(Acquired::No),
-                None => Ok(Acquired::Lost),
-            },
+            Err(e) if e.is_indeterminate() => {
+                kv.probe("timeout resolved");
+                match gets_retrying(kv, &self.lock).await? {
+                    Some(v) if v.data == token.as_bytes() => Ok(Acquired::Yes),
+                    Some(_) => Ok(Acquired::No),
+                    None => {
+                        kv.probe("missing key");
+                        Ok(Acquired::Lost)
+                    }
+                }
+            }
             Err(e) => Err(e),
         }
     }
@@ -246,7 +286,10 @@ impl SpinLock {
                 Some(v) if v.data == token.as_bytes() => {
                     match kv.cas(&self.lock, v.cas, b"0", 0).await {
                         Ok(_) => continue, // re-read: done once it is no longer ours
-                        Err(e) if e.is_indeterminate() => continue,
+                        Err(e) if e.is_indeterminate() => {
+                            kv.probe("timeout resolved");
+                            continue;
+                        }
                         Err(e) => return Err(e),
                     }
                 }
@@ -277,6 +320,7 @@ impl SpinLock {
             }
             attempts += 1;
             if attempts >= ATTEMPTS {
+                kv.probe("gave up");
                 return Ok(Ret::GaveUp);
             }
             kv.sleep_ms(SLEEP_MS).await;
@@ -327,6 +371,10 @@ impl Model for SpinLock {
             }
             (Variant::Fixed, Op::Increment) => self.fixed_increment(kv).await,
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {

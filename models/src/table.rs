@@ -49,6 +49,13 @@
 //!
 //! What no design on this store can fix: liveness under `evict`, `lru`, `restart` and
 //! `shard-fail`, because the set's only copy is gone and nothing can rebuild it.
+//!
+//! Probes: `lock busy` (published: the lock's `add` found it held and the writer spins),
+//! `lock gone at release` (published: the unlock's `delete` found no lock: it expired or
+//! was lost while held), `cas lost` (fixed: the `cas` of the set answered `EXISTS`, another
+//! change came first, and the change is tried again), `missing key` (fixed: the set is gone
+//! and the operation answers `Lost`), `timeout resolved` (fixed: a timed-out `gets` sent
+//! again).
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
@@ -65,6 +72,15 @@ use std::collections::BTreeSet;
 
 /// The members the workload uses.
 pub const MEMBERS: [&str; 3] = ["a", "b", "c"];
+
+/// The table's probes ([`Kv::probe`]); the published lock's are hit in [`crate::lock`].
+const PROBES: &[&str] = &[
+    "lock busy",
+    "lock gone at release",
+    "cas lost",
+    "missing key",
+    "timeout resolved",
+];
 
 /// A table operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -185,8 +201,14 @@ impl Table {
         loop {
             let current = match kv.gets(&key).await {
                 Ok(Some(v)) => v,
-                Ok(None) => return Ok(Ret::Lost),
-                Err(e) if e.is_indeterminate() => continue,
+                Ok(None) => {
+                    kv.probe("missing key");
+                    return Ok(Ret::Lost);
+                }
+                Err(e) if e.is_indeterminate() => {
+                    kv.probe("timeout resolved");
+                    continue;
+                }
                 Err(e) => return Err(e),
             };
             let mut members = deserialize(&current.data);
@@ -201,8 +223,14 @@ impl Table {
             }
             match kv.cas(&key, current.cas, &serialize(&members), 0).await {
                 Ok(StoreOutcome::Stored) => return Ok(Ret::Done),
-                Ok(StoreOutcome::NotFound) => return Ok(Ret::Lost),
-                Ok(_) => continue,
+                Ok(StoreOutcome::NotFound) => {
+                    kv.probe("missing key");
+                    return Ok(Ret::Lost);
+                }
+                Ok(_) => {
+                    kv.probe("cas lost");
+                    continue;
+                }
                 // Not retried: between the lost reply and a retry another client may
                 // have undone the change, and a retry would then apply it a second time.
                 Err(e) => return Err(e),
@@ -261,13 +289,23 @@ impl Model for Table {
             (Variant::Fixed, Op::Delete(k)) => self.fixed_change(kv, k, false).await,
             (Variant::Fixed, Op::Has(k)) => Ok(match kv.get(&self.set_key()).await? {
                 Some(d) => Ret::Has(deserialize(&d).iter().any(|m| m == k)),
-                None => Ret::Lost,
+                None => {
+                    kv.probe("missing key");
+                    Ret::Lost
+                }
             }),
             (Variant::Fixed, Op::Fetch) => Ok(match kv.get(&self.set_key()).await? {
                 Some(d) => Ret::Members(sorted(deserialize(&d))),
-                None => Ret::Lost,
+                None => {
+                    kv.probe("missing key");
+                    Ret::Lost
+                }
             }),
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {

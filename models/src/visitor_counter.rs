@@ -85,6 +85,12 @@
 //! does not expose the server's clock to them; and `evict` (scenario `evict`; `lru`,
 //! `restart` and `shard-fail` lose keys the same way, untested), because the count's only
 //! copy is gone and a period without visits has no key, so a loss cannot even be detected.
+//!
+//! Probes: `create on miss` (a visit's `incr` missed and it creates the key with `add`),
+//! `add not stored` (that `add` found the key present: another visit created it first, and
+//! the loop goes on to `incr`), `period straddled` (proposed: the clock read for the TTL is
+//! in another period than the read that chose the key, the straddle kvsim found),
+//! `period changed` (fixed: the period turned while `value()` read, and it reads again).
 
 use crate::counter::parse_number;
 use crate::expect::{Expect, ExpectedVerdict, Variant};
@@ -100,6 +106,14 @@ pub const PERIOD_SECS: u64 = 2;
 
 /// The fixed variant's key expiry, in periods.
 pub const FIXED_EXPIRY_PERIODS: u64 = 3;
+
+/// The visitor counter's probes ([`Kv::probe`]).
+const PROBES: &[&str] = &[
+    "create on miss",
+    "add not stored",
+    "period straddled",
+    "period changed",
+];
 
 /// A visitor-counter operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -175,15 +189,25 @@ impl VisitorCounter {
             if kv.incr(&self.keys[1 - a], 1).await?.is_some() {
                 return Ok(Ret::Counted);
             }
+            kv.probe("create on miss");
             // Line 43: `2*T` as printed; the article's proposed fix subtracts the seconds
             // already gone of the period (`2*T - time() % T`).
             let exp = match self.variant {
-                Variant::Proposed => 2 * self.t - kv.now_secs() % self.t,
+                Variant::Proposed => {
+                    let now = kv.now_secs();
+                    if usize::from(now % (2 * self.t) >= self.t) != a {
+                        // This second read of the clock is in another period than the
+                        // one that chose the key.
+                        kv.probe("period straddled");
+                    }
+                    2 * self.t - now % self.t
+                }
                 _ => 2 * self.t,
             };
             if kv.add(&self.keys[1 - a], b"1", exp as i64).await? == StoreOutcome::Stored {
                 return Ok(Ret::Counted);
             }
+            kv.probe("add not stored");
         }
     }
 
@@ -204,10 +228,12 @@ impl VisitorCounter {
             if kv.incr(&key, 1).await?.is_some() {
                 return Ok(Ret::Counted);
             }
+            kv.probe("create on miss");
             let exp = (FIXED_EXPIRY_PERIODS * self.t) as i64;
             if kv.add(&key, b"1", exp).await? == StoreOutcome::Stored {
                 return Ok(Ret::Counted);
             }
+            kv.probe("add not stored");
         }
     }
 
@@ -221,6 +247,7 @@ impl VisitorCounter {
             if kv.now_secs() / self.t == p {
                 return Ok(Ret::Count(n));
             }
+            kv.probe("period changed");
         }
     }
 }
@@ -247,6 +274,10 @@ impl Model for VisitorCounter {
             (Variant::Fixed, Op::Visit) => self.fixed_increment(kv).await,
             (Variant::Fixed, Op::Value) => self.fixed_value(kv).await,
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {

@@ -69,6 +69,8 @@ pub(crate) struct Slot {
     /// (so that a run with work draws the same keys and tokens as one without); made on
     /// the first draw.
     pub work_rng: Option<SimRng>,
+    /// The probes hit so far ([`Kv::probe`]), in order.
+    pub probes: Vec<&'static str>,
 }
 
 /// A simulated client's KV handle. Cloning it gives another handle to the same client.
@@ -93,6 +95,7 @@ impl SimClient {
                 retries: 0,
                 work_ms: [0, 0],
                 work_rng: None,
+                probes: Vec::new(),
             })),
         }
     }
@@ -181,6 +184,10 @@ impl Kv for SimClient {
 
     fn mark(&self, label: &'static str) {
         self.slot.borrow_mut().marks.push(label);
+    }
+
+    fn probe(&self, name: &'static str) {
+        self.slot.borrow_mut().probes.push(name);
     }
 
     /// Drawn from the operation's own stream of work durations, uniformly in the run's

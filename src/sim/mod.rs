@@ -45,6 +45,7 @@ use crate::scenario::FaultKind;
 use crate::verdict::{Verdict, Violation};
 use runner::Runner;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use strategy::Chooser;
 
@@ -281,6 +282,9 @@ pub struct CheckResult<M: Model> {
     pub kv_calls: u64,
     /// Wall-clock time.
     pub elapsed: Duration,
+    /// How often each probe was hit over all runs ([`crate::kv::Kv::probe`]): every probe
+    /// the model declares ([`Model::probes`]), 0 for those no run hit.
+    pub probes: BTreeMap<String, u64>,
     /// The first failing run, re-run with its trace recorded, and its seed.
     pub failure: Option<(u64, RunOutput<M>)>,
 }
@@ -300,6 +304,8 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
     let mut runs = 0;
     let mut timed_out = None;
     let planned = limits.shard.runs(limits.runs).count() as u64;
+    let mut probes: BTreeMap<String, u64> =
+        model.probes().iter().map(|p| (p.to_string(), 0)).collect();
     for i in limits.shard.runs(limits.runs) {
         if let Some(limit) = limits.time_limit {
             if runs > 0 && start.elapsed() > limit {
@@ -311,6 +317,9 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
         let out = run(model, &quiet, seed, None);
         runs += 1;
         kv_calls += out.kv_calls;
+        for (name, n) in &out.probes {
+            *probes.entry(name.to_string()).or_insert(0) += n;
+        }
         match judge(model, &out) {
             Verdict::Ok => {}
             Verdict::Unknown(why) => {
@@ -371,6 +380,7 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
         groups,
         kv_calls,
         elapsed: start.elapsed(),
+        probes,
         failure,
     }
 }

@@ -15,6 +15,7 @@ use crate::kv::KvError;
 use crate::model::Model;
 use crate::rng::{mix64, SimRng};
 use crate::scenario::FaultKind;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -185,6 +186,8 @@ pub struct RunOutput<M: Model> {
     /// From when on no fault acted; `None` if the driver cannot tell (then `progress`
     /// after faults is not judged).
     pub quiet: Option<Quiet>,
+    /// How often each probe was hit ([`crate::kv::Kv::probe`]).
+    pub probes: BTreeMap<&'static str, u64>,
 }
 
 /// One run of the simulator: the world, its live clients, the trace and the choices.
@@ -398,7 +401,14 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             faults_used.push(FaultKind::Lru);
         }
         faults_used.sort();
+        let mut probes = BTreeMap::new();
+        for live in &self.live.clients {
+            for name in live.handle.slot.borrow_mut().probes.drain(..) {
+                *probes.entry(name).or_insert(0) += 1;
+            }
+        }
         RunOutput {
+            probes,
             faults_used,
             stop: self.stop.or_else(|| self.world.stop()),
             quiet: self.world.quiet(rules),

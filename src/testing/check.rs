@@ -171,6 +171,11 @@ impl CheckOutcome {
         &self.0.verdict
     }
 
+    /// How often the runs hit each probe of the structure ([`crate::kv::Kv::probe`]).
+    pub fn probes(&self) -> &std::collections::BTreeMap<String, u64> {
+        &self.0.probes
+    }
+
     /// The failing run, if any.
     pub fn failure(&self) -> Option<&RunReport> {
         self.0.failure.as_ref()

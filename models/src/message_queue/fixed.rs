@@ -115,6 +115,7 @@ impl<'a, K: Kv> FixedQueue<'a, K> {
                 let newest = newest_timestamp(&data, id)?;
                 timestamp = timestamp.max(newest);
                 if read_header(kv, prefix, id).await?.is_none() {
+                    kv.probe("unsealed segment");
                     to_seal = Some((id, newest));
                 }
                 break;
@@ -158,8 +159,10 @@ impl<'a, K: Kv> FixedQueue<'a, K> {
                     return Ok(stored);
                 }
                 // The segment is gone (lost by the store): continue in a new one.
+                self.kv.probe("append miss");
                 self.to_seal = None;
             } else {
+                self.kv.probe("roll over");
                 self.to_seal = Some((cur, self.timestamp));
             }
             self.current = None;
@@ -242,6 +245,9 @@ pub async fn remove_old_files<K: Kv>(
             Some(newest) => {
                 if newest >= threshold || (exclude_latest && id == last) {
                     break;
+                }
+                if id == last {
+                    kv.probe("newest removed");
                 }
                 kv.delete(&segment_key(prefix, id)).await?;
                 kv.delete(&header_key(prefix, id)).await?;
@@ -388,6 +394,7 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                         Some(_) => {
                             self.enter(j, d);
                             if j > seg + 1 {
+                                self.kv.probe("segment gone");
                                 return Ok(Read::Gap {
                                     from: seg + 1,
                                     to: j,
@@ -396,6 +403,7 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                         }
                         None => {
                             self.enter(j, d);
+                            self.kv.probe("segment gone");
                             return Ok(Read::Gap { from: seg, to: j });
                         }
                     }
@@ -419,6 +427,7 @@ impl<'a, K: Kv> FixedReader<'a, K> {
                     }
                     let (j, d) = next.unwrap_or((last + 1, Vec::new()));
                     self.enter(j, d);
+                    self.kv.probe("segment gone");
                     return Ok(Read::Gap { from: seg, to: j });
                 }
             }

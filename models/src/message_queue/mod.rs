@@ -89,6 +89,15 @@
 //!
 //! Under eviction or the restart of a volatile store both variants lose messages
 //! (scenarios `evict`, `lru`, `restart-volatile`), as said above.
+//!
+//! Probes: `roll over` (a writer closed its full segment and started the next),
+//! `append miss` (a write's `append` found its segment gone: published, the write is
+//! silently lost, finding 3; fixed, it continues in a new segment), `segment gone` (a
+//! reader found the segment it must read next missing: published stops with "not found"
+//! for good, finding 4; fixed reports a gap), `newest removed` (`remove_old_files` removed
+//! the newest segment: published, the file still being written, judged by its stale
+//! header; fixed, only once sealed), `unsealed segment` (fixed: `open` found the newest
+//! segment without a header, its writer having crashed or lost its turn, and will seal it).
 
 pub mod fixed;
 pub mod layout;

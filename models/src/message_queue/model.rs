@@ -13,6 +13,16 @@ use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::verdict::Verdict;
 
+/// The queue's probes ([`Kv::probe`]), hit in [`published`] and [`fixed`] (see the
+/// module's text).
+const PROBES: &[&str] = &[
+    "roll over",
+    "append miss",
+    "segment gone",
+    "newest removed",
+    "unsealed segment",
+];
+
 /// The message queue under test: one variant, the key prefix and the segment size.
 #[derive(Clone, Debug)]
 pub struct MessageQueueModel {
@@ -162,6 +172,10 @@ impl Model for MessageQueueModel {
             Err(QueueError::Kv(e)) => Err(e),
             Err(other) => Ok(MqRet::Failed(other.to_string())),
         }
+    }
+
+    fn probes(&self) -> &'static [&'static str] {
+        PROBES
     }
 
     fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> MqOp {

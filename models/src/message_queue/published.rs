@@ -120,6 +120,7 @@ impl<'a, K: Kv> PublishedQueue<'a, K> {
         let timestamp = check_write(timestamp, || self.kv.now_ms() as i64, message)?;
         let mut record = Vec::with_capacity(message.len() + 12);
         if self.file_size >= self.max_file_size || !fits_value(self.file_size, message.len() + 12) {
+            self.kv.probe("roll over");
             self.sync().await?;
             self.last_file_id += 1;
             self.create_file().await?;
@@ -127,9 +128,13 @@ impl<'a, K: Kv> PublishedQueue<'a, K> {
         self.timestamp = timestamp.max(self.timestamp);
         encode_record(self.timestamp, message, &mut record);
         // The outcome is not looked at: a removed file swallows the write (see the module).
-        self.kv
+        let outcome = self
+            .kv
             .append(&segment_key(&self.prefix, self.last_file_id), &record)
             .await?;
+        if !outcome.is_stored() {
+            self.kv.probe("append miss");
+        }
         self.file_size += record.len();
         Ok(self.timestamp)
     }
@@ -165,6 +170,9 @@ pub async fn remove_old_files<K: Kv>(
     let mut removed = Vec::new();
     for (id, header) in files {
         if header < threshold && !(exclude_latest && Some(id) == newest) {
+            if Some(id) == newest {
+                kv.probe("newest removed");
+            }
             kv.delete(&segment_key(prefix, id)).await?;
             kv.delete(&header_key(prefix, id)).await?;
             removed.push(id);
@@ -254,7 +262,10 @@ impl<'a, K: Kv> PublishedReader<'a, K> {
                         }
                         continue;
                     }
-                    None => return Ok(Read::NotFound { segment: file_id }),
+                    None => {
+                        self.kv.probe("segment gone");
+                        return Ok(Read::NotFound { segment: file_id });
+                    }
                 }
             }
             if self.offset >= self.data.len() {
