@@ -13,7 +13,7 @@ use kvsim::verdict::Verdict;
 use kvsim_models::expect::{ExpectedVerdict, Variant};
 use kvsim_models::registry::{self, registry, Entry};
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -477,7 +477,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     if let (Some(c), false) = (&corpus, args.json) {
         println!(
             "corpus {}: {} past failures, each replayed first by its scenario",
-            args.corpus.as_deref().unwrap_or(Path::new("")).display(),
+            c.dir().display(),
             c.entries().len()
         );
     }
@@ -487,9 +487,9 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         Some(c) => c.save(&results)?,
         None => 0,
     };
-    let corpus_json = args.corpus.as_ref().map(|dir| {
+    let corpus_json = corpus.as_ref().map(|c| {
         json!({
-            "dir": dir.display().to_string(),
+            "dir": c.dir().display().to_string(),
             "replayed": replays.replayed.load(Ordering::Relaxed),
             "still_failing": replays.failing.load(Ordering::Relaxed),
             "saved": saved,
@@ -603,10 +603,10 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         return Ok(error::code(code));
     }
     print_table(&jobs, &results);
-    if let Some(dir) = &args.corpus {
+    if let Some(c) = &corpus {
         println!(
             "\ncorpus {}: {} past failures replayed, {} still fail; {saved} new saved",
-            dir.display(),
+            c.dir().display(),
             replays.replayed.load(Ordering::Relaxed),
             replays.failing.load(Ordering::Relaxed),
         );

@@ -62,6 +62,11 @@ impl Corpus {
         })
     }
 
+    /// Its directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Every entry.
     pub fn entries(&self) -> &[Saved] {
         &self.entries

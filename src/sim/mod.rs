@@ -317,8 +317,14 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
         let out = run(model, &quiet, seed, None);
         runs += 1;
         kv_calls += out.kv_calls;
-        for (name, n) in &out.probes {
-            *probes.entry(name.to_string()).or_insert(0) += n;
+        for (&name, &n) in &out.probes {
+            // No allocation per run for a probe already counted (the usual case).
+            match probes.get_mut(name) {
+                Some(total) => *total += n,
+                None => {
+                    probes.insert(name.to_string(), n);
+                }
+            }
         }
         match judge(model, &out) {
             Verdict::Ok => {}
