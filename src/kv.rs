@@ -72,6 +72,22 @@ impl KvError {
     pub fn is_indeterminate(&self) -> bool {
         matches!(self, KvError::Timeout { .. } | KvError::ServerGone { .. })
     }
+
+    /// Whether the structure's own command was at fault, whatever the faults did: the
+    /// client refused to send it (a bad key, a value too large), or the server answered
+    /// it `ERROR` or `CLIENT_ERROR` (`incr` of a value that is not a number). A correct
+    /// structure never sends one, so a run in which one is sent has a defect (the
+    /// `valid commands` property).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            KvError::Invalid(_)
+                | KvError::Server {
+                    reply: Reply::Error | Reply::ClientError(_),
+                    ..
+                }
+        )
+    }
 }
 
 /// The outcome of `set`, `add`, `replace`, `append`, `prepend` and `cas`.

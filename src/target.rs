@@ -26,6 +26,9 @@ pub trait Target {
         choices: Option<&[u32]>,
     ) -> RunReport;
 
+    /// The probes the structure's code declares ([`crate::model::Model::probes`]).
+    fn probes(&self) -> &'static [&'static str];
+
     /// Only the verdict of one run (fast: no trace); the minimizer's probe.
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict;
 
@@ -171,6 +174,10 @@ impl<M: Explorable> Target for ModelTarget<M> {
         self.report(scenario, config, seed, choices, out)
     }
 
+    fn probes(&self) -> &'static [&'static str] {
+        self.model.probes()
+    }
+
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict {
         let mut quiet = config.clone();
         quiet.record_trace = false;
@@ -186,7 +193,7 @@ impl<M: Explorable> Target for ModelTarget<M> {
         // A shard's runs are a part of the check's: `kvsim merge` judges the requirement
         // on the sum of the shards' counts.
         let required = (limits.shard == sim::Shard::ALL)
-            .then(|| scenario.unreached(&result.probes))
+            .then(|| scenario.unreached(self.model.probes(), &result.probes))
             .flatten();
         let verdict = match required {
             Some(name) if result.verdict.is_ok() => Verdict::Unknown(format!(

@@ -538,7 +538,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             "reason": reason(&report.verdict),
             "findings": findings,
             "probes": report.probes,
-            "sometimes": job.scenario.sometimes,
+            "sometimes": job.scenario.required(entries[job.entry].target(job.variant).probes()),
             "faults": job.scenario.faults.to_string(),
             "fault_budget": job.config.fault_budget,
             "fault_rate": job.config.fault_probability,
@@ -568,23 +568,24 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         code = expectations_code(mismatches, unknowns);
     }
     if let Some(file) = junit_file {
-        let cases: Vec<junit::Case<'_>> = jobs
+        let cases: Vec<junit::Case> = jobs
             .iter()
             .zip(&results)
-            .map(|(job, report)| junit::Case {
-                report,
-                expected: job.expected.map(|e| e.name()),
-                passed: match job.expected {
-                    Some(exp) => registry::matches(exp, &report.verdict),
-                    None => report.verdict.is_ok(),
-                },
-                knobs: format!(
-                    "faults {} · {} clients × {} ops · strategy {}",
-                    job.scenario.faults,
-                    job.scenario.clients,
-                    job.scenario.ops,
-                    job.scenario.strategy
-                ),
+            .map(|(job, report)| {
+                junit::Case::of_report(
+                    report,
+                    job.expected.map(|e| e.name()),
+                    match job.expected {
+                        Some(exp) => registry::matches(exp, &report.verdict),
+                        None => report.verdict.is_ok(),
+                    },
+                    knobs(
+                        &job.scenario.faults,
+                        job.scenario.clients,
+                        job.scenario.ops,
+                        job.scenario.strategy,
+                    ),
+                )
             })
             .collect();
         junit::write(file, &junit::render(args.seed, &cases))?;
@@ -838,6 +839,8 @@ fn run_jobs(
                 limits.deadline = Some(started + budget.total.mul_f64(Budget::SHRINK_SHARE));
             }
             let shares = Shares::new(budget, jobs, threads, started);
+            // A job's share is what is left when it starts, so the time its corpus
+            // replays took (before the share is taken) comes out of the budget too.
             let past: Vec<Mutex<Vec<_>>> = jobs.iter().map(|_| Mutex::default()).collect();
             let swept = each_job(jobs, threads, |i, job, target| {
                 *past[i].lock().expect("no worker panics holding the lock") =
@@ -956,4 +959,14 @@ impl Shares {
             ));
         }
     }
+}
+
+/// A scenario's knobs in one line, as a JUnit case's log gives them.
+pub fn knobs(
+    faults: impl std::fmt::Display,
+    clients: impl std::fmt::Display,
+    ops: impl std::fmt::Display,
+    strategy: impl std::fmt::Display,
+) -> String {
+    format!("faults {faults} · {clients} clients × {ops} ops · strategy {strategy}")
 }

@@ -10,37 +10,90 @@
 
 use crate::check::reason;
 use crate::error::CliError;
-use kvsim::records::CheckReport;
-use kvsim::verdict::Verdict;
+use kvsim::records::{CheckReport, RunReport};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-/// One test case: a check's report and what the gate made of it.
-pub struct Case<'r> {
-    /// The check.
-    pub report: &'r CheckReport,
+/// One test case: a cell's results and what the gate made of them.
+pub struct Case {
+    /// The target (`MODEL/VARIANT`): the case's class.
+    pub target: String,
+    /// The scenario: the case's name.
+    pub scenario: String,
+    /// How long the cell's runs took.
+    pub millis: u64,
+    /// The verdict's name (`ok`, `violation`, `unknown`).
+    pub verdict: String,
+    /// Why, for a verdict other than `ok`.
+    pub reason: Option<String>,
     /// The verdict the registry expects, when the run checks expectations.
-    pub expected: Option<&'static str>,
+    pub expected: Option<String>,
     /// Whether the case passes (the verdict is `ok` in a gate; it matches its
     /// expectation otherwise).
     pub passed: bool,
     /// The scenario's knobs in one line (faults, clients, ops, strategy, …).
     pub knobs: String,
+    /// Runs done, and how many of them violated a property.
+    pub runs: (u64, u64),
+    /// One line per finding: property, reason, faults it needs, its replay line.
+    pub findings: Vec<String>,
+    /// The minimal counterexample as `kvsim check` prints it, ending with its replay line.
+    pub counterexample: Option<String>,
+}
+
+impl Case {
+    /// The case of one check's `report`.
+    pub fn of_report(
+        report: &CheckReport,
+        expected: Option<&'static str>,
+        passed: bool,
+        knobs: String,
+    ) -> Case {
+        Case {
+            target: report.target.clone(),
+            scenario: report.scenario.clone(),
+            millis: report.millis,
+            verdict: report.verdict.name().to_string(),
+            reason: reason(&report.verdict),
+            expected: expected.map(str::to_string),
+            passed,
+            knobs,
+            runs: (report.runs, report.violating_runs),
+            findings: report
+                .findings
+                .iter()
+                .map(|f| finding_line(&f.property, &f.reason, &f.describe_faults(), &f.replay))
+                .collect(),
+            counterexample: report.failure.as_ref().map(counterexample),
+        }
+    }
+}
+
+/// A finding in one line of a case's log.
+pub fn finding_line(property: &str, reason: &str, faults: &str, replay: &str) -> String {
+    format!("{property}: {reason} — needs {faults} — kvsim replay {replay}")
+}
+
+/// A failing run's text report, then the line that replays it.
+pub fn counterexample(run: &RunReport) -> String {
+    let mut body = kvsim::report::text(run);
+    let _ = writeln!(body, "\nreplay: kvsim replay {}", run.token);
+    body
 }
 
 /// The XML document of `cases`, grouped by target in their order of appearance.
-pub fn render(seed: u64, cases: &[Case<'_>]) -> String {
+pub fn render(seed: u64, cases: &[Case]) -> String {
     let mut targets: Vec<&str> = Vec::new();
     for c in cases {
-        if !targets.contains(&c.report.target.as_str()) {
-            targets.push(&c.report.target);
+        if !targets.contains(&c.target.as_str()) {
+            targets.push(&c.target);
         }
     }
     let (failures, errors) = counts(cases.iter());
     let secs = |ms: u64| format!("{:.3}", ms as f64 / 1000.0);
-    let total_ms: u64 = cases.iter().map(|c| c.report.millis).sum();
+    let total_ms: u64 = cases.iter().map(|c| c.millis).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
@@ -49,14 +102,14 @@ pub fn render(seed: u64, cases: &[Case<'_>]) -> String {
         secs(total_ms)
     );
     for target in targets {
-        let mine: Vec<&Case<'_>> = cases.iter().filter(|c| c.report.target == target).collect();
+        let mine: Vec<&Case> = cases.iter().filter(|c| c.target == target).collect();
         let (failures, errors) = counts(mine.iter().copied());
         let _ = writeln!(
             out,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{}\">",
             escape(target),
             mine.len(),
-            secs(mine.iter().map(|c| c.report.millis).sum())
+            secs(mine.iter().map(|c| c.millis).sum())
         );
         let _ = writeln!(
             out,
@@ -73,7 +126,7 @@ pub fn render(seed: u64, cases: &[Case<'_>]) -> String {
 
 /// Failures and errors among `cases`: an `unknown` in a gate is an error, every other
 /// failing case a failure.
-fn counts<'a, 'r: 'a>(cases: impl Iterator<Item = &'a Case<'r>>) -> (usize, usize) {
+fn counts<'a>(cases: impl Iterator<Item = &'a Case>) -> (usize, usize) {
     cases
         .filter(|c| !c.passed)
         .fold((0, 0), |(f, e), c| match failure_kind(c) {
@@ -87,68 +140,55 @@ enum Kind {
     Error,
 }
 
-fn failure_kind(case: &Case<'_>) -> Kind {
-    match (&case.report.verdict, case.expected) {
-        (Verdict::Unknown(_), None) => Kind::Error,
-        _ => Kind::Failure,
+fn failure_kind(case: &Case) -> Kind {
+    if case.verdict == "unknown" && case.expected.is_none() {
+        Kind::Error
+    } else {
+        Kind::Failure
     }
 }
 
-fn testcase(out: &mut String, seed: u64, case: &Case<'_>) {
-    let r = case.report;
+fn testcase(out: &mut String, seed: u64, case: &Case) {
     let _ = writeln!(
         out,
         "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
-        escape(&r.target),
-        escape(&r.scenario),
-        r.millis as f64 / 1000.0
+        escape(&case.target),
+        escape(&case.scenario),
+        case.millis as f64 / 1000.0
     );
     if !case.passed {
-        let message = match (case.expected, &r.verdict) {
-            (Some(expected), v) => format!(
+        let why = case.reason.as_deref();
+        let message = match &case.expected {
+            Some(expected) => format!(
                 "expected {expected}, found {}{}",
-                v.name(),
-                reason(v).map(|x| format!(": {x}")).unwrap_or_default()
+                case.verdict,
+                why.map(|x| format!(": {x}")).unwrap_or_default()
             ),
-            (None, v) => format!("{}: {}", v.name(), reason(v).unwrap_or_default()),
+            None => format!("{}: {}", case.verdict, why.unwrap_or_default()),
         };
         let (tag, kind) = match failure_kind(case) {
             Kind::Error => ("error", "unknown"),
             Kind::Failure if case.expected.is_some() => ("failure", "unexpected verdict"),
             Kind::Failure => ("failure", "violation"),
         };
-        let mut body = String::new();
-        if let Some(run) = &r.failure {
-            body.push_str(&kvsim::report::text(run));
-            let _ = writeln!(body, "\nreplay: kvsim replay {}", run.token);
-        }
+        let body = case.counterexample.as_deref().unwrap_or_default();
         let _ = writeln!(
             out,
             "      <{tag} type=\"{kind}\" message=\"{}\">{}</{tag}>",
             escape(&message),
-            escape(&body)
+            escape(body)
         );
     }
     let mut log = format!(
         "seed {seed} · {} · {} runs ({} violating) · verdict {}",
-        case.knobs,
-        r.runs,
-        r.violating_runs,
-        r.verdict.name()
+        case.knobs, case.runs.0, case.runs.1, case.verdict
     );
-    if let Some(expected) = case.expected {
+    if let Some(expected) = &case.expected {
         let _ = write!(log, " (expected {expected})");
     }
     log.push('\n');
-    for f in &r.findings {
-        let _ = writeln!(
-            log,
-            "finding: {}: {} — needs {} — kvsim replay {}",
-            f.property,
-            f.reason,
-            f.describe_faults(),
-            f.replay
-        );
+    for f in &case.findings {
+        let _ = writeln!(log, "finding: {f}");
     }
     let _ = writeln!(out, "      <system-out>{}</system-out>", escape(&log));
     out.push_str("    </testcase>\n");

@@ -15,6 +15,7 @@ mod replay;
 mod report;
 mod serve;
 mod stress;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use error::CliError;
@@ -84,17 +85,23 @@ enum Cmd {
     ///
     /// Exit codes: 0 ok, 1 violation, 2 usage or I/O error, 3 unknown.
     Stress(stress::StressArgs),
-    /// Combine the `--json` outputs of the shards of one check (`kvsim check --shard I/N
-    /// --json`) into its verdict: every shard must be there.
-    ///
-    /// Exit codes: as `kvsim check`'s (0 ok, 1 violation or a verdict unlike its
-    /// expectation, 3 unknown); 2 when the files are not every shard of one check.
     /// Look after a failure corpus (`kvsim check --corpus DIR`): list its entries with what
     /// replaying each gives now, or prune the ones that cannot be replayed any more.
     Corpus {
         #[command(subcommand)]
         action: CorpusAction,
     },
+    /// Print a `kvsim serve --trace` file as a table: one column per connection, faults in
+    /// a column of their own.
+    Trace {
+        /// The trace file.
+        file: std::path::PathBuf,
+    },
+    /// Combine the `--json` outputs of the shards of one check (`kvsim check --shard I/N
+    /// --json`) into its verdict: every shard must be there.
+    ///
+    /// Exit codes: as `kvsim check`'s (0 ok, 1 violation or a verdict unlike its
+    /// expectation, 3 unknown); 2 when the files are not every shard of one check.
     Merge {
         /// The shards' outputs.
         #[arg(required = true)]
@@ -102,6 +109,10 @@ enum Cmd {
         /// Print the merged results as JSON, in the shape of `kvsim check --json`.
         #[arg(long)]
         json: bool,
+        /// Also write the merged results as JUnit XML to this file (as `kvsim check
+        /// --junit` does for one job).
+        #[arg(long, value_name = "FILE")]
+        junit: Option<std::path::PathBuf>,
     },
 }
 
@@ -137,9 +148,10 @@ fn run(command: Cmd) -> Result<ExitCode, CliError> {
     match command {
         Cmd::Bench { json, suites } => bench::main(&suites, json),
         Cmd::Serve(args) => serve::main(args),
+        Cmd::Trace { file } => trace::main(&file),
         Cmd::Stress(args) => stress::main(&args),
         Cmd::List { json } => list::main(json),
-        Cmd::Merge { files, json } => merge::main(&files, json),
+        Cmd::Merge { files, json, junit } => merge::main(&files, json, junit.as_deref()),
         Cmd::Corpus { action } => match action {
             CorpusAction::List { dir } => corpus::list(&dir),
             CorpusAction::Prune { dir, passing } => corpus::prune(&dir, passing),

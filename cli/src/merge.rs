@@ -9,17 +9,23 @@
 
 use crate::check;
 use crate::error::{self, CliError};
+use crate::junit;
 use kvsim::sim::Shard;
 use kvsim_models::expect::ExpectedVerdict;
 use serde_json::{json, Map, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Largest shard output read, in bytes.
 const MAX_FILE_BYTES: u64 = 256 << 20;
 
 /// Runs `kvsim merge`.
-pub fn main(files: &[PathBuf], json_out: bool) -> Result<ExitCode, CliError> {
+pub fn main(
+    files: &[PathBuf],
+    json_out: bool,
+    junit_path: Option<&Path>,
+) -> Result<ExitCode, CliError> {
+    let junit_file = junit_path.map(junit::create).transpose()?;
     let outputs = files
         .iter()
         .map(|f| read(f).map(|v| (f, v)))
@@ -64,6 +70,10 @@ pub fn main(files: &[PathBuf], json_out: bool) -> Result<ExitCode, CliError> {
     } else {
         check::expectations_code(differ(&rows, false), differ(&rows, true))
     };
+    if let Some(file) = junit_file {
+        let cases: Vec<junit::Case> = rows.iter().map(|r| case(r, gate)).collect();
+        junit::write(file, &junit::render(seed, &cases))?;
+    }
     if json_out {
         let merged = json!({ "seed": seed, "shard": "1/1", "shards": shards, "results": rows });
         println!("{}", serde_json::to_string_pretty(&merged).expect("json"));
@@ -265,26 +275,91 @@ fn print_text(seed: u64, shards: u64, rows: &[Value]) {
                 println!("\nfindings:");
             }
             n += 1;
-            let faults: Vec<String> = f["faults"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(s)
-                .collect();
             println!(
                 "  {n}. {}: {}: {} · needs {} · {} runs (scenario {})\n     kvsim replay {}",
                 s(&r["target"]),
                 s(&f["property"]),
                 s(&f["reason"]),
-                if faults.is_empty() {
-                    "no fault".to_string()
-                } else {
-                    faults.join(", ")
-                },
+                faults_text(f),
                 f["runs"],
                 s(&r["scenario"]),
                 s(&f["replay"])
             );
         }
+    }
+}
+
+/// The faults a finding of a shard's output needs, as a check names them.
+fn faults_text(finding: &Value) -> String {
+    let faults: Vec<&str> = finding["faults"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if faults.is_empty() {
+        "no fault".to_string()
+    } else {
+        faults.join(", ")
+    }
+}
+
+/// A merged row as a JUnit case. The counterexample is the row's replay token run again
+/// (a shard's output carries the token, not the text), so the failure reads as
+/// `kvsim check --junit` writes it; a token that no longer replays says so instead.
+fn case(row: &Value, gate: bool) -> junit::Case {
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let verdict = s(&row["verdict"]);
+    let expected = row["expected"].as_str().map(str::to_string);
+    let counterexample = row["replay"].as_str().map(|token| {
+        let entries = kvsim_models::registry::registry();
+        match crate::replay::resolve(&entries, token) {
+            Ok((t, target)) => junit::counterexample(&target.run(
+                &t.scenario,
+                &t.config,
+                t.seed,
+                t.choices.as_deref(),
+            )),
+            Err(e) => format!(
+                "this kvsim cannot replay the counterexample: {e}\nreplay: kvsim replay {token}\n"
+            ),
+        }
+    });
+    junit::Case {
+        target: s(&row["target"]),
+        scenario: s(&row["scenario"]),
+        millis: row["millis"].as_u64().unwrap_or(0),
+        passed: if gate {
+            verdict == "ok"
+        } else {
+            row["matches"].as_bool().unwrap_or(false)
+        },
+        verdict,
+        reason: row["reason"].as_str().map(str::to_string),
+        expected,
+        knobs: check::knobs(
+            s(&row["faults"]),
+            &row["clients"],
+            &row["ops"],
+            s(&row["strategy"]),
+        ),
+        runs: (
+            row["runs"].as_u64().unwrap_or(0),
+            row["violating_runs"].as_u64().unwrap_or(0),
+        ),
+        findings: row["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| {
+                junit::finding_line(
+                    &s(&f["property"]),
+                    &s(&f["reason"]),
+                    &faults_text(f),
+                    &s(&f["replay"]),
+                )
+            })
+            .collect(),
+        counterexample,
     }
 }

@@ -2,7 +2,8 @@
 
 use crate::error::CliError;
 use clap::Args;
-use kvsim::net::{ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
+use kvsim::net::{FaultPlan, ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
+use kvsim::scenario::FaultKind;
 use kvsim::store::StoreConfig;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
@@ -42,6 +43,52 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u64,
           value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_connections: u64,
+    /// Faults to inject, drawn before each request with --fault-rate: evict (a key the
+    /// request names), expire (the server clock jumps --clock-jump-secs forward), restart
+    /// (volatile data lost, connections closed), lose (the request or its reply lost: the
+    /// connection closes), delay (the reply held --fault-hold-ms), pause (the connection
+    /// stalls --fault-hold-ms before the request is applied).
+    #[arg(long, value_delimiter = ',', value_parser = parse_serve_fault)]
+    pub faults: Vec<FaultKind>,
+    /// Probability, per request, of one of --faults.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
+    pub fault_rate: f64,
+    /// How long a drawn delay holds a reply, and a drawn pause stalls a connection (ms).
+    #[arg(long, default_value_t = 2_000,
+          value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub fault_hold_ms: u64,
+    /// How far a drawn expire moves the server clock (seconds).
+    #[arg(long, default_value_t = 2,
+          value_parser = clap::value_parser!(u64).range(0..=31_536_000))]
+    pub clock_jump_secs: u64,
+    /// Listen for control commands on this address (loopback unless you name another): a
+    /// line protocol for test drivers (`evict KEY`, `restart`, `clock +SECS`,
+    /// `drop-request CONN`, `drop-reply CONN`, `delay-reply CONN MS`, `pause CONN MS`,
+    /// `conns`, `stats`, `help`), never reachable through the memcached port.
+    #[arg(long, value_name = "ADDR")]
+    pub control: Option<String>,
+    /// Write every connection, command, reply and fault to FILE as JSON lines (`kvsim
+    /// trace FILE` prints it as a table).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<std::path::PathBuf>,
+    /// Stop writing the trace at this size (suffix k, m or g).
+    #[arg(long, value_parser = parse_bytes, default_value = "1g")]
+    pub trace_max_bytes: usize,
+}
+
+/// A fault `kvsim serve` injects.
+fn parse_serve_fault(s: &str) -> Result<FaultKind, String> {
+    let kind = FaultKind::parse(s)?;
+    FaultPlan {
+        kinds: vec![kind],
+        ..FaultPlan::default()
+    }
+    .validate()?;
+    Ok(kind)
+}
+
+fn resolve_control(addr: &str) -> Result<SocketAddr, CliError> {
+    resolve(addr).map_err(|e| CliError::of("serve", e.replace("--listen", "--control")))
 }
 
 /// `1048576`, `64m`, `512k`, `1g`.
@@ -114,6 +161,15 @@ pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
         clock_offset_secs: args.clock_offset,
         seed: args.seed,
         max_connections: args.max_connections as usize,
+        faults: FaultPlan {
+            kinds: args.faults.clone(),
+            rate: args.fault_rate,
+            hold_ms: args.fault_hold_ms,
+            jump_secs: args.clock_jump_secs,
+        },
+        control: args.control.as_deref().map(resolve_control).transpose()?,
+        trace: args.trace.clone(),
+        trace_max_bytes: args.trace_max_bytes as u64,
     };
     let server = Server::start(config)
         .map_err(|e| CliError::of("serve", format!("cannot listen on {listen}: {e}")))?;
@@ -122,6 +178,9 @@ pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
         server.local_addr(),
         args.seed
     );
+    if let Some(addr) = server.control_addr() {
+        eprintln!("kvsim serve: control on {addr}");
+    }
     server.wait();
     Ok(ExitCode::SUCCESS)
 }

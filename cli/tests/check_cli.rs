@@ -479,6 +479,43 @@ fn shards_merge_into_the_whole_checks_findings() {
     };
     assert_eq!(cells(&json(&merged)), cells(&json(&whole)));
 
+    // The merge job writes the JUnit file the shards could not: one case per cell, the
+    // published queue's failure carrying its counterexample replayed from the token.
+    let xml_path = dir.join("merged.xml");
+    let mut args = vec!["merge", "--junit", xml_path.to_str().unwrap()];
+    args.extend(files.iter().map(String::as_str));
+    assert_eq!(kvsim(&args).status.code(), Some(1));
+    let xml = std::fs::read_to_string(&xml_path).expect("the junit file");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .map(|c| {
+            let failure = c.children().find(|n| n.has_tag_name("failure"));
+            (
+                c.attribute("classname").unwrap().to_string(),
+                failure
+                    .and_then(|f| f.text())
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(cases.len(), 2, "{xml}");
+    assert_eq!(cases[0].0, "fifo/published");
+    assert!(
+        cases[0].1.contains("linearizability")
+            && cases[0]
+                .1
+                .contains("replay: kvsim replay fifo/published:no-faults:"),
+        "{xml}"
+    );
+    assert_eq!(
+        (cases[1].0.as_str(), cases[1].1.as_str()),
+        ("fifo/fixed", "")
+    );
+    assert_eq!(doc.root_element().attribute("failures"), Some("1"));
+
     // Not every shard, a shard twice, shards of another seed: errors, never a verdict.
     let run = |files: &[&str]| {
         let mut a = vec!["merge"];

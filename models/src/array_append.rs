@@ -53,8 +53,11 @@ use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
 
-/// The array's probes ([`Kv::probe`]).
-const PROBES: &[&str] = &["append miss", "add not stored", "missing key"];
+/// The published array's probes ([`Kv::probe`]): its `add` loop and `fetch`.
+const PUBLISHED_PROBES: &[&str] = &["append miss", "add not stored", "missing key"];
+
+/// The fixed array's probes: its one-`append` `add` and `fetch`.
+const FIXED_PROBES: &[&str] = &["append miss", "missing key"];
 
 /// An array operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -173,7 +176,10 @@ impl Model for ArrayAppend {
     }
 
     fn probes(&self) -> &'static [&'static str] {
-        PROBES
+        match self.variant {
+            Variant::Published | Variant::Proposed => PUBLISHED_PROBES,
+            Variant::Fixed => FIXED_PROBES,
+        }
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {

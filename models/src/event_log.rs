@@ -120,11 +120,14 @@ pub const NUM_CHUNKS: u64 = 3;
 /// How many clients put events; every further client reads windows and polls.
 pub const WRITERS: usize = 2;
 
-/// The event log's probes ([`Kv::probe`]).
-const PROBES: &[&str] = &[
+/// The published event log's probes ([`Kv::probe`]): its `put` loop and its ring `fetch`.
+const PUBLISHED_PROBES: &[&str] = &["create on miss", "add not stored", "wrap"];
+
+/// The fixed event log's probes: its `put` loop (timeouts sent again) and its chunked
+/// `fetch` (repeats dropped).
+const FIXED_PROBES: &[&str] = &[
     "create on miss",
     "add not stored",
-    "wrap",
     "timeout resolved",
     "duplicate dropped",
 ];
@@ -466,7 +469,10 @@ impl Model for EventLog {
     }
 
     fn probes(&self) -> &'static [&'static str] {
-        PROBES
+        match self.variant {
+            Variant::Published | Variant::Proposed => PUBLISHED_PROBES,
+            Variant::Fixed => FIXED_PROBES,
+        }
     }
 
     /// Clients 0 and 1 put, fetch and sleep; every further client reads windows and

@@ -94,8 +94,12 @@ use std::collections::VecDeque;
 /// Length of the random suffix of a node's key.
 pub const SUFFIX_LEN: usize = 8;
 
-/// The queue's probes ([`Kv::probe`]).
-const PROBES: &[&str] = &[
+/// The published queue's probes ([`Kv::probe`]): its `enqueue` and `dequeue` loops and
+/// `gets_or_null`.
+const PUBLISHED_PROBES: &[&str] = &["cas lost", "tail lagging", "missing key"];
+
+/// The fixed queue's probes: its `enqueue` (with its step) and `dequeue`.
+const FIXED_PROBES: &[&str] = &[
     "cas lost",
     "tail lagging",
     "missing key",
@@ -418,7 +422,10 @@ impl Model for Fifo {
     }
 
     fn probes(&self) -> &'static [&'static str] {
-        PROBES
+        match self.variant {
+            Variant::Published | Variant::Proposed => PUBLISHED_PROBES,
+            Variant::Fixed => FIXED_PROBES,
+        }
     }
 
     fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> Op {
@@ -499,6 +506,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
         (
             Scenario::new("lru", 2, 6)
                 .about("a small cache (600 bytes): the store's LRU evicts the oldest nodes")
+                .sometimes(&["missing key"])
                 .faults(&[FaultKind::Lru])
                 .memory_limit(600)
                 .runs(500),
@@ -507,14 +515,28 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
         (
             Scenario::new("evict", 2, 5)
                 .about("keys may be evicted at any step (memcached's LRU)")
+                .sometimes(&["missing key"])
                 .faults(&[FaultKind::Evict])
                 .fault_budget(1)
                 .runs(500),
             Expect::BROKEN_FIXED,
         ),
         (
+            // One client: no interleaving, so the no-fault defect cannot happen and every
+            // failure is an eviction's own. Which key goes decides what breaks: the tail
+            // pointer, the sentinel node, a node in the middle, the head pointer.
+            Scenario::new("evict-alone", 1, 6)
+                .about("one client, keys evicted at any step: what each lost key does on its own")
+                .faults(&[FaultKind::Evict])
+                .fault_budget(1)
+                .sometimes(&["missing key"])
+                .runs(2000),
+            Expect::BROKEN_FIXED,
+        ),
+        (
             Scenario::new("restart", 2, 5)
                 .about("the server may restart and lose its volatile data")
+                .sometimes(&["missing key"])
                 .faults(&[FaultKind::Restart])
                 .fault_budget(1)
                 .runs(500),
@@ -539,6 +561,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
         (
             Scenario::new("delay", 3, 4)
                 .about("a request lands late, after its client timed out and moved on")
+                .sometimes(&["timeout resolved"])
                 .faults(&[FaultKind::Delay])
                 .fault_budget(2)
                 .timeout_ms(1_000)

@@ -192,8 +192,13 @@ pub async fn fixed_release<K: Kv>(kv: &K, name: &str, token: &str) -> Result<(),
     }
 }
 
-/// The lock's probes ([`Kv::probe`]), also hit by [`fenced_increment`].
-const PROBES: &[&str] = &[
+/// The published lock's probes ([`Kv::probe`]): [`published_try_lock`] and
+/// [`published_unlock`] (also the published array's and table's lock).
+const PUBLISHED_PROBES: &[&str] = &["lock busy", "lock gone at release"];
+
+/// The fixed lock's probes: [`fixed_acquire`], [`fixed_release`], and the body's
+/// [`fenced_increment`] (with its `gets_retrying`).
+const FIXED_PROBES: &[&str] = &[
     "lock busy",
     "lock gone at release",
     "missing key",
@@ -324,7 +329,10 @@ impl Model for Lock {
     }
 
     fn probes(&self) -> &'static [&'static str] {
-        PROBES
+        match self.variant {
+            Variant::Published | Variant::Proposed => PUBLISHED_PROBES,
+            Variant::Fixed => FIXED_PROBES,
+        }
     }
 
     fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) -> Op {
@@ -456,6 +464,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
         (
             Scenario::new("delay", 3, 3)
                 .about("requests land late, after their client's 200 ms timeout")
+                .sometimes(&["timeout resolved"])
                 .faults(&[FaultKind::Delay])
                 .fault_budget(2)
                 .timeout_ms(200)

@@ -556,14 +556,23 @@ fn probes_md(s: &mut String, m: &Matrix) {
     let mut variants: Vec<Variant> = m.cells.iter().map(|c| c.variant).collect();
     variants.dedup();
     for v in variants {
-        for name in &names {
+        // A variant's own probes: the names its cells count (its catalog, hit or not).
+        let mut own: Vec<&String> = m
+            .cells
+            .iter()
+            .filter(|c| c.variant == v)
+            .flat_map(|c| c.probes.keys())
+            .collect();
+        own.sort();
+        own.dedup();
+        for name in own {
             let _ = write!(s, "| {} | {name} |", v.name());
             for p in &m.profiles {
                 let n = m
                     .cells
                     .iter()
                     .find(|c| c.variant == v && c.profile == *p)
-                    .and_then(|c| c.probes.get(*name))
+                    .and_then(|c| c.probes.get(name))
                     .copied()
                     .unwrap_or(0);
                 let _ = write!(s, " {n} |");

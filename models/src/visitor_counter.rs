@@ -107,13 +107,15 @@ pub const PERIOD_SECS: u64 = 2;
 /// The fixed variant's key expiry, in periods.
 pub const FIXED_EXPIRY_PERIODS: u64 = 3;
 
-/// The visitor counter's probes ([`Kv::probe`]).
-const PROBES: &[&str] = &[
-    "create on miss",
-    "add not stored",
-    "period straddled",
-    "period changed",
-];
+/// The published visitor counter's probes ([`Kv::probe`]): its `increment` loop.
+const PUBLISHED_PROBES: &[&str] = &["create on miss", "add not stored"];
+
+/// The proposed visitor counter's probes: the published `increment` loop with the
+/// article's TTL of line 43 (its second clock read).
+const PROPOSED_PROBES: &[&str] = &["create on miss", "add not stored", "period straddled"];
+
+/// The fixed visitor counter's probes: its per-period `increment` loop and its `value`.
+const FIXED_PROBES: &[&str] = &["create on miss", "add not stored", "period changed"];
 
 /// A visitor-counter operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -277,7 +279,11 @@ impl Model for VisitorCounter {
     }
 
     fn probes(&self) -> &'static [&'static str] {
-        PROBES
+        match self.variant {
+            Variant::Published => PUBLISHED_PROBES,
+            Variant::Proposed => PROPOSED_PROBES,
+            Variant::Fixed => FIXED_PROBES,
+        }
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {

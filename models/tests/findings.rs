@@ -338,7 +338,8 @@ fn spinlock_published_resets_the_lock_under_its_holder_after_a_lost_reply() {
 }
 
 /// A cache too small for the queue evicts its keys in LRU order (no adversary: the store
-/// makes room): the head pointer among them, and the published enqueue then spins for ever.
+/// makes room): the head pointer among them, and the published dequeue then takes the
+/// miss for a node named "" and asks for it, a command no client sends.
 #[test]
 fn fifo_published_under_lru_pressure_loses_its_head_to_the_store_s_own_eviction() {
     let s = Scenario::new("lru", 2, 6)
@@ -348,10 +349,10 @@ fn fifo_published_under_lru_pressure_loses_its_head_to_the_store_s_own_eviction(
         ("fifo/published", fifo::published),
         &s,
         2000,
-        "progress",
+        "valid commands",
         "lru evicts fifohead",
     )
-    .expect("a livelock after the LRU evicted the head pointer");
+    .expect("a refused command after the LRU evicted the head pointer");
     assert!(report.contains("memory 600 B"), "{report}");
 }
 

@@ -239,6 +239,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
             reply: delivered.clone(),
         });
         let polled = match polled {
+            Poll::Ready(Err(e)) if e.is_refusal() => Polled::Refused(e.to_string()),
             Poll::Ready(result) => Polled::Ready(result.ok()),
             Poll::Pending => match slot.request.take() {
                 Some(request) => {

@@ -133,6 +133,7 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
                 Some(
                     Halt::Livelock { client, .. }
                     | Halt::Foreign { client }
+                    | Halt::Refused { client, .. }
                     | Halt::Nondeterministic { client },
                 ),
                 Some(rename),
@@ -141,6 +142,7 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
                 if let Some(
                     Halt::Livelock { client: c, .. }
                     | Halt::Foreign { client: c }
+                    | Halt::Refused { client: c, .. }
                     | Halt::Nondeterministic { client: c },
                 ) = &mut renamed_halt
                 {

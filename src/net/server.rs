@@ -1,17 +1,24 @@
-//! `kvsim serve`: one [`Store`] over memcached's text protocol, with fault knobs.
+//! `kvsim serve`: one [`Store`] over memcached's text protocol, with the simulator's
+//! faults on the wire, a control channel for test drivers, and a trace.
 //!
 //! Every connection gets its own thread; all share the store behind one mutex, so commands
 //! are atomic and totally ordered, as in memcached. The bytes on the wire are memcached
-//! 1.6.18's ([`crate::wire::Connection`]). The server listens on loopback unless told
-//! otherwise, and its clock is the host's, shifted by `clock_offset_secs` (never running
-//! backwards, as the store requires).
+//! 1.6.18's ([`crate::wire::Connection`]), `stats` included. The server listens on
+//! loopback unless told otherwise, and its clock is the host's, shifted by
+//! `clock_offset_secs` and by every clock jump (never running backwards, as the store
+//! requires).
 //!
-//! Faults, all drawn from one [`SimRng`] seeded with `seed`:
+//! Faults ([`WireFault`]), all drawn from one [`SimRng`] seeded with `seed`:
+//! - `faults` ([`FaultPlan`]): before each request, with its probability, one of the
+//!   kinds: a key the request names evicted, the clock jumped forward (`expire`), the
+//!   server restarted, the request or its reply lost (`lose`: the connection is closed),
+//!   the reply held past the client's timeout (`delay`), the connection paused;
+//! - on demand, through the control channel ([`crate::net::serve_control`]): the same
+//!   faults at the moment a test driver chooses, on the connection it names;
 //! - `evict_probability`: before each command, every key it names is evicted with this
 //!   probability (as if memory pressure had pushed it out just then);
 //! - `delay_ms`: each command waits a uniform random time in `lo..=hi` milliseconds
-//!   before it is applied (a slow server or network: clients see late replies and time
-//!   out);
+//!   before it is applied (a slow server or network);
 //! - the store's own: `memory_limit` with LRU eviction, `evict: false` for memcached `-M`
 //!   (out-of-memory errors), `persistent` (never evicts).
 //!
@@ -21,19 +28,25 @@
 //! Bounded as memcached is: at most `max_connections` open at once (memcached's `-c`,
 //! 1024); a connection past them is answered `ERROR Too many open connections` and closed,
 //! as memcached does (which counts a few descriptors of its own in the same budget, so it
-//! turns clients away a little earlier).
+//! turns clients away a little earlier). The trace stops at `trace_max_bytes`.
 
+use super::serve_control;
+use super::serve_faults::{FaultPlan, WireFault};
+use super::serve_stats::{self, Counters, StatsContext};
+use super::serve_trace::{TraceWriter, DEFAULT_TRACE_MAX_BYTES};
 use crate::command::{Command, Reply};
 use crate::rng::SimRng;
 use crate::store::{Store, StoreConfig};
-use crate::wire::Connection;
+use crate::wire::{Connection, Service, StatsGroup};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The address `kvsim serve` listens on unless told: memcached's port, on loopback.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:11211";
@@ -55,6 +68,14 @@ pub struct ServeConfig {
     pub seed: u64,
     /// Most connections open at once (memcached's `-c`); more are refused.
     pub max_connections: usize,
+    /// Seeded faults before each request.
+    pub faults: FaultPlan,
+    /// Where the control channel listens (`None`: no control channel).
+    pub control: Option<SocketAddr>,
+    /// Where the trace is written (`None`: no trace).
+    pub trace: Option<PathBuf>,
+    /// The trace's byte limit.
+    pub trace_max_bytes: u64,
 }
 
 /// Expired items reclaimed after each command, as memcached's LRU crawler reclaims them
@@ -77,99 +98,371 @@ impl Default for ServeConfig {
             clock_offset_secs: 0,
             seed: 0,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            faults: FaultPlan::default(),
+            control: None,
+            trace: None,
+            trace_max_bytes: DEFAULT_TRACE_MAX_BYTES,
         }
     }
 }
 
+/// The store and what changes with it.
 struct State {
     store: Store,
     rng: SimRng,
     last_ms: u64,
+    /// How far clock jumps have moved the server clock (ms).
+    jump_ms: u64,
+    /// When this server process started (server clock, ms): a restart starts it again.
+    started_ms: u64,
+    counters: Counters,
 }
 
-struct Shared {
+/// An open client connection.
+struct Conn {
+    stream: TcpStream,
+    peer: SocketAddr,
+    /// Faults waiting for its next request.
+    pending: Vec<WireFault>,
+}
+
+/// The open connections and the faults waiting for whichever sends a request next.
+#[derive(Default)]
+struct Conns {
+    open: BTreeMap<u64, Conn>,
+    next: Vec<WireFault>,
+}
+
+/// Which connections a per-connection fault is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnTarget {
+    /// The connection with this id.
+    Id(u64),
+    /// The next connection that sends a request.
+    Next,
+    /// Every open connection.
+    All,
+}
+
+/// What the connection threads, the acceptor and the control channel share.
+pub(crate) struct Shared {
     config: ServeConfig,
+    port: u16,
     state: Mutex<State>,
     stop: AtomicBool,
-    conns: Mutex<BTreeMap<u64, TcpStream>>,
+    conns: Mutex<Conns>,
+    trace: Option<Mutex<TraceWriter>>,
+    bytes_read: AtomicU64,
+    bytes_written: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+fn host_ms(offset_secs: i64) -> u64 {
+    let real = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    (real + offset_secs * 1000).max(0) as u64
+}
+
 impl Shared {
-    fn host_ms(&self) -> u64 {
-        let real = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        (real + self.config.clock_offset_secs * 1000).max(0) as u64
+    /// The server clock now (never behind the last time the store saw).
+    fn now(&self, state: &mut State) -> u64 {
+        let now = (host_ms(self.config.clock_offset_secs) + state.jump_ms).max(state.last_ms);
+        state.last_ms = now;
+        now
     }
 
-    fn apply(&self, command: &Command) -> Reply {
+    pub(crate) fn trace(&self, conn: Option<u64>, kind: &str, text: &str) {
+        if let Some(t) = &self.trace {
+            lock(t).line(conn, kind, text);
+        }
+    }
+
+    /// Applies a fault of the whole server now (`evict`, `restart`, `clock`); `false`
+    /// for `evict` of a key that held no live item.
+    pub(crate) fn inject(&self, fault: &WireFault, by: Option<u64>) -> bool {
+        self.trace(by, "fault", &fault.to_string());
+        let mut state = lock(&self.state);
+        let now = self.now(&mut state);
+        match fault {
+            WireFault::Evict(key) => {
+                let removed = state.store.evict_at(now, key);
+                state.counters.evictions += u64::from(removed);
+                removed
+            }
+            WireFault::Clock(secs) => {
+                state.jump_ms += secs.saturating_mul(1000);
+                true
+            }
+            WireFault::Restart => {
+                state.store.restart(now);
+                state.started_ms = now;
+                state.counters = Counters::default();
+                drop(state);
+                // memcached's clients lose their connections with the process.
+                let conns = lock(&self.conns);
+                for c in conns.open.values() {
+                    let _ = c.stream.shutdown(Shutdown::Both);
+                }
+                true
+            }
+            // Per-connection faults wait for a request ([`Shared::arm`]).
+            _ => false,
+        }
+    }
+
+    /// Arms a per-connection fault for `target`'s next request; the ids it was armed on
+    /// (`Err` with the open ids when `target` names no open connection).
+    pub(crate) fn arm(&self, fault: WireFault, target: ConnTarget) -> Result<(), Vec<u64>> {
+        let mut conns = lock(&self.conns);
+        match target {
+            ConnTarget::Next => conns.next.push(fault),
+            ConnTarget::All => conns
+                .open
+                .values_mut()
+                .for_each(|c| c.pending.push(fault.clone())),
+            ConnTarget::Id(id) => match conns.open.get_mut(&id) {
+                Some(c) => c.pending.push(fault),
+                None => return Err(conns.open.keys().copied().collect()),
+            },
+        }
+        Ok(())
+    }
+
+    /// The open connections: id and peer address.
+    pub(crate) fn connections(&self) -> Vec<(u64, String)> {
+        lock(&self.conns)
+            .open
+            .iter()
+            .map(|(id, c)| (*id, c.peer.to_string()))
+            .collect()
+    }
+
+    /// The `STAT` lines of `group` (for `Reset`: zeroes the counters).
+    pub(crate) fn stats(&self, group: StatsGroup) -> Vec<(String, String)> {
+        let conns = self.connections();
+        let mut state = lock(&self.state);
+        if group == StatsGroup::Reset {
+            let kept = state.counters.total_connections;
+            state.counters = Counters {
+                total_connections: kept,
+                ..Counters::default()
+            };
+            self.bytes_read.store(0, Ordering::Relaxed);
+            self.bytes_written.store(0, Ordering::Relaxed);
+            return Vec::new();
+        }
+        let now = self.now(&mut state);
+        let mut counters = state.counters.clone();
+        counters.bytes_read = self.bytes_read.load(Ordering::Relaxed);
+        counters.bytes_written = self.bytes_written.load(Ordering::Relaxed);
+        let ctx = StatsContext {
+            store: &state.store,
+            now_ms: now,
+            started_ms: state.started_ms,
+            curr_connections: conns.len() as u64,
+            max_connections: self.config.max_connections as u64,
+            port: self.port,
+            conns,
+        };
+        serve_stats::render(group, &counters, &ctx)
+    }
+
+    /// The faults for connection `id`'s next request: those armed for it or for the next
+    /// connection, then the seeded draw.
+    fn faults_for(&self, id: u64, command: &Command) -> Vec<WireFault> {
+        let mut faults = {
+            let mut conns = lock(&self.conns);
+            let mut mine = std::mem::take(&mut conns.next);
+            if let Some(c) = conns.open.get_mut(&id) {
+                mine.append(&mut c.pending);
+            }
+            mine
+        };
+        if !self.config.faults.kinds.is_empty() {
+            let keys = command.keys();
+            let drawn = self.config.faults.draw(&mut lock(&self.state).rng, &keys);
+            faults.extend(drawn);
+        }
+        faults
+    }
+
+    /// Applies one store command (after the configured delay and random evictions).
+    fn apply(&self, id: u64, command: &Command) -> Reply {
         if let Some((lo, hi)) = self.config.delay_ms {
             let ms = lock(&self.state).rng.range_inclusive(lo, hi);
             if ms > 0 {
                 std::thread::sleep(Duration::from_millis(ms));
             }
         }
-        let host = self.host_ms();
         let mut state = lock(&self.state);
-        let now = host.max(state.last_ms);
-        state.last_ms = now;
+        let now = self.now(&mut state);
         if self.config.evict_probability > 0.0 {
             for key in command.keys() {
                 if state.rng.chance(self.config.evict_probability) {
-                    state.store.evict_at(now, key);
+                    let removed = state.store.evict_at(now, key);
+                    state.counters.evictions += u64::from(removed);
                 }
             }
         }
         let reply = state.store.apply(now, command);
+        state.counters.count(command, &reply);
         state.store.crawl_expired(now, CRAWL_PER_COMMAND);
+        let evicted = state.store.take_evicted();
+        state.counters.evictions += evicted.len() as u64;
+        drop(state);
+        if self.trace.is_some() {
+            for key in evicted {
+                let text = format!("lru evicts {}", String::from_utf8_lossy(&key));
+                self.trace(None, "fault", &text);
+            }
+            // The command and its reply on adjacent lines.
+            if let Some(t) = &self.trace {
+                let mut t = lock(t);
+                t.line(Some(id), "command", &command.to_string());
+                t.line(Some(id), "reply", &reply.to_string());
+            }
+        }
         reply
+    }
+}
+
+/// One connection's side of the faults: whether it is being dropped, and how long its
+/// next write is held.
+struct ConnFaults {
+    id: u64,
+    dropped: Cell<bool>,
+    hold_ms: Cell<u64>,
+}
+
+/// What a connection's requests are served by.
+struct ConnService<'a> {
+    shared: &'a Shared,
+    faults: &'a ConnFaults,
+}
+
+impl Service for ConnService<'_> {
+    fn apply(&mut self, command: &Command) -> Reply {
+        let (shared, id) = (self.shared, self.faults.id);
+        // A dropped connection applies nothing more (its bytes were already read).
+        if self.faults.dropped.get() {
+            return Reply::Error;
+        }
+        let mut drop_reply = false;
+        for fault in shared.faults_for(id, command) {
+            if !fault.is_per_connection() {
+                shared.inject(&fault, Some(id));
+                continue;
+            }
+            shared.trace(Some(id), "fault", &fault.to_string());
+            match fault {
+                WireFault::Pause(ms) => std::thread::sleep(Duration::from_millis(ms)),
+                WireFault::DropRequest => {
+                    self.faults.dropped.set(true);
+                    return Reply::Error;
+                }
+                WireFault::DropReply => drop_reply = true,
+                WireFault::DelayReply(ms) => {
+                    self.faults.hold_ms.set(self.faults.hold_ms.get() + ms)
+                }
+                _ => {}
+            }
+        }
+        let reply = shared.apply(id, command);
+        if drop_reply {
+            self.faults.dropped.set(true);
+        }
+        reply
+    }
+
+    fn stats(&mut self, group: StatsGroup) -> Vec<(String, String)> {
+        self.shared.stats(group)
     }
 }
 
 /// A running server; dropping it (or [`Server::stop`]) stops it and closes its connections.
 pub struct Server {
     addr: SocketAddr,
+    control_addr: Option<SocketAddr>,
     shared: Arc<Shared>,
     accept: Option<JoinHandle<()>>,
+    control: Option<JoinHandle<()>>,
 }
 
 impl Server {
-    /// Binds `config.listen` and starts accepting connections on a thread of its own.
+    /// Binds `config.listen` (and `config.control`), creates the trace file, and starts
+    /// accepting connections on a thread of its own.
     pub fn start(config: ServeConfig) -> io::Result<Server> {
+        config
+            .faults
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let listener = TcpListener::bind(config.listen)?;
         let addr = listener.local_addr()?;
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        let start_ms = (now + config.clock_offset_secs * 1000).max(0) as u64;
+        let control_listener = config.control.map(TcpListener::bind).transpose()?;
+        let control_addr = control_listener
+            .as_ref()
+            .map(TcpListener::local_addr)
+            .transpose()?;
+        let trace = config
+            .trace
+            .as_deref()
+            .map(|p| TraceWriter::create(p, config.trace_max_bytes, Instant::now()))
+            .transpose()?
+            .map(Mutex::new);
+        let start_ms = host_ms(config.clock_offset_secs);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 store: Store::new(config.store.clone(), start_ms),
                 rng: SimRng::new(config.seed),
                 last_ms: start_ms,
+                jump_ms: 0,
+                started_ms: start_ms,
+                counters: Counters::default(),
             }),
+            port: addr.port(),
             config,
             stop: AtomicBool::new(false),
-            conns: Mutex::new(BTreeMap::new()),
+            conns: Mutex::new(Conns::default()),
+            trace,
+            bytes_read: AtomicU64::new(0),
+            bytes_written: AtomicU64::new(0),
         });
         let accept_shared = Arc::clone(&shared);
         let accept = std::thread::Builder::new()
             .name("kvsim-serve-accept".into())
             .spawn(move || accept_loop(listener, accept_shared))?;
+        let control = match control_listener {
+            Some(l) => {
+                let s = Arc::clone(&shared);
+                Some(
+                    std::thread::Builder::new()
+                        .name("kvsim-serve-control".into())
+                        .spawn(move || serve_control::accept_loop(l, s))?,
+                )
+            }
+            None => None,
+        };
         Ok(Server {
             addr,
+            control_addr,
             shared,
             accept: Some(accept),
+            control,
         })
     }
 
     /// The address it listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The control channel's address, if it has one.
+    pub fn control_addr(&self) -> Option<SocketAddr> {
+        self.control_addr
     }
 
     /// Blocks until the server stops (it runs until the process ends).
@@ -179,19 +472,25 @@ impl Server {
         }
     }
 
-    /// Stops accepting, closes every connection, and waits for the acceptor to end.
+    /// Stops accepting, closes every connection, and waits for the acceptors to end.
     pub fn stop(mut self) {
         self.shutdown();
     }
 
     fn shutdown(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
-        // Wake the acceptor.
+        // Wake the acceptors.
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
-        for stream in lock(&self.shared.conns).values() {
-            let _ = stream.shutdown(Shutdown::Both);
+        if let Some(addr) = self.control_addr {
+            let _ = TcpStream::connect_timeout(&addr, Duration::from_millis(200));
         }
-        if let Some(handle) = self.accept.take() {
+        for c in lock(&self.shared.conns).open.values() {
+            let _ = c.stream.shutdown(Shutdown::Both);
+        }
+        for handle in [self.accept.take(), self.control.take()]
+            .into_iter()
+            .flatten()
+        {
             let _ = handle.join();
         }
     }
@@ -205,40 +504,68 @@ impl Drop for Server {
     }
 }
 
+impl Shared {
+    /// Whether the server is stopping.
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+}
+
 fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let mut next_id = 0u64;
     for stream in listener.incoming() {
-        if shared.stop.load(Ordering::SeqCst) {
+        if shared.stopping() {
             break;
         }
         let Ok(mut stream) = stream else { continue };
-        if lock(&shared.conns).len() >= shared.config.max_connections {
+        if lock(&shared.conns).open.len() >= shared.config.max_connections {
             let _ = stream.write_all(TOO_MANY_CONNECTIONS);
             let _ = stream.shutdown(Shutdown::Both);
+            lock(&shared.state).counters.rejected_connections += 1;
             continue;
         }
         let id = next_id;
         next_id += 1;
-        if let Ok(clone) = stream.try_clone() {
-            lock(&shared.conns).insert(id, clone);
-        }
+        let peer = stream
+            .peer_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+        let Ok(clone) = stream.try_clone() else {
+            continue;
+        };
+        lock(&shared.state).counters.total_connections += 1;
+        lock(&shared.conns).open.insert(
+            id,
+            Conn {
+                stream: clone,
+                peer,
+                pending: Vec::new(),
+            },
+        );
+        shared.trace(Some(id), "connect", &peer.to_string());
         let conn_shared = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name(format!("kvsim-serve-{id}"))
             .spawn(move || {
-                serve_connection(stream, &conn_shared);
-                lock(&conn_shared.conns).remove(&id);
+                serve_connection(stream, id, &conn_shared);
+                lock(&conn_shared.conns).open.remove(&id);
+                conn_shared.trace(Some(id), "close", "");
             });
         if spawned.is_err() {
-            lock(&shared.conns).remove(&id);
+            lock(&shared.conns).open.remove(&id);
         }
     }
 }
 
-/// Reads requests and writes replies until the client leaves or the protocol closes.
-fn serve_connection(mut stream: TcpStream, shared: &Shared) {
+/// Reads requests and writes replies until the client leaves, the protocol closes or a
+/// fault drops the connection.
+fn serve_connection(mut stream: TcpStream, id: u64, shared: &Shared) {
     let _ = stream.set_nodelay(true);
     let mut conn = Connection::new(shared.config.store.item_size_max);
+    let faults = ConnFaults {
+        id,
+        dropped: Cell::new(false),
+        hold_ms: Cell::new(0),
+    };
     // memcached's read buffer size: what one read event can hold.
     let mut buf = vec![0u8; 16 * 1024];
     loop {
@@ -250,12 +577,25 @@ fn serve_connection(mut stream: TcpStream, shared: &Shared) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        let close = conn.serve_read(
-            &buf[..n],
-            |command| shared.apply(command),
-            |bytes| stream.write_all(bytes).is_ok(),
-        );
-        if close {
+        shared.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
+        let service = ConnService {
+            shared,
+            faults: &faults,
+        };
+        let close = conn.serve(&buf[..n], service, |bytes| {
+            if faults.dropped.get() {
+                return false;
+            }
+            let hold = faults.hold_ms.replace(0);
+            if hold > 0 {
+                std::thread::sleep(Duration::from_millis(hold));
+            }
+            shared
+                .bytes_written
+                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            stream.write_all(bytes).is_ok()
+        });
+        if close || faults.dropped.get() {
             break;
         }
     }

@@ -89,6 +89,8 @@ pub(crate) enum Halt {
     Livelock { client: usize, steps: u32 },
     /// A client awaited something other than its kv handle.
     Foreign { client: usize },
+    /// A client's operation failed on a command the client or server refused.
+    Refused { client: usize, error: String },
     /// The model's setup failed.
     SetupFailed(String),
     /// Replaying a client's recorded inputs did not give the same requests: its code
@@ -184,6 +186,16 @@ pub enum Stop {
         /// The client.
         client: usize,
     },
+    /// A client's operation failed on a command of its own that the client library or the
+    /// server refused ([`KvError::is_refusal`]): a defect of the structure.
+    Refused {
+        /// The client.
+        client: usize,
+        /// Its operation, rendered.
+        op: String,
+        /// The error, rendered.
+        error: String,
+    },
 }
 
 /// From when on no fault acts in a run: the point after which every operation must
@@ -224,6 +236,9 @@ pub(crate) struct Rules<'a> {
 pub(crate) enum Polled<Ret> {
     /// Its operation returned: its result (`None`: an error, whose outcome is unknown).
     Ready(Option<Ret>),
+    /// Its operation failed on a command of its own that was refused
+    /// ([`KvError::is_refusal`]): the error, rendered.
+    Refused(String),
     /// It sent a command and waits for the reply.
     Calling,
     /// It sleeps this many ms by its own clock.
@@ -933,6 +948,12 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 sink.event(now, Some(c), Event::Mark { label });
             }
         }
+        // A refused command ends its operation as any error does (outcome unknown), and
+        // then the run: the structure has shown its defect.
+        let (polled, refused) = match polled {
+            Polled::Refused(error) => (Polled::Ready(None), Some(error)),
+            other => (other, None),
+        };
         let until = match polled {
             Polled::Ready(result) => {
                 self.event(rules, hi, Tail::Returns);
@@ -944,10 +965,11 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                     None => Outcome::Unknown,
                 };
                 if sink.on() {
-                    let outcome = match &entry.outcome {
-                        Outcome::Ok(r) => format!("{r:?}"),
-                        Outcome::Failed => "failed".to_string(),
-                        Outcome::Unknown => "error (outcome unknown)".to_string(),
+                    let outcome = match (&entry.outcome, &refused) {
+                        (_, Some(error)) => format!("refused: {error}"),
+                        (Outcome::Ok(r), _) => format!("{r:?}"),
+                        (Outcome::Failed, _) => "failed".to_string(),
+                        (Outcome::Unknown, _) => "error (outcome unknown)".to_string(),
                     };
                     sink.event(now, Some(c), Event::Return { outcome });
                 }
@@ -959,6 +981,9 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 } else {
                     Phase::Idle
                 };
+                if let Some(error) = refused {
+                    self.halt = Some(Halt::Refused { client: c, error });
+                }
                 return;
             }
             Polled::Calling => {
@@ -966,6 +991,8 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 None
             }
             Polled::Sleep(ms) => Some((ms, now + clock.true_duration(ms).max(1))),
+            // Turned into `Ready` above.
+            Polled::Refused(_) => unreachable!("a refusal ends its operation"),
             Polled::Foreign | Polled::Nondeterministic => {
                 self.halt = Some(Halt::Foreign { client: c });
                 return;
@@ -1173,6 +1200,14 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 steps: *steps,
             }),
             Some(Halt::Foreign { client }) => Some(Stop::Foreign { client: *client }),
+            Some(Halt::Refused { client, error }) => Some(Stop::Refused {
+                client: *client,
+                op: format!(
+                    "{:?}",
+                    self.history.ops[self.clients[*client].hist_index as usize].op
+                ),
+                error: error.clone(),
+            }),
             _ => None,
         }
     }

@@ -13,8 +13,31 @@
 //! pipelined, fragmented and half-closed input byte for byte as memcached does (given the
 //! same read boundaries).
 
-use super::request::{Request, RequestParser};
+use super::request::{Request, RequestParser, StatsGroup};
 use crate::command::{Command, Reply};
+
+/// What a connection serves: the store's commands, and the server's own `stats`
+/// ([`Connection::serve`]; [`Connection::serve_read`] serves a bare store, whose `stats`
+/// groups are empty).
+pub trait Service {
+    /// Applies one store command.
+    fn apply(&mut self, command: &Command) -> Reply;
+
+    /// The `STAT name value` lines of `stats [group]`, in order.
+    fn stats(&mut self, group: StatsGroup) -> Vec<(String, String)> {
+        let _ = group;
+        Vec::new()
+    }
+}
+
+/// A bare store's service: its commands through a closure, no counters.
+struct Commands<F>(F);
+
+impl<F: FnMut(&Command) -> Reply> Service for Commands<F> {
+    fn apply(&mut self, command: &Command) -> Reply {
+        (self.0)(command)
+    }
+}
 
 /// How many commands memcached runs for one read event before it yields (its
 /// `reqs_per_event` of 20, plus the one the event starts with).
@@ -77,7 +100,18 @@ impl Connection {
     pub fn serve_read(
         &mut self,
         bytes: &[u8],
-        mut apply: impl FnMut(&Command) -> Reply,
+        apply: impl FnMut(&Command) -> Reply,
+        write: impl FnMut(&[u8]) -> bool,
+    ) -> bool {
+        self.serve(bytes, Commands(apply), write)
+    }
+
+    /// [`Connection::serve_read`] with a server's own requests (`stats`) answered by
+    /// `service`.
+    pub fn serve(
+        &mut self,
+        bytes: &[u8],
+        mut service: impl Service,
         mut write: impl FnMut(&[u8]) -> bool,
     ) -> bool {
         self.parser.feed(bytes);
@@ -96,13 +130,13 @@ impl Connection {
             match &request {
                 Request::Command(command) => match command.lookups() {
                     Some(lookups) => {
-                        if !self.retrieve(lookups, &mut apply, &mut write) {
+                        if !self.retrieve(lookups, &mut service, &mut write) {
                             return true;
                         }
                         flush!();
                     }
                     None => {
-                        let reply = apply(command);
+                        let reply = service.apply(command);
                         if !command.noreply() {
                             reply.encode(&mut self.unsent);
                         }
@@ -110,7 +144,7 @@ impl Connection {
                 },
                 Request::Answer { effect, reply } => {
                     if let Some(effect) = effect {
-                        apply(effect);
+                        service.apply(effect);
                     }
                     request.encode_own_reply(&mut self.unsent);
                     if matches!(reply, Some(Reply::Values(_))) {
@@ -119,12 +153,26 @@ impl Connection {
                 }
                 Request::AbortRetrieval { effect } => {
                     for lookup in effect.iter().flat_map(|e| e.lookups().unwrap_or_default()) {
-                        apply(&lookup);
+                        service.apply(&lookup);
                     }
                     self.unsent.clear();
                     request.encode_own_reply(&mut self.unsent);
                 }
                 Request::Version => request.encode_own_reply(&mut self.unsent),
+                Request::Stats(StatsGroup::Reset) => {
+                    service.stats(StatsGroup::Reset);
+                    self.unsent.extend_from_slice(b"RESET\r\n");
+                }
+                Request::Stats(group) => {
+                    for (name, value) in service.stats(*group) {
+                        self.unsent.extend_from_slice(b"STAT ");
+                        self.unsent.extend_from_slice(name.as_bytes());
+                        self.unsent.push(b' ');
+                        self.unsent.extend_from_slice(value.as_bytes());
+                        self.unsent.extend_from_slice(b"\r\n");
+                    }
+                    self.unsent.extend_from_slice(b"END\r\n");
+                }
                 Request::Quit => {
                     flush!();
                     return true;
@@ -163,11 +211,11 @@ impl Connection {
     fn retrieve(
         &mut self,
         lookups: Vec<Command>,
-        apply: &mut impl FnMut(&Command) -> Reply,
+        service: &mut impl Service,
         write: &mut impl FnMut(&[u8]) -> bool,
     ) -> bool {
         for lookup in lookups {
-            match apply(&lookup) {
+            match service.apply(&lookup) {
                 Reply::Values(values) => values.iter().for_each(|v| v.encode(&mut self.unsent)),
                 // The parser passes only keys a lookup accepts, so this is a store that
                 // refuses the command as a whole: its reply is the command's reply.

@@ -19,10 +19,10 @@ pub(crate) mod request;
 pub(crate) mod tokenize;
 
 pub use cnum::{is_c_space, safe_strtol, safe_strtoul, safe_strtoull};
-pub use conn::{Connection, Output, STREAM_BYTES};
+pub use conn::{Connection, Output, Service, STREAM_BYTES};
 pub use encode::{command_bytes, encode_command};
 pub use reply::ReplyParser;
-pub use request::{item_fits, Request, RequestParser, DEFAULT_ITEM_SIZE_MAX, VERSION};
+pub use request::{item_fits, Request, RequestParser, StatsGroup, DEFAULT_ITEM_SIZE_MAX, VERSION};
 
 /// Bytes from a server that are not a memcached reply.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -25,7 +25,9 @@
 //! - `HTTP/` as the last word of an unknown command, and a line over 2048 bytes without a
 //!   `\n` that is not a `get`/`gets`, close the connection; `quit` closes after the replies.
 //!
-//! memcached commands the store has no counterpart for (`stats`, `shutdown`, `slabs`,
+//! `stats` answers the groups of [`StatsGroup`] with the server's counters (a bare store
+//! has none: `END`). memcached commands the store has no counterpart for (`shutdown`,
+//! `slabs`, `stats sizes|detail|extstore`,
 //! `cache_memlimit`, `lru`, `lru_crawler`, `watch` and the meta commands `mg`/`ms`/`md`/
 //! `ma`/`mn`/`me`) are answered `ERROR`; `bget` (an ancient alias) is read as `get`.
 //!
@@ -83,6 +85,9 @@ pub enum Request {
     },
     /// `version`: answer `VERSION 1.6.18`.
     Version,
+    /// `stats [group]`: the server's counters (`STAT name value` lines, then `END`; for
+    /// `stats reset`, `RESET`).
+    Stats(StatsGroup),
     /// `quit`: send what is pending, then close the connection.
     Quit,
     /// Close the connection at once, dropping replies not yet sent (`HTTP/` lines and
@@ -123,6 +128,43 @@ impl Request {
             }
             _ => {}
         }
+    }
+}
+
+/// The groups of `stats` a server answers (memcached's `process_stat`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StatsGroup {
+    /// `stats`: the general counters.
+    General,
+    /// `stats items`: per slab class item counts.
+    Items,
+    /// `stats slabs`: per slab class memory.
+    Slabs,
+    /// `stats settings`: the server's settings.
+    Settings,
+    /// `stats conns`: one block per open connection.
+    Conns,
+    /// `stats sizes`: `sizes_status disabled`, as memcached answers by default.
+    Sizes,
+    /// `stats reset`: zero the counters; answers `RESET`.
+    Reset,
+}
+
+impl StatsGroup {
+    /// The group a `stats` line's second word names (`None` for a bare `stats`); `None`
+    /// for a group memcached does not have (answered `ERROR`) or one `kvsim serve`
+    /// leaves out (`detail`, `cachedump`, `extstore`: also `ERROR`).
+    pub fn parse(word: Option<&[u8]>) -> Option<StatsGroup> {
+        Some(match word {
+            None => StatsGroup::General,
+            Some(b"items") => StatsGroup::Items,
+            Some(b"slabs") => StatsGroup::Slabs,
+            Some(b"settings") => StatsGroup::Settings,
+            Some(b"conns") => StatsGroup::Conns,
+            Some(b"sizes") => StatsGroup::Sizes,
+            Some(b"reset") => StatsGroup::Reset,
+            Some(_) => return None,
+        })
     }
 }
 
@@ -368,6 +410,12 @@ fn parse_line(line: &[u8], item_size_max: usize) -> LineOutcome {
         }
         b's' => match cmd {
             b"set" => store(StoreVerb::Set),
+            // `stats` and `stats GROUP` (words after the group are ignored, as memcached
+            // ignores them).
+            b"stats" => match StatsGroup::parse(t.words.get(1).copied()) {
+                Some(group) => LineOutcome::Done(Request::Stats(group)),
+                None => error(Reply::Error),
+            },
             _ => error(Reply::Error),
         },
         b'a' => match cmd {

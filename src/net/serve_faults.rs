@@ -1,0 +1,178 @@
+//! The faults `kvsim serve` injects on the wire: what each does, which connection it
+//! waits for, and the seeded draws of `--faults LIST --fault-rate P`.
+//!
+//! The names are the simulator's ([`FaultKind`]): `evict`, `expire` (the server clock
+//! jumps forward), `restart`, `lose` (a request or a reply), `delay` (a reply held past
+//! the client's timeout) and `pause` (a connection stalls before its next request is
+//! applied). `crash`, `skew`, `lru` and `shard-fail` are not the server's to inject: a
+//! client crashes or skews its own clock, and `--memory-limit` is the LRU.
+
+use crate::rng::SimRng;
+use crate::scenario::FaultKind;
+use std::fmt;
+
+/// One fault, as the control channel names it and the trace shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WireFault {
+    /// Remove a key now, as memory pressure would.
+    Evict(Vec<u8>),
+    /// Restart the server: volatile data is lost and every client connection closed.
+    Restart,
+    /// The connection's next request is not applied, and the connection is closed.
+    DropRequest,
+    /// The connection's next request is applied, then the connection is closed before
+    /// its reply is sent.
+    DropReply,
+    /// The connection's next reply is held this many milliseconds.
+    DelayReply(u64),
+    /// The connection's next request waits this many milliseconds before it is applied.
+    Pause(u64),
+    /// The server clock jumps forward this many seconds.
+    Clock(u64),
+}
+
+impl WireFault {
+    /// Whether the fault acts on one connection (and so waits for its next request).
+    pub fn is_per_connection(&self) -> bool {
+        matches!(
+            self,
+            WireFault::DropRequest
+                | WireFault::DropReply
+                | WireFault::DelayReply(_)
+                | WireFault::Pause(_)
+        )
+    }
+}
+
+impl fmt::Display for WireFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WireFault::Evict(key) => write!(f, "evict {}", String::from_utf8_lossy(key)),
+            WireFault::Restart => write!(f, "restart"),
+            WireFault::DropRequest => write!(f, "drop-request"),
+            WireFault::DropReply => write!(f, "drop-reply"),
+            WireFault::DelayReply(ms) => write!(f, "delay-reply {ms} ms"),
+            WireFault::Pause(ms) => write!(f, "pause {ms} ms"),
+            WireFault::Clock(secs) => write!(f, "clock +{secs} s"),
+        }
+    }
+}
+
+/// The fault kinds `kvsim serve --faults` draws from.
+pub const SERVE_FAULTS: [FaultKind; 6] = [
+    FaultKind::Evict,
+    FaultKind::Expire,
+    FaultKind::Restart,
+    FaultKind::Lose,
+    FaultKind::Delay,
+    FaultKind::Pause,
+];
+
+/// Seeded faults: before each request, with probability `rate`, one of `kinds`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultPlan {
+    /// The kinds drawn from (each one of [`SERVE_FAULTS`]).
+    pub kinds: Vec<FaultKind>,
+    /// The probability per request (0.0 ..= 1.0).
+    pub rate: f64,
+    /// How long a `delay` holds a reply and a `pause` stalls a connection (ms).
+    pub hold_ms: u64,
+    /// How far an `expire` moves the server clock (s).
+    pub jump_secs: u64,
+}
+
+impl Default for FaultPlan {
+    fn default() -> Self {
+        FaultPlan {
+            kinds: Vec::new(),
+            rate: 0.0,
+            hold_ms: 2_000,
+            jump_secs: 2,
+        }
+    }
+}
+
+impl FaultPlan {
+    /// Checks that every kind is one the server injects.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(k) = self.kinds.iter().find(|k| !SERVE_FAULTS.contains(k)) {
+            return Err(format!(
+                "kvsim serve cannot inject {:?}: expected some of {} ({})",
+                k.name(),
+                SERVE_FAULTS.map(|k| k.name()).join(", "),
+                "a client crashes and skews its clock itself; --memory-limit is the LRU"
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.rate) {
+            return Err(format!(
+                "bad fault rate {}: expected a probability from 0 to 1",
+                self.rate
+            ));
+        }
+        Ok(())
+    }
+
+    /// The fault to inject before a request that names `keys`, if the draw says so.
+    pub fn draw(&self, rng: &mut SimRng, keys: &[&[u8]]) -> Option<WireFault> {
+        if self.kinds.is_empty() || self.rate <= 0.0 || !rng.chance(self.rate) {
+            return None;
+        }
+        let kind = self.kinds[rng.below(self.kinds.len() as u64) as usize];
+        Some(match kind {
+            FaultKind::Evict => {
+                let key = keys.get(rng.below(keys.len().max(1) as u64) as usize)?;
+                WireFault::Evict(key.to_vec())
+            }
+            FaultKind::Expire => WireFault::Clock(self.jump_secs),
+            FaultKind::Restart => WireFault::Restart,
+            FaultKind::Lose if rng.chance(0.5) => WireFault::DropRequest,
+            FaultKind::Lose => WireFault::DropReply,
+            FaultKind::Delay => WireFault::DelayReply(self.hold_ms),
+            _ => WireFault::Pause(self.hold_ms),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_the_server_cannot_inject_are_refused_by_name() {
+        let plan = FaultPlan {
+            kinds: vec![FaultKind::Evict, FaultKind::Crash],
+            rate: 0.1,
+            ..FaultPlan::default()
+        };
+        let err = plan.validate().unwrap_err();
+        assert!(err.contains("cannot inject \"crash\""), "{err}");
+        assert!(
+            err.contains("evict, expire, restart, lose, delay, pause"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn draws_follow_the_seed_and_the_rate() {
+        let plan = FaultPlan {
+            kinds: SERVE_FAULTS.to_vec(),
+            rate: 0.5,
+            ..FaultPlan::default()
+        };
+        let draws = |seed| {
+            let mut rng = SimRng::new(seed);
+            (0..200)
+                .map(|_| plan.draw(&mut rng, &[b"k".as_slice()]))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(draws(7), draws(7));
+        let n = draws(7).iter().filter(|d| d.is_some()).count();
+        assert!(
+            (60..140).contains(&n),
+            "{n} faults in 200 draws at rate 0.5"
+        );
+        let none = FaultPlan::default();
+        let mut rng = SimRng::new(1);
+        assert!((0..100).all(|_| none.draw(&mut rng, &[]).is_none()));
+    }
+}

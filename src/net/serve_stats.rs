@@ -1,0 +1,231 @@
+//! `stats` for `kvsim serve`: memcached 1.6.18's counters that a store of kvsim's can
+//! keep, consistent with each other (a hit is counted once as `get_hits` and once in
+//! `cmd_get`), in memcached's order.
+
+use crate::command::{ArithVerb, Command, Reply};
+use crate::store::Store;
+use crate::wire::{StatsGroup, VERSION};
+
+/// The counters of one server process (a restart starts them again).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Connections accepted since the start.
+    pub total_connections: u64,
+    /// Connections refused for being one too many.
+    pub rejected_connections: u64,
+    /// Retrieval keys looked up.
+    pub cmd_get: u64,
+    /// Storage commands.
+    pub cmd_set: u64,
+    /// `flush_all` commands.
+    pub cmd_flush: u64,
+    /// `touch`, `gat`, `gats` keys.
+    pub cmd_touch: u64,
+    /// Retrieval keys found.
+    pub get_hits: u64,
+    /// Retrieval keys not found.
+    pub get_misses: u64,
+    /// `delete` of a missing key.
+    pub delete_misses: u64,
+    /// `delete` of a present key.
+    pub delete_hits: u64,
+    /// `incr` of a missing key.
+    pub incr_misses: u64,
+    /// `incr` of a present key.
+    pub incr_hits: u64,
+    /// `decr` of a missing key.
+    pub decr_misses: u64,
+    /// `decr` of a present key.
+    pub decr_hits: u64,
+    /// `cas` of a missing key.
+    pub cas_misses: u64,
+    /// `cas` that stored.
+    pub cas_hits: u64,
+    /// `cas` that lost to another writer.
+    pub cas_badval: u64,
+    /// `touch` of a present key.
+    pub touch_hits: u64,
+    /// `touch` of a missing key.
+    pub touch_misses: u64,
+    /// Bytes read from clients.
+    pub bytes_read: u64,
+    /// Bytes written to clients.
+    pub bytes_written: u64,
+    /// Items stored since the start.
+    pub total_items: u64,
+    /// Items evicted (by the LRU and by faults).
+    pub evictions: u64,
+}
+
+impl Counters {
+    /// Counts one applied command and its reply (a multi-get arrives as one-key gets).
+    pub fn count(&mut self, command: &Command, reply: &Reply) {
+        match command {
+            Command::Get { keys, .. } | Command::Gat { keys, .. } => {
+                let found = match reply {
+                    Reply::Values(v) => v.len() as u64,
+                    _ => 0,
+                };
+                let missed = (keys.len() as u64).saturating_sub(found);
+                self.cmd_get += keys.len() as u64;
+                self.get_hits += found;
+                self.get_misses += missed;
+                if matches!(command, Command::Gat { .. }) {
+                    self.cmd_touch += keys.len() as u64;
+                    self.touch_hits += found;
+                    self.touch_misses += missed;
+                }
+            }
+            Command::Store { .. } => {
+                self.cmd_set += 1;
+                if matches!(reply, Reply::Stored) {
+                    self.total_items += 1;
+                }
+            }
+            Command::Cas { .. } => {
+                self.cmd_set += 1;
+                match reply {
+                    Reply::Stored => {
+                        self.cas_hits += 1;
+                        self.total_items += 1;
+                    }
+                    Reply::Exists => self.cas_badval += 1,
+                    _ => self.cas_misses += 1,
+                }
+            }
+            Command::Arith { verb, .. } => {
+                let hit = matches!(reply, Reply::Number(_));
+                let missed = matches!(reply, Reply::NotFound);
+                let (hits, misses) = match verb {
+                    ArithVerb::Incr => (&mut self.incr_hits, &mut self.incr_misses),
+                    ArithVerb::Decr => (&mut self.decr_hits, &mut self.decr_misses),
+                };
+                *hits += u64::from(hit);
+                *misses += u64::from(missed);
+            }
+            Command::Delete { .. } => match reply {
+                Reply::Deleted => self.delete_hits += 1,
+                _ => self.delete_misses += 1,
+            },
+            Command::Touch { .. } => {
+                self.cmd_touch += 1;
+                match reply {
+                    Reply::Touched => self.touch_hits += 1,
+                    _ => self.touch_misses += 1,
+                }
+            }
+            Command::FlushAll { .. } => self.cmd_flush += 1,
+        }
+    }
+}
+
+/// What `stats` needs besides the counters.
+pub struct StatsContext<'a> {
+    /// The store (items, bytes, limit).
+    pub store: &'a Store,
+    /// The server clock now (ms since the epoch).
+    pub now_ms: u64,
+    /// When this server process started (ms since the epoch, server clock).
+    pub started_ms: u64,
+    /// Connections open now.
+    pub curr_connections: u64,
+    /// The connection limit.
+    pub max_connections: u64,
+    /// The port clients connect to.
+    pub port: u16,
+    /// The open connections: id and peer.
+    pub conns: Vec<(u64, String)>,
+}
+
+/// The `STAT` lines of `group`.
+pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut put = |name: &str, value: String| out.push((name.to_string(), value));
+    let items = ctx.store.live_keys(ctx.now_ms).len() as u64;
+    let bytes = ctx.store.used_bytes() as u64;
+    let limit = ctx.store.config().memory_limit.unwrap_or(0) as u64;
+    match group {
+        StatsGroup::General => {
+            put("pid", std::process::id().to_string());
+            put(
+                "uptime",
+                (ctx.now_ms.saturating_sub(ctx.started_ms) / 1000).to_string(),
+            );
+            put("time", (ctx.now_ms / 1000).to_string());
+            put("version", VERSION.to_string());
+            put("pointer_size", "64".into());
+            put("max_connections", ctx.max_connections.to_string());
+            put("curr_connections", ctx.curr_connections.to_string());
+            put("total_connections", c.total_connections.to_string());
+            put("rejected_connections", c.rejected_connections.to_string());
+            put("cmd_get", c.cmd_get.to_string());
+            put("cmd_set", c.cmd_set.to_string());
+            put("cmd_flush", c.cmd_flush.to_string());
+            put("cmd_touch", c.cmd_touch.to_string());
+            put("cmd_meta", "0".into());
+            put("get_hits", c.get_hits.to_string());
+            put("get_misses", c.get_misses.to_string());
+            put("get_expired", "0".into());
+            put("get_flushed", "0".into());
+            put("delete_misses", c.delete_misses.to_string());
+            put("delete_hits", c.delete_hits.to_string());
+            put("incr_misses", c.incr_misses.to_string());
+            put("incr_hits", c.incr_hits.to_string());
+            put("decr_misses", c.decr_misses.to_string());
+            put("decr_hits", c.decr_hits.to_string());
+            put("cas_misses", c.cas_misses.to_string());
+            put("cas_hits", c.cas_hits.to_string());
+            put("cas_badval", c.cas_badval.to_string());
+            put("touch_hits", c.touch_hits.to_string());
+            put("touch_misses", c.touch_misses.to_string());
+            put("bytes_read", c.bytes_read.to_string());
+            put("bytes_written", c.bytes_written.to_string());
+            put("limit_maxbytes", limit.to_string());
+            put("accepting_conns", "1".into());
+            put("threads", "1".into());
+            put("bytes", bytes.to_string());
+            put("curr_items", items.to_string());
+            put("total_items", c.total_items.to_string());
+            put("evictions", c.evictions.to_string());
+            put("reclaimed", "0".into());
+        }
+        StatsGroup::Items if items > 0 => {
+            put("items:1:number", items.to_string());
+            put("items:1:age", "0".into());
+            put("items:1:mem_requested", bytes.to_string());
+            put("items:1:evicted", c.evictions.to_string());
+            put("items:1:outofmemory", "0".into());
+        }
+        StatsGroup::Slabs => {
+            if items > 0 {
+                put("1:chunk_size", "96".into());
+                put("1:used_chunks", items.to_string());
+                put("1:get_hits", c.get_hits.to_string());
+                put("1:cmd_set", c.cmd_set.to_string());
+            }
+            put("active_slabs", u64::from(items > 0).to_string());
+            put("total_malloced", bytes.to_string());
+        }
+        StatsGroup::Settings => {
+            put("maxbytes", limit.to_string());
+            put("maxconns", ctx.max_connections.to_string());
+            put("tcpport", ctx.port.to_string());
+            put("udpport", "0".into());
+            put("evictions", "on".into());
+            put("cas_enabled", "yes".into());
+            put(
+                "item_size_max",
+                ctx.store.config().item_size_max.to_string(),
+            );
+        }
+        StatsGroup::Conns => {
+            for (id, peer) in &ctx.conns {
+                put(&format!("{id}:addr"), format!("tcp:{peer}"));
+                put(&format!("{id}:state"), "conn_parse_cmd".into());
+            }
+        }
+        StatsGroup::Sizes => put("sizes_status", "disabled".into()),
+        StatsGroup::Items | StatsGroup::Reset => {}
+    }
+    out
+}
