@@ -25,6 +25,9 @@
 //!   another writer's change, which is lost
 //!   (`array_locked_published_loses_a_change_when_a_writer_is_slow`).
 //! - `evict`: the evicted array reads as `[]` and the next change rebuilds it from nothing.
+//! - `slow-work`, no fault: a change that computes for 0.8-1.6 s ([`Kv::work`]) outlives the
+//!   lock's 2 s lease, which memcached's whole-second clock makes 1-2 s long; a second
+//!   writer enters and one change is lost.
 //! - No faults, `crash`, `lose`: linearizable.
 //!
 //! # Fixed

@@ -36,6 +36,12 @@
 //!   `enqueue` loops forever (a progress violation,
 //!   `fifo_published_livelocks_when_the_tail_node_is_evicted`); an evicted middle node
 //!   cuts the queue, and `restart` loses it whole.
+//! - `evict-alone` (one client, so the no-fault defect cannot mask what each lost key
+//!   does): the tail *pointer* evicted, `dequeue` returns "" from an empty queue, and
+//!   `enqueue` takes the miss for a node named "" and asks the store for it; the head
+//!   pointer evicted, `dequeue` does the same. A client library refuses an empty key, so
+//!   the operation fails on a command no correct structure sends: the `valid commands`
+//!   property (a finding of its own, also under `lru` and `restart`).
 //!
 //! # Fixed
 //! The same algorithm, plus loss detection and timeout handling:

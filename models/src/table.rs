@@ -29,6 +29,8 @@
 //!   (`table_published_has_and_fetch_disagree_without_faults`).
 //! - `evict`: an evicted member list silently drops members (the next `add` rebuilds it
 //!   from nothing).
+//! - `slow-work`, no fault: changes that compute for 0.8-1.6 s ([`Kv::work`]) outlive the
+//!   lock's 2 s lease (1-2 s long on memcached's whole-second clock) and lose members.
 //!
 //! # Fixed
 //! One key holds the whole set (`table<name>_set`, members comma-separated); `add` and
