@@ -2,7 +2,9 @@
 
 use crate::error::CliError;
 use clap::Args;
-use kvsim::net::{FaultPlan, ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
+use kvsim::net::{
+    FaultPlan, LockstepConfig, ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS,
+};
 use kvsim::scenario::FaultKind;
 use kvsim::store::StoreConfig;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -74,6 +76,16 @@ pub struct ServeArgs {
     /// Stop writing the trace at this size (suffix k, m or g).
     #[arg(long, value_parser = parse_bytes, default_value = "1g")]
     pub trace_max_bytes: usize,
+    /// Serve requests one at a time: wait until N connections each have a request
+    /// waiting (or --lockstep-quantum-ms passes with fewer), then serve one the seed
+    /// picks. Clients deterministic between their calls then replay the same
+    /// interleaving from the same --seed (see README for its limits).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub lockstep: Option<u64>,
+    /// How long --lockstep waits for N requests before picking among fewer (ms).
+    #[arg(long, default_value_t = 200,
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub lockstep_quantum_ms: u64,
 }
 
 /// A fault `kvsim serve` injects.
@@ -170,6 +182,10 @@ pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
         control: args.control.as_deref().map(resolve_control).transpose()?,
         trace: args.trace.clone(),
         trace_max_bytes: args.trace_max_bytes as u64,
+        lockstep: args.lockstep.map(|n| LockstepConfig {
+            clients: n as usize,
+            quantum: std::time::Duration::from_millis(args.lockstep_quantum_ms),
+        }),
     };
     let server = Server::start(config)
         .map_err(|e| CliError::of("serve", format!("cannot listen on {listen}: {e}")))?;

@@ -32,6 +32,7 @@
 
 use super::serve_control;
 use super::serve_faults::{FaultPlan, WireFault};
+use super::serve_lockstep::{Lockstep, LockstepConfig};
 use super::serve_stats::{self, Counters, StatsContext};
 use super::serve_trace::{TraceWriter, DEFAULT_TRACE_MAX_BYTES};
 use crate::command::{Command, Reply};
@@ -76,6 +77,8 @@ pub struct ServeConfig {
     pub trace: Option<PathBuf>,
     /// The trace's byte limit.
     pub trace_max_bytes: u64,
+    /// Serve requests one at a time in a seeded order ([`Lockstep`]).
+    pub lockstep: Option<LockstepConfig>,
 }
 
 /// Expired items reclaimed after each command, as memcached's LRU crawler reclaims them
@@ -102,6 +105,7 @@ impl Default for ServeConfig {
             control: None,
             trace: None,
             trace_max_bytes: DEFAULT_TRACE_MAX_BYTES,
+            lockstep: None,
         }
     }
 }
@@ -152,6 +156,7 @@ pub(crate) struct Shared {
     stop: AtomicBool,
     conns: Mutex<Conns>,
     trace: Option<Mutex<TraceWriter>>,
+    lockstep: Option<Lockstep>,
     bytes_read: AtomicU64,
     bytes_written: AtomicU64,
 }
@@ -344,9 +349,24 @@ struct ConnService<'a> {
     faults: &'a ConnFaults,
 }
 
+/// A lockstep turn, given back when the request has been served (whichever way).
+struct Turn<'a>(Option<&'a Lockstep>);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if let Some(ls) = self.0 {
+            ls.done();
+        }
+    }
+}
+
 impl Service for ConnService<'_> {
     fn apply(&mut self, command: &Command) -> Reply {
         let (shared, id) = (self.shared, self.faults.id);
+        if let Some(ls) = &shared.lockstep {
+            ls.wait_turn(id, || lock(&shared.conns).open.len());
+        }
+        let _turn = Turn(shared.lockstep.as_ref());
         // A dropped connection applies nothing more (its bytes were already read).
         if self.faults.dropped.get() {
             return Reply::Error;
@@ -414,6 +434,7 @@ impl Server {
             .transpose()?
             .map(Mutex::new);
         let start_ms = host_ms(config.clock_offset_secs);
+        let lockstep = config.lockstep.map(|c| Lockstep::new(c, config.seed));
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 store: Store::new(config.store.clone(), start_ms),
@@ -428,6 +449,7 @@ impl Server {
             stop: AtomicBool::new(false),
             conns: Mutex::new(Conns::default()),
             trace,
+            lockstep,
             bytes_read: AtomicU64::new(0),
             bytes_written: AtomicU64::new(0),
         });
@@ -548,6 +570,9 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             .spawn(move || {
                 serve_connection(stream, id, &conn_shared);
                 lock(&conn_shared.conns).open.remove(&id);
+                if let Some(ls) = &conn_shared.lockstep {
+                    ls.leave(id);
+                }
                 conn_shared.trace(Some(id), "close", "");
             });
         if spawned.is_err() {
