@@ -6,11 +6,17 @@
 //!
 //! The types mirror memcached's classic text protocol (1.6.18): storage commands
 //! (`set`, `add`, `replace`, `append`, `prepend`, `cas`), retrieval (`get`, `gets`, `gat`,
-//! `gats`), arithmetic (`incr`, `decr`), `delete`, `touch` and `flush_all`.
+//! `gats`), arithmetic (`incr`, `decr`), `delete`, `touch` and `flush_all`; and the meta
+//! protocol (`mg`, `ms`, `md`, `ma`, `me`, `mn`: [`Command::Meta`], [`Reply::Meta`],
+//! [`Reply::MetaDebug`], see [`meta`]).
 //! [`Reply::encode`] writes a reply exactly as memcached puts it on the wire.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+pub mod meta;
+
+pub use meta::{MetaCommand, MetaDebug, MetaFlag, MetaReply, MetaRet, MetaStatus, MetaVerb};
 
 /// The longest key memcached accepts, in bytes.
 pub const KEY_MAX_LEN: usize = 250;
@@ -149,15 +155,18 @@ pub enum Command {
         /// Suppress the reply on the wire.
         noreply: bool,
     },
+    /// A meta command: `mg`, `ms`, `md`, `ma`, `me` or `mn` (see [`meta`]).
+    Meta(MetaCommand),
 }
 
 impl Command {
     /// Whether what the store answers, to this command or a later one, can depend on the
     /// time it arrives: it gives an item an expiration time (any `exptime` but 0: memcached
     /// keeps expiries in whole seconds of its own clock) or flushes (a flush hides the
-    /// items last stored before a second of that clock). Every other command's effect and
-    /// reply are the same at every time, on a store with no expiring item, no flush and no
-    /// memory limit (`Store::time_free`).
+    /// items last stored before a second of that clock), or reports times or the items'
+    /// access history (meta `l`, `h`, `me`; a time-free search leaves both out). Every
+    /// other command's effect and reply are the same at every time, on a store with no
+    /// expiring item, no flush and no memory limit (`Store::time_free`).
     pub fn involves_time(&self) -> bool {
         match self {
             Command::Store { exptime, .. }
@@ -166,6 +175,16 @@ impl Command {
             | Command::Touch { exptime, .. } => *exptime != 0,
             Command::FlushAll { .. } => true,
             Command::Get { .. } | Command::Arith { .. } | Command::Delete { .. } => false,
+            // A new TTL (`T`, `N`, `R`) other than 0, or a report of times or of the
+            // access history (`l`, `h`, `me`), which a time-free search leaves out.
+            Command::Meta(m) => {
+                m.verb == MetaVerb::Debug
+                    || m.flags.iter().any(|f| match f {
+                        MetaFlag::Ttl(t) | MetaFlag::Vivify(t) | MetaFlag::Recache(t) => *t != 0,
+                        MetaFlag::ReturnLastAccess | MetaFlag::ReturnHit => true,
+                        _ => false,
+                    })
+            }
         }
     }
 
@@ -186,6 +205,7 @@ impl Command {
             Command::Delete { .. } => "delete",
             Command::Touch { .. } => "touch",
             Command::FlushAll { .. } => "flush_all",
+            Command::Meta(m) => m.verb.as_str(),
         }
     }
 
@@ -201,6 +221,37 @@ impl Command {
                 keys.iter().map(Vec::as_slice).collect()
             }
             Command::FlushAll { .. } => Vec::new(),
+            Command::Meta(m) if m.verb == MetaVerb::Noop => Vec::new(),
+            Command::Meta(m) => vec![m.key.as_slice()],
+        }
+    }
+
+    /// The keys this command names, to change them (a client's key prefix).
+    pub fn keys_mut(&mut self) -> Vec<&mut Vec<u8>> {
+        match self {
+            Command::Store { key, .. }
+            | Command::Cas { key, .. }
+            | Command::Arith { key, .. }
+            | Command::Delete { key, .. }
+            | Command::Touch { key, .. } => vec![key],
+            Command::Get { keys, .. } | Command::Gat { keys, .. } => keys.iter_mut().collect(),
+            Command::FlushAll { .. } => Vec::new(),
+            Command::Meta(m) if m.verb == MetaVerb::Noop => Vec::new(),
+            Command::Meta(m) => vec![&mut m.key],
+        }
+    }
+
+    /// Asks for every reply: drops `noreply`, and a meta command's quiet flag (`q`).
+    pub fn clear_noreply(&mut self) {
+        match self {
+            Command::Store { noreply, .. }
+            | Command::Cas { noreply, .. }
+            | Command::Arith { noreply, .. }
+            | Command::Delete { noreply, .. }
+            | Command::Touch { noreply, .. }
+            | Command::FlushAll { noreply, .. } => *noreply = false,
+            Command::Get { .. } | Command::Gat { .. } => {}
+            Command::Meta(m) => m.flags.retain(|f| *f != MetaFlag::Quiet),
         }
     }
 
@@ -246,10 +297,13 @@ impl Command {
                 keys.first().map(Vec::as_slice)
             }
             Command::FlushAll { .. } => None,
+            Command::Meta(m) if m.verb == MetaVerb::Noop => None,
+            Command::Meta(m) => Some(&m.key),
         }
     }
 
-    /// Whether the command asked for no reply on the wire.
+    /// Whether the command asked for no reply on the wire (a meta command's quiet mode
+    /// drops only some replies: see [`MetaReply::quiet`]).
     pub fn noreply(&self) -> bool {
         match self {
             Command::Store { noreply, .. }
@@ -258,13 +312,18 @@ impl Command {
             | Command::Delete { noreply, .. }
             | Command::Touch { noreply, .. }
             | Command::FlushAll { noreply, .. } => *noreply,
-            Command::Get { .. } | Command::Gat { .. } => false,
+            Command::Get { .. } | Command::Gat { .. } | Command::Meta(_) => false,
         }
     }
 
-    /// Whether the command can change the store (everything but `get`/`gets`).
+    /// Whether the command can change the store (everything but `get`/`gets`, `me` and
+    /// `mn`; an `mg` can create, touch, bump and hand out a win token).
     pub fn is_mutation(&self) -> bool {
-        !matches!(self, Command::Get { .. })
+        match self {
+            Command::Get { .. } => false,
+            Command::Meta(m) => !matches!(m.verb, MetaVerb::Debug | MetaVerb::Noop),
+            _ => true,
+        }
     }
 
     /// Checks what a careful client checks before sending: every key is 1 to 250 bytes
@@ -282,13 +341,17 @@ impl Command {
                     validate_key(key)?;
                 }
             }
+            Command::Meta(m) => validate_meta(m)?,
             other => {
                 if let Some(key) = other.first_key() {
                     validate_key(key)?;
                 }
             }
         }
-        if let Command::Store { data, .. } | Command::Cas { data, .. } = self {
+        if let Command::Store { data, .. }
+        | Command::Cas { data, .. }
+        | Command::Meta(MetaCommand { data, .. }) = self
+        {
             if data.len() > VALUE_MAX_LEN {
                 return Err(CommandError::ValueTooLarge {
                     len: data.len(),
@@ -303,6 +366,50 @@ impl Command {
 /// The largest data block any default memcached can hold (1 MiB item limit minus the
 /// smallest item overhead); larger values are rejected before they are sent.
 pub const VALUE_MAX_LEN: usize = 1024 * 1024 - 60;
+
+/// Checks a meta command before sending: its key (any bytes with `b`, as long as the
+/// base64 fits in 250), at most as many flags as memcached accepts, and opaque tokens and
+/// proxy hints that are single tokens of at most 32 bytes.
+fn validate_meta(m: &MetaCommand) -> Result<(), CommandError> {
+    if m.verb == MetaVerb::Noop {
+        return Ok(());
+    }
+    if m.base64() {
+        if m.key.is_empty() {
+            return Err(CommandError::EmptyKey);
+        }
+        let encoded = meta::base64_encode(&m.key).len();
+        if encoded > KEY_MAX_LEN {
+            return Err(CommandError::KeyTooLong {
+                key: show_bytes(&m.key[..40.min(m.key.len())]) + "…",
+                len: encoded,
+            });
+        }
+    } else {
+        validate_key(&m.key)?;
+    }
+    if m.ntokens() > meta::META_MAX_TOKENS {
+        return Err(CommandError::TooManyFlags {
+            verb: m.verb.as_str(),
+            found: m.flags.len(),
+            max: meta::META_MAX_TOKENS + m.flags.len() - m.ntokens(),
+        });
+    }
+    for flag in &m.flags {
+        let token = match flag {
+            MetaFlag::Opaque(t) | MetaFlag::Hint { text: t, .. } => t,
+            MetaFlag::Mode(b) => &vec![*b],
+            _ => continue,
+        };
+        let bad = |b: &u8| *b <= b' ' || *b == 0x7f;
+        if token.len() + 1 > meta::META_OPAQUE_MAX || token.iter().any(bad) {
+            return Err(CommandError::BadFlagToken {
+                flag: flag.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
 
 /// Checks one key: 1 to 250 bytes, no whitespace, no control bytes.
 pub fn validate_key(key: &[u8]) -> Result<(), CommandError> {
@@ -379,6 +486,23 @@ pub enum CommandError {
         /// The command.
         verb: &'static str,
     },
+    /// A meta command with more flags than memcached reads.
+    #[error("{verb} takes at most {max} flags, found {found}")]
+    TooManyFlags {
+        /// The command.
+        verb: &'static str,
+        /// How many it has.
+        found: usize,
+        /// How many memcached accepts.
+        max: usize,
+    },
+    /// A meta flag whose token is not one token of at most 32 bytes (an opaque, a
+    /// mode, a proxy hint).
+    #[error("bad meta flag {flag:?}: expected one token of at most 32 bytes without whitespace or control bytes")]
+    BadFlagToken {
+        /// The flag, rendered.
+        flag: String,
+    },
 }
 
 /// One hit of a retrieval command: `VALUE <key> <flags> <bytes> [<cas unique>]`.
@@ -411,6 +535,32 @@ pub enum ClientError {
     NonNumeric,
     /// `CLIENT_ERROR flush_all not allowed`
     FlushNotAllowed,
+    /// `CLIENT_ERROR duplicate flag` (meta: a flag letter twice, or a byte >= 127)
+    DuplicateFlag,
+    /// `CLIENT_ERROR invalid flag` (meta: a letter no meta command knows)
+    InvalidFlag,
+    /// `CLIENT_ERROR error decoding key` (meta `b` with a key that is not base64)
+    ErrorDecodingKey,
+    /// `CLIENT_ERROR bad token in command line format` (meta `N`/`T`/`R`/`C` not a number)
+    BadToken,
+    /// `CLIENT_ERROR incorrect length for M token`
+    BadModeLength,
+    /// `CLIENT_ERROR invalid numeric initial value` (meta `J`)
+    InvalidInitial,
+    /// `CLIENT_ERROR invalid numeric delta value` (meta `D`)
+    InvalidDeltaValue,
+    /// `CLIENT_ERROR options flags are too long` (`mg` with more than 20 tokens)
+    GetFlagsTooLong,
+    /// `CLIENT_ERROR options flags too long` (`ms`, `md`, `ma` with more than 20 tokens)
+    FlagsTooLong,
+    /// `CLIENT_ERROR opaque token too long` (an `O` token over 32 bytes)
+    OpaqueTooLong,
+    /// `CLIENT_ERROR invalid mode for ms M token`
+    InvalidSetMode,
+    /// `CLIENT_ERROR invalid mode for ma M token`
+    InvalidArithMode,
+    /// `CLIENT_ERROR invalid or duplicate flag` (`md` and `ma`, for every flag error)
+    InvalidOrDuplicateFlag,
 }
 
 impl ClientError {
@@ -426,8 +576,45 @@ impl ClientError {
             ClientError::InvalidDelta => "invalid numeric delta argument",
             ClientError::NonNumeric => "cannot increment or decrement non-numeric value",
             ClientError::FlushNotAllowed => "flush_all not allowed",
+            ClientError::DuplicateFlag => "duplicate flag",
+            ClientError::InvalidFlag => "invalid flag",
+            ClientError::ErrorDecodingKey => "error decoding key",
+            ClientError::BadToken => "bad token in command line format",
+            ClientError::BadModeLength => "incorrect length for M token",
+            ClientError::InvalidInitial => "invalid numeric initial value",
+            ClientError::InvalidDeltaValue => "invalid numeric delta value",
+            ClientError::GetFlagsTooLong => "options flags are too long",
+            ClientError::FlagsTooLong => "options flags too long",
+            ClientError::OpaqueTooLong => "opaque token too long",
+            ClientError::InvalidSetMode => "invalid mode for ms M token",
+            ClientError::InvalidArithMode => "invalid mode for ma M token",
+            ClientError::InvalidOrDuplicateFlag => "invalid or duplicate flag",
         }
     }
+
+    /// Every `CLIENT_ERROR` memcached sends for the commands of [`Command`].
+    pub const ALL: [ClientError; 20] = [
+        ClientError::BadCommandLineFormat,
+        ClientError::BadDeleteUsage,
+        ClientError::BadDataChunk,
+        ClientError::InvalidExptime,
+        ClientError::InvalidDelta,
+        ClientError::NonNumeric,
+        ClientError::FlushNotAllowed,
+        ClientError::DuplicateFlag,
+        ClientError::InvalidFlag,
+        ClientError::ErrorDecodingKey,
+        ClientError::BadToken,
+        ClientError::BadModeLength,
+        ClientError::InvalidInitial,
+        ClientError::InvalidDeltaValue,
+        ClientError::GetFlagsTooLong,
+        ClientError::FlagsTooLong,
+        ClientError::OpaqueTooLong,
+        ClientError::InvalidSetMode,
+        ClientError::InvalidArithMode,
+        ClientError::InvalidOrDuplicateFlag,
+    ];
 }
 
 /// A `SERVER_ERROR` memcached sends, by its exact text.
@@ -441,6 +628,8 @@ pub enum ServerError {
     OutOfMemory,
     /// `SERVER_ERROR out of memory writing get response`
     OutOfMemoryGetResponse,
+    /// `SERVER_ERROR Out of memory allocating new item` (`ma` with `N` on a full store)
+    OutOfMemoryAllocating,
 }
 
 impl ServerError {
@@ -451,8 +640,18 @@ impl ServerError {
             ServerError::OutOfMemoryStoring => "out of memory storing object",
             ServerError::OutOfMemory => "out of memory",
             ServerError::OutOfMemoryGetResponse => "out of memory writing get response",
+            ServerError::OutOfMemoryAllocating => "Out of memory allocating new item",
         }
     }
+
+    /// Every `SERVER_ERROR` memcached sends for the commands of [`Command`].
+    pub const ALL: [ServerError; 5] = [
+        ServerError::ObjectTooLarge,
+        ServerError::OutOfMemoryStoring,
+        ServerError::OutOfMemory,
+        ServerError::OutOfMemoryGetResponse,
+        ServerError::OutOfMemoryAllocating,
+    ];
 }
 
 /// Every reply memcached gives to the commands of [`Command`].
@@ -482,6 +681,10 @@ pub enum Reply {
     ClientError(ClientError),
     /// `SERVER_ERROR <text>`
     ServerError(ServerError),
+    /// A meta reply: `HD`, `VA`, `EN`, `NF`, `NS`, `EX` or `MN`, with returned flags.
+    Meta(MetaReply),
+    /// `me`'s `ME <key> exp=… …` line for a hit (a miss is `EN`, a [`Reply::Meta`]).
+    MetaDebug(MetaDebug),
 }
 
 impl Reply {
@@ -500,6 +703,17 @@ impl Reply {
             Reply::Number(_) => "NUMBER",
             Reply::ClientError(_) => "CLIENT_ERROR",
             Reply::ServerError(_) => "SERVER_ERROR",
+            Reply::Meta(m) => m.status.as_str(),
+            Reply::MetaDebug(_) => "ME",
+        }
+    }
+
+    /// Whether memcached sends this reply to `command` (noreply and quiet mode drop
+    /// some or all of them; errors of a meta command are always sent).
+    pub fn is_sent(&self, command: &Command) -> bool {
+        match self {
+            Reply::Meta(m) => !m.quiet,
+            _ => !command.noreply(),
         }
     }
 
@@ -587,6 +801,7 @@ impl fmt::Display for Command {
                 }
                 write!(f, "{}", nr(*noreply))
             }
+            Command::Meta(m) => write!(f, "{m}"),
         }
     }
 }
@@ -614,6 +829,8 @@ impl fmt::Display for Reply {
             Reply::Number(n) => write!(f, "{n}"),
             Reply::ClientError(e) => write!(f, "CLIENT_ERROR {}", e.as_str()),
             Reply::ServerError(e) => write!(f, "SERVER_ERROR {}", e.as_str()),
+            Reply::Meta(m) => write!(f, "{m}"),
+            Reply::MetaDebug(d) => write!(f, "{d}"),
             other => write!(f, "{}", other.status_word()),
         }
     }

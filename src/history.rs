@@ -144,17 +144,22 @@ impl JsonlOp {
 pub struct JsonlFormat<Op, Ret> {
     /// The `--spec` of `kvsim check-history` that reads these operations (`queue`, …).
     pub spec: &'static str,
+    /// The flags that spec needs besides `--spec` (`--period 2` for a visitor counter
+    /// whose period is 2 s), as `kvsim check-history` takes them.
+    pub args: Vec<String>,
     /// An operation's fields, from the operation and its return value.
     pub describe: fn(&Op, Option<&Ret>) -> JsonlOp,
 }
 
 impl<Op, Ret> Clone for JsonlFormat<Op, Ret> {
     fn clone(&self) -> Self {
-        *self
+        JsonlFormat {
+            spec: self.spec,
+            args: self.args.clone(),
+            describe: self.describe,
+        }
     }
 }
-
-impl<Op, Ret> Copy for JsonlFormat<Op, Ret> {}
 
 impl<Op, Ret> History<Op, Ret> {
     /// Writes the history as JSON lines in the `jsonl` format `kvsim check-history` reads

@@ -10,7 +10,10 @@
 //! [`Kv::now_ms`], waiting from [`Kv::sleep_ms`], randomness from [`Kv::random_u64`].
 //! A structure that reads `std::time` or `rand` directly cannot be simulated or replayed.
 
-use crate::command::{ArithVerb, Command, CommandError, Reply, StoreVerb, Value};
+use crate::command::{
+    ArithVerb, Command, CommandError, MetaCommand, MetaFlag, MetaReply, MetaRet, MetaStatus, Reply,
+    StoreVerb, Value,
+};
 use std::future::Future;
 
 /// Everything that can go wrong with one KV call.
@@ -79,14 +82,24 @@ impl KvError {
     /// structure never sends one, so a run in which one is sent has a defect (the
     /// `valid commands` property).
     pub fn is_refusal(&self) -> bool {
-        matches!(
-            self,
-            KvError::Invalid(_)
-                | KvError::Server {
-                    reply: Reply::Error | Reply::ClientError(_),
-                    ..
-                }
-        )
+        self.refusal().is_some()
+    }
+
+    /// What was refused, for a refusal ([`KvError::is_refusal`]): the client's reason
+    /// (keys quoted), or the server's reply to the command's verb. Keys never appear
+    /// unquoted, so one defect met with many keys is one finding.
+    pub fn refusal(&self) -> Option<String> {
+        match self {
+            KvError::Invalid(e) => Some(e.to_string()),
+            KvError::Server {
+                command,
+                reply: reply @ (Reply::Error | Reply::ClientError(_)),
+            } => {
+                let verb = command.split(' ').next().unwrap_or_default();
+                Some(format!("the server answered `{verb}` with {reply}"))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -119,6 +132,31 @@ pub struct Versioned {
     pub flags: u32,
     /// The cas unique to pass to [`Kv::cas`].
     pub cas: u64,
+}
+
+/// What [`Kv::get_with_lease`] found: memcached's meta protocol's answer to a cache
+/// stampede (many clients missing the same key at once and all recomputing it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Lease {
+    /// A valid value.
+    Hit(Vec<u8>),
+    /// This client won the right, and the duty, to recompute the value (`W`): it should
+    /// store it with [`Kv::set_invalidate`] and this `cas`. `stale` is the old value when
+    /// the item was only marked stale ([`Kv::invalidate`]), to serve meanwhile; `None`
+    /// when there was no value (the store made an empty placeholder that lives for the
+    /// lease's TTL, so that a winner that dies hands the duty on when it expires).
+    /// `cas` is 0 when the store could not even make the placeholder (out of memory).
+    Win {
+        /// The unique to store the new value with.
+        cas: u64,
+        /// The stale value, if there was one.
+        stale: Option<Vec<u8>>,
+    },
+    /// The value is stale and another client is recomputing it (`X` and `Z`): serve it.
+    Stale(Vec<u8>),
+    /// Another client is computing the value and there is none yet (an empty placeholder
+    /// with `Z`): wait and ask again.
+    Wait,
 }
 
 /// A memcached-style store, as one client sees it.
@@ -381,6 +419,145 @@ pub trait Kv {
         }
     }
 
+    /// Sends one meta command ([`Command::Meta`]) and returns its reply; error replies
+    /// are [`KvError::Server`], a reply that is not a meta one [`KvError::Protocol`].
+    /// The typed meta methods below are built on it.
+    async fn meta(&self, command: MetaCommand) -> Result<MetaReply, KvError> {
+        let key = command.key.clone();
+        let verb = command.verb.as_str();
+        match call_keyed(self, Command::Meta(command), &key).await? {
+            Reply::Meta(reply) => Ok(reply),
+            other => Err(unexpected(verb, Some(&key), "a meta reply", &other)),
+        }
+    }
+
+    /// `ma key N<ttl> J<initial> D<delta> v`: increments the counter under `key` by
+    /// `delta` and returns its new value; a missing counter is created with the value
+    /// `initial` (and the TTL `ttl`), and then `initial` is returned: as memcached does,
+    /// the delta is not applied to a counter this call created.
+    async fn incr_or_create(
+        &self,
+        key: &[u8],
+        delta: u64,
+        initial: u64,
+        ttl: i64,
+    ) -> Result<u64, KvError> {
+        let command = MetaCommand::arith(
+            key,
+            vec![
+                MetaFlag::Vivify(ttl),
+                MetaFlag::Initial(initial),
+                MetaFlag::Delta(delta),
+                MetaFlag::ReturnValue,
+            ],
+        );
+        let reply = self.meta(command).await?;
+        let digits = match (&reply.status, &reply.value) {
+            (MetaStatus::Va, Some(v)) => v,
+            _ => return Err(unexpected_meta("ma", key, "VA and the number", &reply)),
+        };
+        crate::wire::cnum::safe_strtoull(digits)
+            .ok_or_else(|| unexpected_meta("ma", key, "VA and the number", &reply))
+    }
+
+    /// `mg key v c N<lease_ttl>`: the value, or a lease on recomputing it (see
+    /// [`Lease`]). The stampede-free read ("serve stale while one client recomputes"):
+    ///
+    /// ```text
+    /// loop {
+    ///     match kv.get_with_lease(key, 30).await? {
+    ///         Lease::Hit(v) | Lease::Stale(v) => return Ok(v),
+    ///         Lease::Win { cas, .. } => {
+    ///             let v = compute().await;
+    ///             kv.set_invalidate(key, &v, ttl, cas).await?;
+    ///             return Ok(v);
+    ///         }
+    ///         Lease::Wait => kv.sleep_ms(50).await,
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// and a writer that changes the source marks the cached value stale with
+    /// [`Kv::invalidate`] instead of deleting it, so that readers keep being served while
+    /// one of them recomputes.
+    async fn get_with_lease(&self, key: &[u8], lease_ttl: i64) -> Result<Lease, KvError> {
+        let command = MetaCommand::get(
+            key,
+            vec![
+                MetaFlag::ReturnValue,
+                MetaFlag::ReturnCas,
+                MetaFlag::Vivify(lease_ttl),
+            ],
+        );
+        let reply = self.meta(command).await?;
+        let value = match (reply.status, &reply.value) {
+            (MetaStatus::Va, Some(v)) => v.clone(),
+            // No placeholder could be made: compute, and store without a unique.
+            (MetaStatus::En, _) => {
+                return Ok(Lease::Win {
+                    cas: 0,
+                    stale: None,
+                })
+            }
+            _ => return Err(unexpected_meta("mg", key, "VA or EN", &reply)),
+        };
+        let stale = reply.has(&MetaRet::Stale);
+        Ok(if reply.has(&MetaRet::Win) {
+            Lease::Win {
+                cas: reply.cas().unwrap_or(0),
+                stale: stale.then_some(value),
+            }
+        } else if stale {
+            Lease::Stale(value)
+        } else if reply.has(&MetaRet::AlreadyWon) && value.is_empty() {
+            Lease::Wait
+        } else {
+            Lease::Hit(value)
+        })
+    }
+
+    /// `ms key <len> T<ttl> C<cas> I`: stores `data` if the item's unique is still `cas`
+    /// (`Stored`); if the item changed since (its unique is newer, e.g. it was
+    /// invalidated again), the value is stored all the same but marked stale, so that
+    /// the next reader recomputes it (also `Stored`); `Exists` if `cas` is newer than the
+    /// item's, `NotFound` if the item is gone. With `cas` 0, a plain `ms key <len>
+    /// T<ttl>` (a set).
+    async fn set_invalidate(
+        &self,
+        key: &[u8],
+        data: &[u8],
+        ttl: i64,
+        cas: u64,
+    ) -> Result<StoreOutcome, KvError> {
+        let mut flags = vec![MetaFlag::Ttl(ttl)];
+        if cas != 0 {
+            flags.extend([MetaFlag::CompareCas(cas), MetaFlag::Invalidate]);
+        }
+        let reply = self.meta(MetaCommand::set(key, data, flags)).await?;
+        match reply.status {
+            MetaStatus::Hd => Ok(StoreOutcome::Stored),
+            MetaStatus::Ns => Ok(StoreOutcome::NotStored),
+            MetaStatus::Ex => Ok(StoreOutcome::Exists),
+            MetaStatus::Nf => Ok(StoreOutcome::NotFound),
+            _ => Err(unexpected_meta("ms", key, "HD, NS, EX or NF", &reply)),
+        }
+    }
+
+    /// `md key I T<stale_ttl>`: marks the item stale (readers of
+    /// [`Kv::get_with_lease`] get it as [`Lease::Stale`], and the first of them the duty
+    /// to recompute it) and gives it `stale_ttl` seconds to live (0: no expiry); whether
+    /// there was an item.
+    async fn invalidate(&self, key: &[u8], stale_ttl: i64) -> Result<bool, KvError> {
+        let command =
+            MetaCommand::delete(key, vec![MetaFlag::Invalidate, MetaFlag::Ttl(stale_ttl)]);
+        let reply = self.meta(command).await?;
+        match reply.status {
+            MetaStatus::Hd => Ok(true),
+            MetaStatus::Nf => Ok(false),
+            _ => Err(unexpected_meta("md", key, "HD or NF", &reply)),
+        }
+    }
+
     /// `flush_all [delay]`.
     async fn flush_all(&self, delay: Option<i64>) -> Result<(), KvError> {
         let command = Command::FlushAll {
@@ -423,6 +600,14 @@ fn describe(verb: &str, key: Option<&[u8]>) -> String {
 fn unexpected(verb: &str, key: Option<&[u8]>, expected: &'static str, found: &Reply) -> KvError {
     KvError::Protocol {
         command: describe(verb, key),
+        expected,
+        found: found.to_string(),
+    }
+}
+
+fn unexpected_meta(verb: &str, key: &[u8], expected: &'static str, found: &MetaReply) -> KvError {
+    KvError::Protocol {
+        command: describe(verb, Some(key)),
         expected,
         found: found.to_string(),
     }

@@ -89,8 +89,11 @@ impl Client {
         self.line().expect("a reply")
     }
 
-    /// The id the control channel knows this connection by.
-    fn id(&self, f: &Fixture) -> u64 {
+    /// The id the control channel knows this connection by (after a `version` round
+    /// trip: a connection the kernel queued may not be accepted yet).
+    fn id(&mut self, f: &Fixture) -> u64 {
+        self.send("version\r\n");
+        assert_eq!(self.line().as_deref(), Some("VERSION 1.6.18"));
         let me = self.stream.local_addr().unwrap().to_string();
         let lines = control(f, "conns");
         lines
@@ -307,6 +310,13 @@ fn the_control_channel_refuses_bad_lines_with_what_it_expected() {
         control(&f, "pause 99 10"),
         ["ERROR no open connection 99: open are []"]
     );
+    assert_eq!(
+        control(&f, "pause all 10"),
+        ["ERROR no open connection to arm: expected at least one for all"]
+    );
+    let mut c = Client::connect(&f);
+    c.id(&f);
+    assert_eq!(control(&f, "pause all 10"), ["OK pause 10 ms armed on 1"]);
     let long = format!("evict {}", "k".repeat(5000));
     assert_eq!(
         control(&f, &long),
@@ -351,8 +361,20 @@ fn lockstep_repeats_the_interleaving_of_a_seed() {
         })
         .unwrap();
         let addr = server.local_addr();
-        // Connect in a fixed order: connection ids are the scheduler's names.
-        let streams: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        // Connect in a fixed order (connection ids are the scheduler's names), each
+        // accepted before the next connects (`version` is not a store command: it is
+        // answered without waiting for a turn).
+        let streams: Vec<TcpStream> = (0..3)
+            .map(|_| {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.write_all(b"version\r\n").unwrap();
+                let mut line = String::new();
+                BufReader::new(s.try_clone().unwrap())
+                    .read_line(&mut line)
+                    .unwrap();
+                s
+            })
+            .collect();
         let threads: Vec<_> = streams
             .into_iter()
             .enumerate()

@@ -191,7 +191,7 @@ impl Model {
                 self.next();
                 Reply::Ok
             }
-            Command::Gat { .. } => unreachable!("not generated"),
+            Command::Gat { .. } | Command::Meta(_) => unreachable!("not generated"),
         }
     }
 

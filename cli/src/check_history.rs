@@ -3,8 +3,12 @@
 //! ```text
 //! kvsim check-history --spec SPEC [--format jsonl|jepsen-edn|jepsen-log]
 //!                     [--fail-means no-effect|compare-failed]
+//!                     [--period SECS] [--window SECS]
 //!                     [--time-limit SECS] [--json] FILE...
 //! ```
+//! A sequential spec (`src/specs/`) is checked for linearizability; the time-window specs
+//! `visitor-counter` (`--period`) and `event-log` (`--window`) by their seed models'
+//! checkers ([`time_window`]).
 //! One line per file, `FILE: ok|violation|unknown MILLIS ms` (a violation's reason and an
 //! unknown's cause after a colon); `--json` prints an array of objects instead. Exit
 //! codes: 0 all ok, 1 any violation, 3 unknown (and no violation), 2 an error (usage, an
@@ -31,6 +35,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use time_window::WindowSpec;
+
+mod time_window;
 
 /// The longest `--time-limit` accepted, in seconds (about 31 years): longer ones cannot
 /// be added to the clock.
@@ -63,8 +70,34 @@ fn initial_values(text: &str) -> Result<Value, String> {
 /// Arguments of `kvsim check-history`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The sequential spec to check against.
-    #[arg(long, value_parser = PossibleValuesParser::new(NAMES))]
+    /// The spec to check against: a sequential spec (register, cas-register, kv, counter,
+    /// queue, mutex, set, list-append, multi-register; linearizability), or a time-window
+    /// spec judged by its seed model's checker (visitor-counter, event-log).
+    ///
+    /// The time-window specs need a `time` on every invoke and ok, in milliseconds on the
+    /// clock the structure reads (a real client: Unix epoch milliseconds, e.g. Python's
+    /// int(time.time() * 1000)), as their periods and windows are that clock's. A fail
+    /// is no effect, an info unknown.
+    ///
+    /// visitor-counter (004's MCVisitorCounter; needs --period): `increment` (values
+    /// ignored); `value` returning the count, an integer >= 0; `sleep` (ignored). Period p
+    /// is [p*T, (p+1)*T) s; a value() whose call and return lie in periods p..q must
+    /// return a count of period r-1 for some r in p..q: at least the visits called and
+    /// returned within it, at most those whose span (to forever for an info) meets it.
+    ///
+    /// event-log (001's MCEventLog; needs --window): `put` with the event's id (an
+    /// integer from 0 to 4294967295); `fetch` (fetch(), the last W seconds) returning the
+    /// ids [ID, ...]; `fetch-range` (fetch(first, last)) returning the window it read,
+    /// {"back": B, "span": S, "events": [ID, ...]} (first = now - B, last = first + S in
+    /// whole seconds, now a clock reading during the call); `poll` (the article's polling
+    /// use) returning its rounds' windows in order; `sleep` (ignored). A fetch returns no
+    /// event twice (nor a poll across its rounds), none not yet put or older than the
+    /// window, and every event put before it within the last W-1 s (and, for a window,
+    /// inside it).
+    ///
+    /// A file with no value() completed (visitor-counter) or no fetch, fetch-range or
+    /// poll completed (event-log) is unknown.
+    #[arg(long, value_parser = PossibleValuesParser::new(NAMES.iter().chain(&time_window::NAMES)))]
     spec: String,
     /// The files' format. Default: guessed from each file's first non-blank line
     /// (`{"` JSON lines, `{`, `[` or `(` Jepsen EDN, `jepsen.util - ` Jepsen log).
@@ -83,8 +116,19 @@ pub struct Args {
     /// register unwritten (a read of it returns nil).
     #[arg(long, value_name = "EDN-MAP", value_parser = initial_values)]
     initial: Option<Value>,
+    /// The visitor counter's period T for `--spec visitor-counter` (required there), in
+    /// whole seconds from 1 to 1000000000: the T of MCVisitorCounter(mc, name, T) (the
+    /// article's example: 180; kvsim's visitor-counter model: 2).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=time_window::MAX_PARAMETER_SECS))]
+    period: Option<u64>,
+    /// The event log's window W = timeChunk * (numChunks-1) for `--spec event-log`
+    /// (required there), in whole seconds from 1 to 1000000000 (MCEventLog's defaults,
+    /// 10 and 10: 90; kvsim's event-log model, 5 and 3: 10).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=time_window::MAX_PARAMETER_SECS))]
+    window: Option<u64>,
     /// Give up on a file after this many seconds of checking (its verdict is then
-    /// `unknown`); more than 0, at most 1000000000. Default: no limit.
+    /// `unknown`); more than 0, at most 1000000000. Default: no limit. Sequential specs
+    /// only (as --max-memory): the time-window checks take polynomial time.
     #[arg(long, value_name = "SECS", value_parser = time_limit, allow_hyphen_values = true)]
     time_limit: Option<f64>,
     /// Give up on a file (its verdict is then `unknown`) when the search's memo holds this
@@ -107,6 +151,19 @@ struct FileResult {
     detail: Option<String>,
     op_line: Option<usize>,
     partial_lines: Vec<usize>,
+}
+
+impl FileResult {
+    /// `unknown` before any checking: the file gives nothing to check, for this reason.
+    fn unknown(why: String) -> FileResult {
+        FileResult {
+            verdict: "unknown",
+            millis: 0.0,
+            detail: Some(why),
+            op_line: None,
+            partial_lines: Vec::new(),
+        }
+    }
 }
 
 /// Runs the command, printing to stdout; returns the exit code.
@@ -143,6 +200,15 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
         }
         (None, _) => MultiRegisterSpec::new(),
     };
+    let window_spec = WindowSpec::from_args(&args.spec, args.period, args.window)
+        .map_err(|e| CliError::new(format!("check-history: {e}")))?;
+    if let (Some(_), Some(reading)) = (window_spec, &args.fail_means) {
+        return Err(CliError::new(format!(
+            "check-history: --fail-means {reading}: expected a sequential spec, found --spec {} \
+             (whose fail is always no effect)",
+            args.spec
+        )));
+    }
     let how = How {
         format,
         fail_means,
@@ -152,17 +218,21 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
     let mut objects = Vec::new();
     for path in &args.files {
         let file = path.display().to_string();
-        let result = match args.spec.as_str() {
-            "register" => check_file(&RegisterSpec::<Value>::new(), path, how),
-            "cas-register" => check_file(&CasRegisterSpec::<Value>::new(), path, how),
-            "kv" => check_file(&KvSpec, path, how),
-            "counter" => check_file(&CounterSpec, path, how),
-            "queue" => check_file(&QueueSpec::<Value>::new(), path, how),
-            "mutex" => check_file(&MutexSpec, path, how),
-            "set" => check_file(&SetSpec::<Value>::new(), path, how),
-            "list-append" => check_file(&ListAppendSpec::<Value>::new(), path, how),
-            "multi-register" => check_file(&multi_register, path, how),
-            other => unreachable!("clap admits only known specs, got {other}"),
+        let result = if let Some(spec) = window_spec {
+            time_window::check_file(spec, path, format)
+        } else {
+            match args.spec.as_str() {
+                "register" => check_file(&RegisterSpec::<Value>::new(), path, how),
+                "cas-register" => check_file(&CasRegisterSpec::<Value>::new(), path, how),
+                "kv" => check_file(&KvSpec, path, how),
+                "counter" => check_file(&CounterSpec, path, how),
+                "queue" => check_file(&QueueSpec::<Value>::new(), path, how),
+                "mutex" => check_file(&MutexSpec, path, how),
+                "set" => check_file(&SetSpec::<Value>::new(), path, how),
+                "list-append" => check_file(&ListAppendSpec::<Value>::new(), path, how),
+                "multi-register" => check_file(&multi_register, path, how),
+                other => unreachable!("clap admits only known specs, got {other}"),
+            }
         };
         let r = match result {
             Ok(r) => r,
@@ -233,15 +303,8 @@ where
 {
     let file = path.display().to_string();
     let parsed = read_file(path, how.format)?;
-    let unknown = |why: String| FileResult {
-        verdict: "unknown",
-        millis: 0.0,
-        detail: Some(why),
-        op_line: None,
-        partial_lines: Vec::new(),
-    };
     if let Some(why) = nothing_recognised(&parsed) {
-        return Ok(unknown(why));
+        return Ok(FileResult::unknown(why));
     }
     let raws: Vec<RawOp> = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
     let fail_means = how
@@ -252,7 +315,7 @@ where
     drop(parsed);
     let history = to_history_with(spec, &raws, fail_means).map_err(|e| e.in_file(&file))?;
     if let Some(why) = no_known_outcome(&history) {
-        return Ok(unknown(why));
+        return Ok(FileResult::unknown(why));
     }
     let limits = how.limits;
     let start = Instant::now();

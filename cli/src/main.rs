@@ -69,7 +69,8 @@ enum Cmd {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
-    /// Check history files (JSON lines, Jepsen EDN or Jepsen log) for linearizability.
+    /// Check history files (JSON lines, Jepsen EDN or Jepsen log) for linearizability, or
+    /// against a structure's time-window spec (visitor-counter, event-log).
     CheckHistory(check_history::Args),
     /// Run the performance suite (figures named with their unit).
     Bench {

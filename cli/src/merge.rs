@@ -311,7 +311,14 @@ fn case(row: &Value, gate: bool) -> junit::Case {
     let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let verdict = s(&row["verdict"]);
     let expected = row["expected"].as_str().map(str::to_string);
-    let counterexample = row["replay"].as_str().map(|token| {
+    let passed = if gate {
+        verdict == "ok"
+    } else {
+        row["matches"].as_bool().unwrap_or(false)
+    };
+    // Only a failing case shows its counterexample (as `kvsim check --junit` does).
+    let token = row["replay"].as_str().filter(|_| !passed);
+    let counterexample = token.map(|token| {
         let entries = kvsim_models::registry::registry();
         match crate::replay::resolve(&entries, token) {
             Ok((t, target)) => junit::counterexample(&target.run(
@@ -329,11 +336,7 @@ fn case(row: &Value, gate: bool) -> junit::Case {
         target: s(&row["target"]),
         scenario: s(&row["scenario"]),
         millis: row["millis"].as_u64().unwrap_or(0),
-        passed: if gate {
-            verdict == "ok"
-        } else {
-            row["matches"].as_bool().unwrap_or(false)
-        },
+        passed,
         verdict,
         reason: row["reason"].as_str().map(str::to_string),
         expected,

@@ -187,8 +187,7 @@ pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
             quantum: std::time::Duration::from_millis(args.lockstep_quantum_ms),
         }),
     };
-    let server = Server::start(config)
-        .map_err(|e| CliError::of("serve", format!("cannot listen on {listen}: {e}")))?;
+    let server = Server::start(config).map_err(|e| CliError::of("serve", e.to_string()))?;
     eprintln!(
         "kvsim serve: listening on {} (memcached 1.6.18 text protocol, seed {})",
         server.local_addr(),

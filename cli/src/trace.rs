@@ -12,6 +12,10 @@ use std::process::ExitCode;
 /// The longest trace line read (a server's lines are far shorter: their text is clipped).
 const LINE_MAX: usize = 64 << 10;
 
+/// The largest trace printed (the table is built in memory): a larger one is an error
+/// that says how to print part of it.
+const FILE_MAX: u64 = 256 << 20;
+
 /// Connections shown as columns of their own; past them one `conn` column names each
 /// row's connection.
 const MAX_COLUMNS: usize = 6;
@@ -30,6 +34,19 @@ pub fn main(file: &Path) -> Result<ExitCode, CliError> {
 fn read(file: &Path) -> Result<Vec<TraceLine>, CliError> {
     let f = std::fs::File::open(file)
         .map_err(|e| CliError::of("trace", format!("cannot read {}: {e}", file.display())))?;
+    let size = f.metadata().map_or(0, |m| m.len());
+    if size > FILE_MAX {
+        return Err(CliError::of(
+            "trace",
+            format!(
+                "{}: expected a trace of at most {} MiB, found {} MiB; print a part of it \
+                 (e.g. `head -n 100000 FILE > part.jsonl`)",
+                file.display(),
+                FILE_MAX >> 20,
+                size >> 20
+            ),
+        ));
+    }
     let mut reader = BufReader::new(f);
     let mut out = Vec::new();
     let mut buf = Vec::new();
@@ -196,5 +213,23 @@ mod tests {
             line(505, Some(0), "close", ""),
         ];
         insta::assert_snapshot!(render(&lines));
+    }
+
+    #[test]
+    fn a_line_that_is_not_a_trace_line_is_named_with_its_number() {
+        let dir = std::env::temp_dir().join(format!("kvsim-trace-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.jsonl");
+        std::fs::write(
+            &path,
+            "{\"t_ms\":0,\"conn\":0,\"kind\":\"connect\",\"text\":\"x\"}\n\n{\"t_ms\": \"soon\"}\n",
+        )
+        .unwrap();
+        let err = read(&path).expect_err("an error").to_string();
+        assert!(
+            err.contains("t.jsonl:3: expected a kvsim serve trace line"),
+            "{err}"
+        );
+        assert!(read(&dir.join("absent")).is_err());
     }
 }

@@ -86,7 +86,7 @@ fn faulty_scopes_keep_their_state_counts_and_verdicts() {
                 "1",
                 "--no-time-shift",
             ],
-            (3_004, 3_246, "violation", 1),
+            (3_004, 3_203, "violation", 1),
         ),
         (
             &["fifo/fixed", "--faults", "evict,lose", "--ops", "1"],
@@ -123,7 +123,7 @@ fn faulty_scopes_keep_their_state_counts_and_verdicts() {
                 "1",
                 "--timed",
             ],
-            (3_012, 3_469, "ok", 0),
+            (3_036, 3_469, "ok", 0),
         ),
     ];
     // Every scope is run before the test fails, so that one change shows all its effects.

@@ -141,12 +141,16 @@ fn history_out_round_trips_through_check_history() {
     let dir = std::env::temp_dir().join(format!("kvsim-stress-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // fifo/published breaks without faults (a violation); fifo/fixed and table/fixed pass.
-    for (target, spec) in [
-        ("fifo/published", "queue"),
-        ("fifo/fixed", "queue"),
-        ("table/fixed", "set"),
-        ("counter/fixed", "counter"),
-        ("lock/fixed", "counter"),
+    // The time-window specs take the structure's parameters, and the history's times are
+    // the clients' epoch clock (a visitor counter's periods are `now / T`).
+    for (target, spec, ops) in [
+        ("fifo/published", "queue", "15"),
+        ("fifo/fixed", "queue", "15"),
+        ("table/fixed", "set", "15"),
+        ("counter/fixed", "counter", "15"),
+        ("lock/fixed", "counter", "15"),
+        ("visitor-counter/fixed", "visitor-counter --period 2", "4"),
+        ("event-log/fixed", "event-log --window 10", "4"),
     ] {
         let file = dir.join(format!("{}.jsonl", target.replace('/', "-")));
         let file = file.to_str().unwrap();
@@ -161,7 +165,7 @@ fn history_out_round_trips_through_check_history() {
             "--threads",
             "2",
             "--ops",
-            "15",
+            ops,
             "--history-out",
             file,
         ]);
@@ -170,7 +174,10 @@ fn history_out_round_trips_through_check_history() {
             stdout.contains(&format!("kvsim check-history --spec {spec} {file}")),
             "{stdout}"
         );
-        let checked = kvsim(&["check-history", "--spec", spec, file]);
+        let mut args = vec!["check-history", "--spec"];
+        args.extend(spec.split(' '));
+        args.push(file);
+        let checked = kvsim(&args);
         assert_eq!(
             checked.status.code(),
             out.status.code(),

@@ -19,8 +19,10 @@ The file it writes is what ``kvsim check-history --spec SPEC FILE`` reads (see
   (its outcome is unknown: a timeout, a closed connection, any exception; the checker lets
   it take effect at any point after its invocation, or never).
 - ``f``: the operation's name; ``key`` (optional): the key of a keyed operation;
-  ``value``: any JSON (``null`` is nil); ``time``: milliseconds since the recorder started
-  (for people and reports; the order of the lines is what the checker uses).
+  ``value``: any JSON (``null`` is nil); ``time``: milliseconds since the recorder's
+  ``t0`` (``History(t0=time.monotonic() - time.time())`` gives Unix-epoch ms, which the
+  time-window specs below need: a visitor counter's period is ``time() // T``); the
+  linearizability specs use only the order of the lines.
 
 The ``f`` names and value shapes each ``--spec`` reads (``src/specs/*.rs``):
 
@@ -38,6 +40,11 @@ register       ``read`` -> v, ``write v``
 cas-register   ``read``, ``write v``, ``cas [old, new]``
 kv             ``get``, ``put``, ``append`` with ``key``
 queue          ``enqueue v``, ``dequeue`` -> v or ``null`` when empty
+visitor-       ``increment``; ``value`` -> the count (``--period SECS``: the T of
+counter        ``MCVisitorCounter``; times are needed)
+event-log      ``put id``; ``fetch`` -> ``[id, ...]``; ``fetch-range`` ->
+               ``{"back", "span", "events"}``; ``poll`` -> its rounds' windows
+               (``--window SECS``: timeChunk x (numChunks - 1); times are needed)
 =============  =====================================================================
 """
 

@@ -208,8 +208,8 @@ class Control(object):
 
 
 # ----------------------------------------------------------------------------------------
-# Workloads. Each takes a Ctx and returns {spec name: History} (an empty dict: recorded
-# only, no checker fits).
+# Workloads. Each takes a Ctx and returns ({spec name: History}, whether its threads
+# finished).
 
 
 class Ctx(object):
@@ -219,7 +219,6 @@ class Ctx(object):
         self.fault = fault
         self.rng = rng
         self.name = name
-        self.extra = {}  # histories recorded but not checked: {structure: History}
         self.errors = []  # the harness's own failures (not the structure's)
 
     def memcache(self, before=None):
@@ -475,13 +474,49 @@ def table(ctx):
     return {"set": h}, finished
 
 
+def epoch_history():
+    """A History whose ``time`` is the wall clock in Unix epoch milliseconds, the clock the
+    articles' ``time()`` reads: the recorder counts from ``t0`` on the monotonic clock, and
+    a ``t0`` that far back turns its count into the wall clock (the two clocks advance
+    together; NTP slews both). The time-window specs judge periods and windows of that
+    clock, so their histories need it."""
+    return History(t0=time.monotonic() - time.time())
+
+
+VC_PERIOD = 2
+"""The visitor counter's T, seconds. With T = 1 the printed expiry of 2*T seconds ends on
+the period's boundary (the server counts whole seconds), hiding the defect; T = 2 shows it
+within 8 s."""
+
+EL_TIME_CHUNK, EL_NUM_CHUNKS = 1, 3
+"""The event log's timeChunk and numChunks: a window W = timeChunk * (numChunks-1) of 2 s."""
+
+EL_WINDOW = EL_TIME_CHUNK * (EL_NUM_CHUNKS - 1)
+
+POLL_SLEEP = 0.3
+"""Seconds between a poll's two rounds."""
+
+# The parameters each time-window spec needs (check-history --spec SPEC ...).
+SPEC_FLAGS = {
+    "visitor-counter": ["--period", str(VC_PERIOD)],
+    "event-log": ["--window", str(EL_WINDOW)],
+}
+
+
 def visitor_counter(ctx):
-    """004's MCVisitorCounter with T = 1 s: two threads count visits (``increment``), one
-    reads value() every 100 ms (``value``), for 2.5 s. No spec of check-history fits (the
-    counter's value is the previous period's count): recorded only."""
-    h = History()
-    T = 1
-    until = time.monotonic() + 2.5
+    """004's MCVisitorCounter with T = 2 s: two threads count visits (``increment``), one
+    reads value() every 100 ms (``value``, the count) -> spec visitor-counter
+    (``--period 2``), times in epoch milliseconds. No fault needed: the run starts in the
+    second half of a period A, so the shadow key the first visit creates there, with the
+    printed expiry of 2*T seconds (line 43), lives until the middle of period A+2, in
+    which it is the shadow key again: the visits of A+2 before that moment are added to
+    A's stale count and vanish with it, and value() in A+3 answers fewer visits than A+2
+    had (the article's own warning). The run ends 0.3-0.75 s into A+3."""
+    h = epoch_history()
+    T = VC_PERIOD
+    while not 1.05 <= time.time() % T < 1.5:  # the second half of a period
+        time.sleep(0.01)
+    until = time.monotonic() + 5.25
 
     def visitor(p):
         mc = ctx.memcache()
@@ -496,53 +531,72 @@ def visitor_counter(ctx):
         mc = ctx.memcache()
         c = MCVisitorCounter(mc, ctx.name, T)
         while time.monotonic() < until:
-            h.call(p, "value", c.value, value={"period": article_time() // T},
-                   result=int)
+            h.call(p, "value", c.value, result=int)
             time.sleep(0.1)
         mc.close()
 
     finished = run_threads(ctx, [lambda: visitor(0), lambda: visitor(1), lambda: watcher(2)])
-    ctx.extra["visitor-counter"] = h
-    return {}, finished
+    return {"visitor-counter": h}, finished
 
 
 def event_log(ctx):
-    """001's MCEventLog with timeChunk = 1 s, numChunks = 3 (a 2 s window): two threads put
-    events (``put``, value {id, when}), one polls as the article says (fetch(), then
-    fetch(first=lastSeen)), for 2.5 s. No spec of check-history fits (a time window and
-    polling): recorded only."""
-    h = History()
+    """001's MCEventLog with timeChunk = 1 s, numChunks = 3 (W = 2 s): two threads put
+    events (``put``, the event's id; its when() is the putting thread's time() within the
+    call), one polls as the article says (``poll``): events = fetch(), then, 300 ms later,
+    fetch(first=lastSeen) with lastSeen = max(e.when()) of those events; a poll returns
+    its two rounds' windows -> spec event-log (``--window 2``), times in epoch
+    milliseconds. No fault needed: the second round starts at the second lastSeen, whose
+    events the first round returned, so it returns them again (and a window inside one
+    chunk goes round the whole ring, reading that chunk twice)."""
+    h = epoch_history()
     until = time.monotonic() + 2.5
+    W = EL_WINDOW
 
     def putter(p):
         mc = ctx.memcache()
-        log = MCEventLog(mc, ctx.name, timeChunk=1, numChunks=3)
+        log = MCEventLog(mc, ctx.name, timeChunk=EL_TIME_CHUNK, numChunks=EL_NUM_CHUNKS)
         rng = ctx.rand(p)
         i = 0
         while time.monotonic() < until:
-            e = Event(p * 10000 + i, article_time())
-            h.call(p, "put", lambda: log.put(e), value={"id": e.ident, "when": e.when()})
+            ident = p * 10000 + i
+            h.call(p, "put", lambda: log.put(Event(ident, article_time())), value=ident)
             i += 1
             time.sleep(rng.uniform(0.01, 0.08))
         mc.close()
 
     def poller(p):
         mc = ctx.memcache()
-        log = MCEventLog(mc, ctx.name, timeChunk=1, numChunks=3)
-        last_seen = None
-        while time.monotonic() < until:
-            done, events = h.call(
-                p, "fetch", lambda: log.fetch(first=last_seen),
-                value={"first": last_seen},
-                result=lambda es: [[e.ident, e.when()] for e in es])
-            if done and events:
+        log = MCEventLog(mc, ctx.name, timeChunk=EL_TIME_CHUNK, numChunks=EL_NUM_CHUNKS)
+
+        def fetch(now, first):
+            # fetch(first, last) with last = now, the time() it would read itself, and a
+            # first it keeps as it is, so that the window read is known exactly: the
+            # window's record {back, span, events} is relative to that reading, now.
+            events = log.fetch(first, now)
+            return events, {"back": now - first, "span": now - first,
+                            "events": [e.ident for e in events]}
+
+        def poll():
+            now = article_time()
+            events, first_round = fetch(now, now - W)  # fetch()
+            time.sleep(POLL_SLEEP)
+            now = article_time()
+            if events:
                 last_seen = max(e.when() for e in events)
+                # fetch(first=lastSeen), with fetch's own correction of a first too old
+                first = last_seen if now - last_seen <= W else now - W
+            else:
+                first = now - W  # fetch() again: max() of nothing raises in the article
+            return [first_round, fetch(now, first)[1]]
+
+        time.sleep(0.3)  # let the putters put a few events first
+        while time.monotonic() < until:
+            h.call(p, "poll", poll, value=int(POLL_SLEEP * 1000), result=lambda r: r)
             time.sleep(0.1)
         mc.close()
 
     finished = run_threads(ctx, [lambda: putter(0), lambda: putter(1), lambda: poller(2)])
-    ctx.extra["event-log"] = h
-    return {}, finished
+    return {"event-log": h}, finished
 
 
 # (structure, fault, workload, expected verdict, rounds for an expected violation)
@@ -557,8 +611,8 @@ CASES = [
     ("array-locked", "none", array_locked, "ok", 1),
     ("array-locked", "pause", array_locked, "violation", 3),
     ("table", "none", table, "violation", 5),
-    ("visitor-counter", "none", visitor_counter, None, 1),
-    ("event-log", "none", event_log, None, 1),
+    ("visitor-counter", "none", visitor_counter, "violation", 2),
+    ("event-log", "none", event_log, "violation", 2),
 ]
 
 NEEDS_CONTROL = {"restart", "evict", "pause", "drop-reply"}
@@ -569,9 +623,11 @@ NEEDS_CONTROL = {"restart", "evict", "pause", "drop-reply"}
 
 
 def check(path, spec):
-    """``kvsim check-history --spec SPEC --json PATH`` -> (verdict, reason)."""
+    """``kvsim check-history --spec SPEC --json PATH`` (with the spec's parameters,
+    SPEC_FLAGS) -> (verdict, reason)."""
     out = subprocess.run(
-        [KVSIM, "check-history", "--spec", spec, "--json", "--time-limit", "20", path],
+        [KVSIM, "check-history", "--spec", spec] + SPEC_FLAGS.get(spec, [])
+        + ["--json", "--time-limit", "20", path],
         capture_output=True, text=True)
     try:
         result = json.loads(out.stdout)[0]
@@ -610,8 +666,6 @@ def run_case(structure, fault, workload, expected, rounds, args, outdir, has_con
                 control.close()
             server.stop()
         stem = os.path.join(outdir, "%s-%s-r%d" % (structure, fault, rnd))
-        for h in ctx.extra.values():
-            h.write("%s.jsonl" % stem)
         verdicts = {}
         for spec, h in histories.items():
             path = "%s-%s.jsonl" % (stem, spec)
@@ -619,8 +673,6 @@ def run_case(structure, fault, workload, expected, rounds, args, outdir, has_con
             verdicts[spec] = check(path, spec)
         if ctx.errors:
             return "error", "; ".join(ctx.errors[:3]), verdicts
-        if not histories:
-            return None, "%s.jsonl" % stem, {}
         verdict = combine(verdicts)
         if not finished:
             # operations still open are unknown to the checker; a pass is not evidence
@@ -680,28 +732,19 @@ def main():
             except Exception as e:  # the harness itself failed: not a verdict
                 verdict, note, verdicts = "error", "%s: %s" % (type(e).__name__, e), {}
             secs = time.monotonic() - t
-            if expected is None:
-                line = "%-16s %-10s unknown (no checker for this structure in " \
-                       "check-history yet)" % (structure, fault)
-                if verdict == "error":
-                    failures += 1
-                    line += "  FAILED: %s" % note
-                elif args.keep:
-                    line += "  [%s]" % note
-            else:
-                good = verdict == expected
-                failures += 0 if good else 1
-                line = "%-16s %-10s %-9s (expected %s)  %s" % (
-                    structure, fault, verdict, expected, "ok" if good else "FAILED")
-                specs = ", ".join("%s: %s" % (s, v) for s, (v, _) in verdicts.items())
-                if specs:
-                    line += "  [%s]" % specs
-                if note:
-                    line += "  %s" % note
+            good = verdict == expected
+            failures += 0 if good else 1
+            line = "%-16s %-10s %-9s (expected %s)  %s" % (
+                structure, fault, verdict, expected, "ok" if good else "FAILED")
+            specs = ", ".join("%s: %s" % (s, v) for s, (v, _) in verdicts.items())
+            if specs:
+                line += "  [%s]" % specs
+            if note:
+                line += "  %s" % note
             if args.verbose:
                 line += "  %.1fs" % secs
             print(line, flush=True)
-            if args.verbose or (expected is not None and verdict != expected):
+            if args.verbose or verdict != expected:
                 for s, (v, reason) in verdicts.items():
                     if reason:
                         print("    %s: %s" % (s, reason), flush=True)

@@ -281,6 +281,7 @@ impl Model for Counter {
     fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
         Some(JsonlFormat {
             spec: "counter",
+            args: Vec::new(),
             describe: jsonl_op,
         })
     }

@@ -101,14 +101,34 @@
 //! `timeout resolved` (fixed: a timed-out `append` or `add` sent again),
 //! `duplicate dropped` (fixed: a fetch found an id twice, a resent `append` that landed
 //! twice, and kept one).
+//!
+//! # History files
+//! `kvsim stress --history-out` writes, and `kvsim check-history --spec event-log
+//! --window SECS` reads ([`op_from_raw`], judged by [`check_window`]), these operations
+//! (a window is `{"back": B, "span": S, "events": [ID, ...]}`, [`Window`]: it read
+//! `first = now - B` to `last = first + S`, whole seconds, `now` a clock reading during
+//! the call, after the fetch's own corrections; the events in the order found):
+//! - `put`: the event's id (an integer from 0 to 4294967295); its result is ignored;
+//! - `fetch`: `fetch()`, the last `W` seconds; returns the event ids, `[ID, ...]`;
+//! - `fetch-range`: `fetch(first, last)`; returns the window it read (its value, kvsim's
+//!   `{"ago", "span"}`, is ignored);
+//! - `poll`: the polling use; returns its rounds' windows in order, `[WINDOW, ...]` (its
+//!   value, kvsim's milliseconds between the rounds, is ignored; each round is judged as
+//!   if it spanned the whole poll, as the file does not say when each began);
+//! - `sleep`: idle time, values ignored.
+//!
+//! `time` is in milliseconds on the clock of the structure's `time()` (a real
+//! structure's: Unix epoch milliseconds).
 
 use crate::expect::{Expect, Variant};
-use kvsim::history::{History, Outcome};
+use kvsim::formats::{expected, outcome, RawOp, Value};
+use kvsim::history::{History, JsonlFormat, JsonlOp, Outcome};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::verdict::{Verdict, Violation};
+use serde_json::json;
 use std::collections::BTreeSet;
 
 /// `timeChunk`, seconds.
@@ -496,8 +516,165 @@ impl Model for EventLog {
         }
     }
 
+    fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
+        Some(JsonlFormat {
+            spec: "event-log",
+            args: vec!["--window".into(), self.window_secs().to_string()],
+            describe: jsonl_op,
+        })
+    }
+
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
         check_window(self.window_secs() * 1000, history)
+    }
+}
+
+/// The largest `back` or `span` of a window read from a history file, seconds (about
+/// 31700 years): the checker's arithmetic in milliseconds stays far from overflowing.
+pub const MAX_WINDOW_SECS: u64 = 1_000_000_000_000;
+
+/// A window's fields in a history file.
+fn window_json(w: &Window) -> serde_json::Value {
+    json!({"back": w.back, "span": w.span, "events": w.events})
+}
+
+/// An operation's fields in a history file (read back by [`op_from_raw`]).
+fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
+    let null = json!(null);
+    match op {
+        Op::Put(id) => JsonlOp::new("put", json!(id), null, false),
+        Op::Fetch => {
+            let events = match ret {
+                Some(Ret::Events(ids)) => json!(ids),
+                _ => null,
+            };
+            JsonlOp::new("fetch", json!(null), events, false)
+        }
+        Op::FetchRange { ago, span } => {
+            let window = match ret {
+                Some(Ret::Range(w)) => window_json(w),
+                _ => null,
+            };
+            JsonlOp::new(
+                "fetch-range",
+                json!({"ago": ago, "span": span}),
+                window,
+                false,
+            )
+        }
+        Op::Poll(ms) => {
+            let rounds = match ret {
+                Some(Ret::Polled(rounds)) => rounds.iter().map(window_json).collect(),
+                _ => null,
+            };
+            JsonlOp::new("poll", json!(ms), rounds, false)
+        }
+        Op::Sleep(ms) => JsonlOp::new("sleep", json!(ms), null, false),
+    }
+}
+
+/// An event id of a history file.
+fn event_id(v: &Value, what: &str) -> Result<u32, String> {
+    match v {
+        Value::Int(n) => u32::try_from(*n)
+            .map_err(|_| expected(&format!("{what}: an integer from 0 to 4294967295"), v)),
+        other => Err(expected(
+            &format!("{what}: an integer from 0 to 4294967295"),
+            other,
+        )),
+    }
+}
+
+/// The event ids a fetch returned, `[ID, ...]`.
+fn event_ids(v: &Value, what: &str) -> Result<Vec<u32>, String> {
+    match v {
+        Value::List(items) => items
+            .iter()
+            .map(|i| event_id(i, &format!("{what}, each event id")))
+            .collect(),
+        other => Err(expected(
+            &format!("{what}: a list of event ids [ID, ...]"),
+            other,
+        )),
+    }
+}
+
+/// A window of a history file, `{"back": B, "span": S, "events": [ID, ...]}`.
+fn window(v: &Value, what: &str) -> Result<Window, String> {
+    let shape =
+        format!("{what}: a window {{\"back\": SECS, \"span\": SECS, \"events\": [ID, ...]}}");
+    if !matches!(v, Value::Map(_)) {
+        return Err(expected(&shape, v));
+    }
+    let secs = |key: &str| match v.get(key) {
+        Some(Value::Int(n)) if (0..=MAX_WINDOW_SECS as i64).contains(n) => Ok(*n as u64),
+        Some(other) => Err(expected(
+            &format!("{what}: {key}, seconds from 0 to {MAX_WINDOW_SECS}"),
+            other,
+        )),
+        None => Err(expected(&shape, v)),
+    };
+    let (back, span) = (secs("back")?, secs("span")?);
+    let events = match v.get("events") {
+        Some(events) => event_ids(events, &format!("{what}: its events"))?,
+        None => return Err(expected(&shape, v)),
+    };
+    Ok(Window { back, span, events })
+}
+
+/// One operation of a history file (see "History files" in the module docs): the
+/// operation and its outcome (`ok` with its return, `fail` no effect, `info` or no
+/// completion unknown). `Err` is `expected …, found …` (naming the `result` when the
+/// completion's value is wrong).
+pub fn op_from_raw(raw: &RawOp) -> Result<(Op, Outcome<Ret>), String> {
+    let ms = match raw.args {
+        Value::Int(ms) if ms >= 0 => ms as u64,
+        _ => 0,
+    };
+    match raw.f.as_str() {
+        "put" => Ok((
+            Op::Put(event_id(&raw.args, "the value of put: the event's id")?),
+            outcome(raw, |_| Ok(Ret::Put))?,
+        )),
+        "fetch" => Ok((
+            Op::Fetch,
+            outcome(raw, |v| {
+                event_ids(v, "the result of fetch()").map(Ret::Events)
+            })?,
+        )),
+        "fetch-range" => {
+            let arg = |key: &str| match raw.args.get(key) {
+                Some(Value::Int(n)) if *n >= 0 => *n as u64,
+                _ => 0,
+            };
+            Ok((
+                Op::FetchRange {
+                    ago: arg("ago"),
+                    span: arg("span"),
+                },
+                outcome(raw, |v| {
+                    window(v, "the result of fetch(first, last)").map(Ret::Range)
+                })?,
+            ))
+        }
+        "poll" => {
+            let rounds = |v: &Value| match v {
+                Value::List(items) => items
+                    .iter()
+                    .map(|r| window(r, "the result of poll, each round"))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Ret::Polled),
+                other => Err(expected(
+                    "the result of poll: a list of its rounds' windows [WINDOW, ...]",
+                    other,
+                )),
+            };
+            Ok((Op::Poll(ms), outcome(raw, rounds)?))
+        }
+        "sleep" => Ok((Op::Sleep(ms), outcome(raw, |_| Ok(Ret::Slept))?)),
+        other => Err(format!(
+            "expected an operation of spec event-log (put, fetch, fetch-range, poll or sleep), found {other:?}"
+        )),
     }
 }
 
@@ -758,4 +935,132 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::IMPOSSIBLE,
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvsim::formats::{jsonl, pair};
+    use kvsim::history::Operation;
+    use kvsim::sim::{self, run_seed, SimConfig};
+
+    /// What `kvsim stress --history-out` writes reads back as the same operations, with
+    /// the same times, and is judged the same as the history without its marks
+    /// (`kvsim check-history --spec event-log --window 10`: a file does not say when a
+    /// poll's rounds began).
+    #[test]
+    fn history_files_read_back_as_written() {
+        let mut violations = 0;
+        for model in [published(), fixed()] {
+            let format = model.history_format().expect("a history format");
+            assert_eq!(format.spec, "event-log");
+            for (scenario, _) in scenarios() {
+                let cfg = SimConfig::from_scenario(&scenario);
+                for i in 0..10 {
+                    let mut h = sim::run(&model, &cfg, run_seed(1, i), None).history;
+                    let mut text = Vec::new();
+                    h.write_jsonl(&mut text, format.describe).expect("written");
+                    let text = String::from_utf8(text).expect("utf-8");
+                    let raws = pair(&jsonl::parse(&text).expect("parsed")).expect("paired");
+                    let read = History {
+                        ops: raws
+                            .iter()
+                            .map(|raw| {
+                                let (op, outcome) = op_from_raw(raw).expect("read");
+                                Operation {
+                                    client: raw.process as usize,
+                                    op,
+                                    call: raw.call,
+                                    ret: raw.ret,
+                                    call_ms: raw.call_ms.expect("a time"),
+                                    ret_ms: raw.ret_ms,
+                                    outcome,
+                                    marks: Vec::new(),
+                                }
+                            })
+                            .collect(),
+                    };
+                    assert_eq!(read.ops.len(), h.ops.len());
+                    for o in &mut h.ops {
+                        o.marks.clear();
+                    }
+                    for (a, b) in h.ops.iter().zip(&read.ops) {
+                        assert_eq!((&a.op, &a.outcome), (&b.op, &b.outcome));
+                        assert_eq!(
+                            (a.call_ms, a.ret.map(|_| a.ret_ms)),
+                            (b.call_ms, b.ret.map(|_| b.ret_ms))
+                        );
+                    }
+                    let verdict = check_window(model.window_secs() * 1000, &h);
+                    violations += usize::from(verdict.is_violation());
+                    assert_eq!(check_window(model.window_secs() * 1000, &read), verdict);
+                }
+            }
+        }
+        assert!(violations > 0, "some runs break the property");
+    }
+
+    #[test]
+    fn malformed_operations_say_what_was_expected() {
+        let raw = |f: &str, args: Value, result: Value| RawOp {
+            process: 0,
+            f: f.to_string(),
+            key: None,
+            args,
+            result,
+            end: kvsim::formats::End::Ok,
+            call: 0,
+            ret: Some(1),
+            call_ms: Some(0),
+            ret_ms: Some(1),
+            line: 1,
+            ret_line: Some(2),
+        };
+        let window = |back: i64, events: Vec<Value>| {
+            Value::Map(vec![
+                (Value::Str("back".into()), Value::Int(back)),
+                (Value::Str("span".into()), Value::Int(1)),
+                (Value::Str("events".into()), Value::List(events)),
+            ])
+        };
+        assert_eq!(
+            op_from_raw(&raw("put", Value::Int(7), Value::Nil)),
+            Ok((Op::Put(7), Outcome::Ok(Ret::Put)))
+        );
+        assert_eq!(
+            op_from_raw(&raw("put", Value::Int(1 << 32), Value::Nil)),
+            Err("expected the value of put: the event's id: an integer from 0 to 4294967295, found 4294967296".to_string())
+        );
+        assert_eq!(
+            op_from_raw(&raw("fetch", Value::Nil, Value::List(vec![Value::Int(1)]))),
+            Ok((Op::Fetch, Outcome::Ok(Ret::Events(vec![1]))))
+        );
+        assert_eq!(
+            op_from_raw(&raw(
+                "fetch-range",
+                Value::Nil,
+                window(2, vec![Value::Int(1)])
+            )),
+            Ok((
+                Op::FetchRange { ago: 0, span: 0 },
+                Outcome::Ok(Ret::Range(Window {
+                    back: 2,
+                    span: 1,
+                    events: vec![1]
+                }))
+            ))
+        );
+        assert_eq!(
+            op_from_raw(&raw("fetch-range", Value::Nil, window(-2, vec![]))),
+            Err(format!("expected the result of fetch(first, last): back, seconds from 0 to {MAX_WINDOW_SECS}, found -2"))
+        );
+        assert_eq!(
+            op_from_raw(&raw("poll", Value::Nil, window(2, vec![Value::Str("a".into())]))),
+            Err("expected the result of poll: a list of its rounds' windows [WINDOW, ...], found {\"back\" 2, \"span\" 1, \"events\" [\"a\"]}".to_string())
+        );
+        assert_eq!(
+            op_from_raw(&raw("poll", Value::Nil, Value::List(vec![window(2, vec![Value::Str("a".into())])]))),
+            Err("expected the result of poll, each round: its events, each event id: an integer from 0 to 4294967295, found \"a\"".to_string())
+        );
+    }
 }

@@ -445,6 +445,7 @@ impl Model for Fifo {
     fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
         Some(JsonlFormat {
             spec: "queue",
+            args: Vec::new(),
             describe: jsonl_op,
         })
     }

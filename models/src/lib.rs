@@ -9,6 +9,7 @@ pub mod reports;
 
 pub mod array_append;
 pub mod array_locked;
+pub mod cache_fill;
 pub mod counter;
 pub mod event_log;
 pub mod fifo;

@@ -342,6 +342,7 @@ impl Model for Lock {
     fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
         Some(JsonlFormat {
             spec: "counter",
+            args: Vec::new(),
             describe: jsonl_op,
         })
     }

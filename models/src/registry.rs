@@ -123,8 +123,8 @@ impl Entry {
 /// Every registered model, in a fixed order.
 pub fn registry() -> Vec<Entry> {
     use crate::{
-        array_append, array_locked, counter, event_log, fifo, lock, message_queue, spinlock, table,
-        visitor_counter,
+        array_append, array_locked, cache_fill, counter, event_log, fifo, lock, message_queue,
+        spinlock, table, visitor_counter,
     };
     vec![
         Entry::new(
@@ -207,6 +207,13 @@ pub fn registry() -> Vec<Entry> {
             spinlock::scenarios(),
         )
         .explore_scope(4, 1),
+        Entry::new(
+            "cache-fill",
+            "cache fill under many readers: naive (every miss recomputes) or a lease (mg N)",
+            cache_fill::published(),
+            cache_fill::fixed(),
+            cache_fill::scenarios(),
+        ),
         Entry::new(
             "message-queue",
             "message queue on an update log: Tkrzw's MessageQueue, segments as keys (003)",

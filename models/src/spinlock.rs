@@ -400,6 +400,7 @@ impl Model for SpinLock {
     fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
         Some(JsonlFormat {
             spec: "counter",
+            args: Vec::new(),
             describe: jsonl_op,
         })
     }

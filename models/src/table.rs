@@ -326,6 +326,7 @@ impl Model for Table {
     fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
         Some(JsonlFormat {
             spec: "set",
+            args: Vec::new(),
             describe: jsonl_op,
         })
     }

@@ -91,15 +91,25 @@
 //! the loop goes on to `incr`), `period straddled` (proposed: the clock read for the TTL is
 //! in another period than the read that chose the key, the straddle kvsim found),
 //! `period changed` (fixed: the period turned while `value()` read, and it reads again).
+//!
+//! # History files
+//! `kvsim stress --history-out` writes, and `kvsim check-history --spec visitor-counter
+//! --period SECS` reads ([`op_from_raw`], judged by [`check_window`]), these operations:
+//! `increment` (values ignored), `value` returning the count (an integer of at least 0),
+//! `sleep` (values ignored; the workload's idle time). `time` is in milliseconds on the
+//! clock whose `time() // T` numbers the periods (a real structure's: Unix epoch
+//! milliseconds).
 
 use crate::counter::parse_number;
 use crate::expect::{Expect, ExpectedVerdict, Variant};
-use kvsim::history::{History, Outcome};
+use kvsim::formats::{expected, outcome, RawOp, Value};
+use kvsim::history::{History, JsonlFormat, JsonlOp, Outcome};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::verdict::{Verdict, Violation};
+use serde_json::json;
 
 /// The counting period `T`, in seconds.
 pub const PERIOD_SECS: u64 = 2;
@@ -294,8 +304,61 @@ impl Model for VisitorCounter {
         }
     }
 
+    fn history_format(&self) -> Option<JsonlFormat<Op, Ret>> {
+        Some(JsonlFormat {
+            spec: "visitor-counter",
+            args: vec!["--period".into(), self.t.to_string()],
+            describe: jsonl_op,
+        })
+    }
+
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
         check_window(self.t * 1000, history)
+    }
+}
+
+/// An operation's fields in a history file (read back by [`op_from_raw`]).
+fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
+    match op {
+        Op::Visit => JsonlOp::new("increment", json!(null), json!(null), false),
+        Op::Value => {
+            let n = match ret {
+                Some(Ret::Count(n)) => json!(n),
+                _ => json!(null),
+            };
+            JsonlOp::new("value", json!(null), n, false)
+        }
+        Op::Sleep(ms) => JsonlOp::new("sleep", json!(ms), json!(null), false),
+    }
+}
+
+/// One operation of a history file (see "History files" in the module docs): the
+/// operation and its outcome (`ok` with its return, `fail` no effect, `info` or no
+/// completion unknown). `Err` is `expected …, found …` (naming the `result` when the
+/// completion's value is wrong).
+pub fn op_from_raw(raw: &RawOp) -> Result<(Op, Outcome<Ret>), String> {
+    match raw.f.as_str() {
+        "increment" => Ok((Op::Visit, outcome(raw, |_| Ok(Ret::Counted))?)),
+        "value" => {
+            let count = |v: &Value| match v {
+                Value::Int(n) if *n >= 0 => Ok(Ret::Count(*n as u64)),
+                other => Err(expected(
+                    "the result of value(): a count, an integer of at least 0",
+                    other,
+                )),
+            };
+            Ok((Op::Value, outcome(raw, count)?))
+        }
+        "sleep" => {
+            let ms = match raw.args {
+                Value::Int(ms) if ms >= 0 => ms as u64,
+                _ => 0,
+            };
+            Ok((Op::Sleep(ms), outcome(raw, |_| Ok(Ret::Slept))?))
+        }
+        other => Err(format!(
+            "expected an operation of spec visitor-counter (increment, value or sleep), found {other:?}"
+        )),
     }
 }
 
@@ -395,4 +458,97 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::IMPOSSIBLE,
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvsim::formats::{jsonl, pair};
+    use kvsim::history::Operation;
+    use kvsim::sim::{self, run_seed, SimConfig};
+
+    /// What `kvsim stress --history-out` writes reads back as the same operations, with
+    /// the same times, and is judged the same (`kvsim check-history --spec
+    /// visitor-counter --period 2`).
+    #[test]
+    fn history_files_read_back_as_written() {
+        let mut violations = 0;
+        for model in [published(), fixed(), proposed()] {
+            let format = model.history_format().expect("a history format");
+            assert_eq!(format.spec, "visitor-counter");
+            for (scenario, _) in scenarios() {
+                let cfg = SimConfig::from_scenario(&scenario);
+                for i in 0..10 {
+                    let h = sim::run(&model, &cfg, run_seed(1, i), None).history;
+                    let mut text = Vec::new();
+                    h.write_jsonl(&mut text, format.describe).expect("written");
+                    let text = String::from_utf8(text).expect("utf-8");
+                    let raws = pair(&jsonl::parse(&text).expect("parsed")).expect("paired");
+                    let read = History {
+                        ops: raws
+                            .iter()
+                            .map(|raw| {
+                                let (op, outcome) = op_from_raw(raw).expect("read");
+                                Operation {
+                                    client: raw.process as usize,
+                                    op,
+                                    call: raw.call,
+                                    ret: raw.ret,
+                                    call_ms: raw.call_ms.expect("a time"),
+                                    ret_ms: raw.ret_ms,
+                                    outcome,
+                                    marks: Vec::new(),
+                                }
+                            })
+                            .collect(),
+                    };
+                    assert_eq!(read.ops.len(), h.ops.len());
+                    for (a, b) in h.ops.iter().zip(&read.ops) {
+                        assert_eq!((&a.op, &a.outcome), (&b.op, &b.outcome));
+                        assert_eq!(
+                            (a.call_ms, a.ret.map(|_| a.ret_ms)),
+                            (b.call_ms, b.ret.map(|_| b.ret_ms))
+                        );
+                    }
+                    let verdict = model.check(&h);
+                    violations += usize::from(verdict.is_violation());
+                    assert_eq!(check_window(PERIOD_SECS * 1000, &read), verdict);
+                }
+            }
+        }
+        assert!(violations > 0, "some runs break the property");
+    }
+
+    #[test]
+    fn malformed_operations_say_what_was_expected() {
+        let raw = |f: &str, result: Value| RawOp {
+            process: 0,
+            f: f.to_string(),
+            key: None,
+            args: Value::Nil,
+            result,
+            end: kvsim::formats::End::Ok,
+            call: 0,
+            ret: Some(1),
+            call_ms: Some(0),
+            ret_ms: Some(1),
+            line: 1,
+            ret_line: Some(2),
+        };
+        assert_eq!(
+            op_from_raw(&raw("value", Value::Int(3))),
+            Ok((Op::Value, Outcome::Ok(Ret::Count(3))))
+        );
+        assert_eq!(
+            op_from_raw(&raw("value", Value::Int(-1))),
+            Err(
+                "expected the result of value(): a count, an integer of at least 0, found -1"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            op_from_raw(&raw("read", Value::Nil)),
+            Err("expected an operation of spec visitor-counter (increment, value or sleep), found \"read\"".to_string())
+        );
+    }
 }

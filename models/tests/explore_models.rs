@@ -292,7 +292,7 @@ fn the_published_spinlock_initialisation_race_needs_four_clients() {
 fn the_published_message_queue_reader_skips_a_file_rolled_over_between_two_reads() {
     let mut s = scope(2, 1, 4);
     s.max_op_steps = 100;
-    let report = shortest_counterexample("message-queue", &s, "message log", (1_507, 1_583));
+    let report = shortest_counterexample("message-queue", &s, "message log", (1_507, 1_582));
     insta::assert_snapshot!(report);
 }
 

@@ -82,3 +82,28 @@ fn table() {
 fn spinlock() {
     check_model("spinlock");
 }
+
+/// A probe a scenario requires (`Scenario::sometimes`) is one some variant of its model
+/// declares: a structure is held only to the probes it declares, so a misspelt name would
+/// otherwise hold no variant to anything.
+#[test]
+fn every_required_probe_is_declared_by_some_variant() {
+    let mut wrong = Vec::new();
+    for entry in registry() {
+        for (scenario, _) in &entry.scenarios {
+            for name in &scenario.sometimes {
+                let declared = entry
+                    .available_variants()
+                    .into_iter()
+                    .any(|v| entry.target(v).probes().contains(&name.as_str()));
+                if !declared {
+                    wrong.push(format!("{} {}: {name:?}", entry.name, scenario.name));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "required probes no variant declares: {wrong:?}"
+    );
+}

@@ -239,7 +239,9 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
             reply: delivered.clone(),
         });
         let polled = match polled {
-            Poll::Ready(Err(e)) if e.is_refusal() => Polled::Refused(e.to_string()),
+            Poll::Ready(Err(e)) if e.is_refusal() => {
+                Polled::Refused(e.refusal().unwrap_or_default())
+            }
             Poll::Ready(result) => Polled::Ready(result.ok()),
             Poll::Pending => match slot.request.take() {
                 Some(request) => {

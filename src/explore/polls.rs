@@ -3,7 +3,7 @@
 //! replaying it gave, so that a client's future is rebuilt only the first time a node is
 //! stepped from.
 
-use crate::command::{Reply, Value};
+use crate::command::{MetaReply, MetaRet, Reply, Value};
 use crate::sim::{Delivered, Polled, Request};
 use crate::store::CasNames;
 use std::fmt;
@@ -171,6 +171,31 @@ impl<Ret> Polls<Ret> {
                     flags.hash(&mut h);
                     data.hash(&mut h);
                     cas.map(|c| names.name(c)).hash(&mut h);
+                }
+            }
+            // Meta replies with their uniques named, as the values' above.
+            Some(Delivered::Reply(Reply::Meta(MetaReply {
+                status,
+                flags,
+                value,
+                quiet,
+            }))) => {
+                h.write_u8(2);
+                status.hash(&mut h);
+                value.hash(&mut h);
+                quiet.hash(&mut h);
+                h.write_usize(flags.len());
+                for flag in flags {
+                    match flag {
+                        MetaRet::Cas(c) => {
+                            h.write_u8(0);
+                            h.write_usize(names.name(*c));
+                        }
+                        other => {
+                            h.write_u8(1);
+                            other.hash(&mut h);
+                        }
+                    }
                 }
             }
             other => {

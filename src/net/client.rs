@@ -475,27 +475,11 @@ impl TcpKv {
 }
 
 fn keys_mut(command: &mut Command) -> Vec<&mut Vec<u8>> {
-    match command {
-        Command::Store { key, .. }
-        | Command::Cas { key, .. }
-        | Command::Arith { key, .. }
-        | Command::Delete { key, .. }
-        | Command::Touch { key, .. } => vec![key],
-        Command::Get { keys, .. } | Command::Gat { keys, .. } => keys.iter_mut().collect(),
-        Command::FlushAll { .. } => Vec::new(),
-    }
+    command.keys_mut()
 }
 
 fn clear_noreply(command: &mut Command) {
-    match command {
-        Command::Store { noreply, .. }
-        | Command::Cas { noreply, .. }
-        | Command::Arith { noreply, .. }
-        | Command::Delete { noreply, .. }
-        | Command::Touch { noreply, .. }
-        | Command::FlushAll { noreply, .. } => *noreply = false,
-        Command::Get { .. } | Command::Gat { .. } => {}
-    }
+    command.clear_noreply();
 }
 
 impl Kv for TcpKv {

@@ -5,12 +5,12 @@
 //! *after* it has received everything. So when the history says operation A returned before
 //! B was invoked, A's last reply really arrived before B's first request left: thread
 //! scheduling can only make operations look more concurrent than they were, never less,
-//! and a reordering can never fake a violation. Times are read from a monotonic clock
-//! ([`Instant`]) under the same mutex, so they never run backwards along the order.
+//! and a reordering can never fake a violation. Times are the clients' clock (Unix-epoch
+//! ms, what a structure's `now_ms` reads), read under the same mutex and clamped to the
+//! last one, so they never run backwards along the order.
 
 use crate::history::{History, Mark, Operation, Outcome};
 use std::sync::Mutex;
-use std::time::Instant;
 
 /// The handle of an invoked, not yet completed operation.
 #[derive(Debug, PartialEq, Eq)]
@@ -21,12 +21,16 @@ pub struct Pending {
 
 struct Inner<Op, Ret> {
     next_seq: u64,
+    /// The last time recorded: times never run backwards, even if the system clock does.
+    last_ms: u64,
     ops: Vec<Operation<Op, Ret>>,
 }
 
 /// Records a history from many threads (see the module docs).
+/// Times are the clients' clock ([`crate::net::TcpKv`]'s `now_ms`, Unix-epoch ms), read
+/// when each event is recorded, so a structure's period of `now / T` and the history's
+/// agree; they never run backwards.
 pub struct Recorder<Op, Ret> {
-    start: Instant,
     inner: Mutex<Inner<Op, Ret>>,
 }
 
@@ -36,13 +40,24 @@ impl<Op, Ret> Default for Recorder<Op, Ret> {
     }
 }
 
+impl<Op, Ret> Inner<Op, Ret> {
+    /// Now, on the clients' clock, and never before the last time recorded.
+    fn now_ms(&mut self) -> u64 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        self.last_ms = self.last_ms.max(now);
+        self.last_ms
+    }
+}
+
 impl<Op, Ret> Recorder<Op, Ret> {
-    /// An empty recorder; times are milliseconds since now.
+    /// An empty recorder; times are Unix-epoch milliseconds.
     pub fn new() -> Self {
         Recorder {
-            start: Instant::now(),
             inner: Mutex::new(Inner {
                 next_seq: 0,
+                last_ms: 0,
                 ops: Vec::new(),
             }),
         }
@@ -55,7 +70,7 @@ impl<Op, Ret> Recorder<Op, Ret> {
     /// Notes that `client` invokes `op`; call it before the operation sends anything.
     pub fn invoke(&self, client: usize, op: Op) -> Pending {
         let mut inner = self.lock();
-        let call_ms = self.start.elapsed().as_millis() as u64;
+        let call_ms = inner.now_ms();
         let call = inner.next_seq;
         inner.next_seq += 1;
         inner.ops.push(Operation {
@@ -78,7 +93,7 @@ impl<Op, Ret> Recorder<Op, Ret> {
     /// gave up; the checker lets such an operation take effect at any later point.
     pub fn complete(&self, pending: Pending, outcome: Outcome<Ret>) {
         let mut inner = self.lock();
-        let ret_ms = self.start.elapsed().as_millis() as u64;
+        let ret_ms = inner.now_ms();
         let ret = inner.next_seq;
         inner.next_seq += 1;
         let op = &mut inner.ops[pending.index];
@@ -93,7 +108,7 @@ impl<Op, Ret> Recorder<Op, Ret> {
     /// section then lies within the real one, so recorded overlaps are real overlaps.
     pub fn mark(&self, pending: &Pending, label: &str) {
         let mut inner = self.lock();
-        let time_ms = self.start.elapsed().as_millis() as u64;
+        let time_ms = inner.now_ms();
         let seq = inner.next_seq;
         inner.next_seq += 1;
         inner.ops[pending.index].marks.push(Mark {

@@ -25,7 +25,7 @@
 //! [`MAX_SECS`].
 
 use super::serve_faults::WireFault;
-use super::server::{ConnTarget, Shared};
+use super::server::{lock, ConnTarget, Shared};
 use crate::wire::StatsGroup;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -184,19 +184,10 @@ fn run(shared: &Shared, command: ControlCommand) -> Vec<String> {
         }
         ControlCommand::Arm(fault, target) => {
             let text = fault.to_string();
-            match shared.arm(fault, target) {
-                Ok(()) => vec![format!("OK {text} armed")],
-                Err(open) => vec![format!(
-                    "ERROR no open connection {}: open are [{}]",
-                    match target {
-                        ConnTarget::Id(id) => id.to_string(),
-                        _ => "?".into(),
-                    },
-                    open.iter()
-                        .map(u64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )],
+            match (shared.arm(fault, target), target) {
+                (Ok(n), ConnTarget::All) => vec![format!("OK {text} armed on {n}")],
+                (Ok(_), _) => vec![format!("OK {text} armed")],
+                (Err(why), _) => vec![format!("ERROR {why}")],
             }
         }
         ControlCommand::Conns => shared
@@ -223,6 +214,7 @@ fn run(shared: &Shared, command: ControlCommand) -> Vec<String> {
 /// Accepts control connections until the server stops.
 pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let open = Arc::new(AtomicUsize::new(0));
+    let mut next_id = 0u64;
     for stream in listener.incoming() {
         if shared.stopping() {
             break;
@@ -237,15 +229,22 @@ pub(crate) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             continue;
         }
         open.fetch_add(1, Ordering::SeqCst);
-        let (shared, open) = (Arc::clone(&shared), Arc::clone(&open));
+        next_id += 1;
+        let id = next_id;
+        if let Ok(clone) = stream.try_clone() {
+            lock(&shared.controls).insert(id, clone);
+        }
+        let (shared2, open2) = (Arc::clone(&shared), Arc::clone(&open));
         let spawned = std::thread::Builder::new()
             .name("kvsim-serve-control-conn".into())
             .spawn(move || {
-                serve(stream, &shared);
-                open.fetch_sub(1, Ordering::SeqCst);
+                serve(stream, &shared2);
+                lock(&shared2.controls).remove(&id);
+                open2.fetch_sub(1, Ordering::SeqCst);
             });
         if spawned.is_err() {
-            continue;
+            lock(&shared.controls).remove(&id);
+            open.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
@@ -266,10 +265,15 @@ fn serve(stream: TcpStream, shared: &Shared) {
             Ok(_) => {}
         }
         if !line.ends_with(b"\n") && line.len() as u64 >= limit {
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "ERROR line too long: expected at most {LINE_MAX} bytes"
+                "ERROR line too long: expected at most {LINE_MAX} bytes\r\n"
             );
+            // Read (a bounded amount of) what the client is still sending before closing,
+            // so that the close does not reset the connection under the error line.
+            let _ = out.shutdown(Shutdown::Write);
+            let _ = out.set_read_timeout(Some(std::time::Duration::from_millis(500)));
+            let _ = std::io::copy(&mut (&mut reader).take(1 << 20), &mut std::io::sink());
             return;
         }
         let text = String::from_utf8_lossy(&line);

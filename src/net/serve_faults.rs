@@ -103,6 +103,12 @@ impl FaultPlan {
                 "a client crashes and skews its clock itself; --memory-limit is the LRU"
             ));
         }
+        if self.hold_ms > 3_600_000 || self.jump_secs > 31_536_000 {
+            return Err(format!(
+                "bad fault durations {} ms and {} s: expected at most an hour's hold and a year's clock jump",
+                self.hold_ms, self.jump_secs
+            ));
+        }
         if !(0.0..=1.0).contains(&self.rate) {
             return Err(format!(
                 "bad fault rate {}: expected a probability from 0 to 1",

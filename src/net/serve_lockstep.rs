@@ -1,7 +1,8 @@
 //! `kvsim serve --lockstep N`: requests served one at a time, in an order the seed chooses.
 //!
-//! Each request waits until N connections (or every open one, if fewer are open) each have
-//! a request waiting, or until no new request has come for a quantum; then the seed picks
+//! Each request waits until N connections (or, once N have connected, every open one, if
+//! fewer are open) each have a request waiting, or until no new request has come for a
+//! quantum; then the seed picks
 //! one of the waiting connections (by id order) and serves its request alone. Clients
 //! that are deterministic between their calls (each call's bytes depend only on earlier
 //! replies) then see the same interleaving, and the same replies, from the same seed.
@@ -13,9 +14,10 @@
 //! clients must connect in a fixed order (e.g. one after another before the work starts)
 //! for ids, and so picks, to repeat.
 
+use super::server::lock;
 use crate::rng::SimRng;
 use std::collections::BTreeSet;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The lockstep scheduler's settings.
@@ -45,10 +47,6 @@ pub struct Lockstep {
     changed: Condvar,
 }
 
-fn lock(m: &Mutex<Turns>) -> MutexGuard<'_, Turns> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Lockstep {
     /// A scheduler picking with `seed`.
     pub fn new(config: LockstepConfig, seed: u64) -> Lockstep {
@@ -65,10 +63,11 @@ impl Lockstep {
         }
     }
 
-    /// Waits until connection `id`'s request is picked; `open` says how many client
-    /// connections are open now. The caller serves the request, then calls
-    /// [`Lockstep::done`].
-    pub fn wait_turn(&self, id: u64, open: impl Fn() -> usize) {
+    /// Waits until connection `id`'s request is picked; `live` says how many client
+    /// connections are open now and how many were ever accepted (until N have been, the
+    /// scheduler waits for N, so that a slow acceptor cannot make it pick among fewer).
+    /// The caller serves the request, then calls [`Lockstep::done`].
+    pub fn wait_turn(&self, id: u64, live: impl Fn() -> (usize, u64)) {
         let mut t = lock(&self.turns);
         t.waiting.insert(id);
         t.last_change = Instant::now();
@@ -81,7 +80,13 @@ impl Lockstep {
                 return;
             }
             if t.picked.is_none() && !t.busy {
-                let enough = t.waiting.len() >= self.config.clients.min(open()).max(1);
+                let (open, accepted) = live();
+                let need = if accepted < self.config.clients as u64 {
+                    self.config.clients
+                } else {
+                    self.config.clients.min(open)
+                };
+                let enough = t.waiting.len() >= need.max(1);
                 let idle = t.last_change.elapsed() >= self.config.quantum;
                 if enough || idle {
                     let n = t.waiting.len();
@@ -145,7 +150,7 @@ mod tests {
                         if jitter {
                             std::thread::sleep(Duration::from_millis((id * 7 + k * 3) % 5));
                         }
-                        ls.wait_turn(id, || open.load(std::sync::atomic::Ordering::SeqCst));
+                        ls.wait_turn(id, || (open.load(std::sync::atomic::Ordering::SeqCst), 3));
                         served.lock().unwrap().push(id);
                         ls.done();
                     }

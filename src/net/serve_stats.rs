@@ -21,6 +21,8 @@ pub struct Counters {
     pub cmd_flush: u64,
     /// `touch`, `gat`, `gats` keys.
     pub cmd_touch: u64,
+    /// Meta commands (`mg`, `ms`, `md`, `ma`, `mn`, `me`).
+    pub cmd_meta: u64,
     /// Retrieval keys found.
     pub get_hits: u64,
     /// Retrieval keys not found.
@@ -115,6 +117,10 @@ impl Counters {
                 }
             }
             Command::FlushAll { .. } => self.cmd_flush += 1,
+            // Meta commands are not counted yet.
+            // memcached counts meta commands in `cmd_meta` (their gets and sets also count
+            // as such; that finer split is left out).
+            Command::Meta(_) => self.cmd_meta += 1,
         }
     }
 }
@@ -162,7 +168,7 @@ pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(S
             put("cmd_set", c.cmd_set.to_string());
             put("cmd_flush", c.cmd_flush.to_string());
             put("cmd_touch", c.cmd_touch.to_string());
-            put("cmd_meta", "0".into());
+            put("cmd_meta", c.cmd_meta.to_string());
             put("get_hits", c.get_hits.to_string());
             put("get_misses", c.get_misses.to_string());
             put("get_expired", "0".into());

@@ -85,6 +85,9 @@ pub struct ServeConfig {
 /// in the background: a store that keeps being used does not keep dead items.
 pub const CRAWL_PER_COMMAND: usize = 8;
 
+/// The most faults armed and waiting for one connection's next command (or for `next`).
+pub const MAX_ARMED: usize = 1024;
+
 /// memcached's default `-c`.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
@@ -157,11 +160,19 @@ pub(crate) struct Shared {
     conns: Mutex<Conns>,
     trace: Option<Mutex<TraceWriter>>,
     lockstep: Option<Lockstep>,
+    /// Restarts so far: a connection of an earlier process applies nothing more.
+    generation: AtomicU64,
+    /// Connections accepted so far.
+    accepted: AtomicU64,
+    /// Open control connections, closed when the server stops.
+    pub(crate) controls: Mutex<BTreeMap<u64, TcpStream>>,
     bytes_read: AtomicU64,
     bytes_written: AtomicU64,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// A mutex's guard; a panicked holder's data is still consistent here (every critical
+/// section leaves it so), so poisoning is ignored.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -175,7 +186,9 @@ fn host_ms(offset_secs: i64) -> u64 {
 impl Shared {
     /// The server clock now (never behind the last time the store saw).
     fn now(&self, state: &mut State) -> u64 {
-        let now = (host_ms(self.config.clock_offset_secs) + state.jump_ms).max(state.last_ms);
+        let now = host_ms(self.config.clock_offset_secs)
+            .saturating_add(state.jump_ms)
+            .max(state.last_ms);
         state.last_ms = now;
         now
     }
@@ -189,8 +202,9 @@ impl Shared {
     /// Applies a fault of the whole server now (`evict`, `restart`, `clock`); `false`
     /// for `evict` of a key that held no live item.
     pub(crate) fn inject(&self, fault: &WireFault, by: Option<u64>) -> bool {
-        self.trace(by, "fault", &fault.to_string());
         let mut state = lock(&self.state);
+        // Traced under the store's lock: the trace's order is the order of application.
+        self.trace(by, "fault", &fault.to_string());
         let now = self.now(&mut state);
         match fault {
             WireFault::Evict(key) => {
@@ -199,13 +213,16 @@ impl Shared {
                 removed
             }
             WireFault::Clock(secs) => {
-                state.jump_ms += secs.saturating_mul(1000);
+                state.jump_ms = state.jump_ms.saturating_add(secs.saturating_mul(1000));
                 true
             }
             WireFault::Restart => {
                 state.store.restart(now);
                 state.started_ms = now;
                 state.counters = Counters::default();
+                // Requests of the old process's connections, read but not yet applied,
+                // are never applied ([`ConnService::apply`]).
+                self.generation.fetch_add(1, Ordering::SeqCst);
                 drop(state);
                 // memcached's clients lose their connections with the process.
                 let conns = lock(&self.conns);
@@ -219,22 +236,46 @@ impl Shared {
         }
     }
 
-    /// Arms a per-connection fault for `target`'s next request; the ids it was armed on
-    /// (`Err` with the open ids when `target` names no open connection).
-    pub(crate) fn arm(&self, fault: WireFault, target: ConnTarget) -> Result<(), Vec<u64>> {
+    /// Arms a per-connection fault for `target`'s next store command; how many
+    /// connections it was armed on (`next`: 1), or why not.
+    pub(crate) fn arm(&self, fault: WireFault, target: ConnTarget) -> Result<usize, String> {
         let mut conns = lock(&self.conns);
+        let full = |n: usize| n >= MAX_ARMED;
+        let open = |conns: &Conns| -> String {
+            let ids: Vec<String> = conns.open.keys().map(u64::to_string).collect();
+            format!("open are [{}]", ids.join(", "))
+        };
         match target {
-            ConnTarget::Next => conns.next.push(fault),
-            ConnTarget::All => conns
-                .open
-                .values_mut()
-                .for_each(|c| c.pending.push(fault.clone())),
-            ConnTarget::Id(id) => match conns.open.get_mut(&id) {
-                Some(c) => c.pending.push(fault),
-                None => return Err(conns.open.keys().copied().collect()),
+            ConnTarget::Next if full(conns.next.len()) => {}
+            ConnTarget::Next => {
+                conns.next.push(fault);
+                return Ok(1);
+            }
+            ConnTarget::All if conns.open.is_empty() => {
+                return Err("no open connection to arm: expected at least one for all".into())
+            }
+            ConnTarget::All if conns.open.values().any(|c| full(c.pending.len())) => {}
+            ConnTarget::All => {
+                conns
+                    .open
+                    .values_mut()
+                    .for_each(|c| c.pending.push(fault.clone()));
+                return Ok(conns.open.len());
+            }
+            ConnTarget::Id(id) => match conns.open.get(&id) {
+                None => return Err(format!("no open connection {id}: {}", open(&conns))),
+                Some(c) if full(c.pending.len()) => {}
+                Some(_) => {
+                    if let Some(c) = conns.open.get_mut(&id) {
+                        c.pending.push(fault);
+                    }
+                    return Ok(1);
+                }
             },
         }
-        Ok(())
+        Err(format!(
+            "too many armed faults: expected at most {MAX_ARMED} waiting per connection"
+        ))
     }
 
     /// The open connections: id and peer address.
@@ -276,23 +317,36 @@ impl Shared {
         serve_stats::render(group, &counters, &ctx)
     }
 
-    /// The faults for connection `id`'s next request: those armed for it or for the next
-    /// connection, then the seeded draw.
-    fn faults_for(&self, id: u64, command: &Command) -> Vec<WireFault> {
-        let mut faults = {
-            let mut conns = lock(&self.conns);
-            let mut mine = std::mem::take(&mut conns.next);
-            if let Some(c) = conns.open.get_mut(&id) {
-                mine.append(&mut c.pending);
-            }
-            mine
-        };
-        if !self.config.faults.kinds.is_empty() {
-            let keys = command.keys();
-            let drawn = self.config.faults.draw(&mut lock(&self.state).rng, &keys);
-            faults.extend(drawn);
+    /// The faults armed for connection `id`'s next command, or for the next connection.
+    fn armed_for(&self, id: u64) -> Vec<WireFault> {
+        let mut conns = lock(&self.conns);
+        let mut mine = std::mem::take(&mut conns.next);
+        if let Some(c) = conns.open.get_mut(&id) {
+            mine.append(&mut c.pending);
         }
-        faults
+        mine
+    }
+
+    /// The seeded fault before `command`, if the draw gives one.
+    fn drawn_for(&self, command: &Command) -> Option<WireFault> {
+        if self.config.faults.kinds.is_empty() {
+            return None;
+        }
+        let keys = command.keys();
+        self.config.faults.draw(&mut lock(&self.state).rng, &keys)
+    }
+
+    /// Waits for connection `id`'s lockstep turn (at once without `--lockstep`).
+    fn turn(&self, id: u64) -> Turn<'_> {
+        if let Some(ls) = &self.lockstep {
+            ls.wait_turn(id, || {
+                (
+                    lock(&self.conns).open.len(),
+                    self.accepted.load(Ordering::SeqCst),
+                )
+            });
+        }
+        Turn(self.lockstep.as_ref())
     }
 
     /// Applies one store command (after the configured delay and random evictions).
@@ -318,19 +372,18 @@ impl Shared {
         state.store.crawl_expired(now, CRAWL_PER_COMMAND);
         let evicted = state.store.take_evicted();
         state.counters.evictions += evicted.len() as u64;
-        drop(state);
-        if self.trace.is_some() {
+        // Traced under the store's lock, so the trace's order is the order of
+        // application; the command, the evictions it caused and its reply together.
+        if let Some(t) = &self.trace {
+            let mut t = lock(t);
+            t.line(Some(id), "command", &command.to_string());
             for key in evicted {
                 let text = format!("lru evicts {}", String::from_utf8_lossy(&key));
-                self.trace(None, "fault", &text);
+                t.line(None, "fault", &text);
             }
-            // The command and its reply on adjacent lines.
-            if let Some(t) = &self.trace {
-                let mut t = lock(t);
-                t.line(Some(id), "command", &command.to_string());
-                t.line(Some(id), "reply", &reply.to_string());
-            }
+            t.line(Some(id), "reply", &reply.to_string());
         }
+        drop(state);
         reply
     }
 }
@@ -339,6 +392,8 @@ impl Shared {
 /// next write is held.
 struct ConnFaults {
     id: u64,
+    /// The server process (restart count) the connection was accepted by.
+    generation: u64,
     dropped: Cell<bool>,
     hold_ms: Cell<u64>,
 }
@@ -363,35 +418,62 @@ impl Drop for Turn<'_> {
 impl Service for ConnService<'_> {
     fn apply(&mut self, command: &Command) -> Reply {
         let (shared, id) = (self.shared, self.faults.id);
-        if let Some(ls) = &shared.lockstep {
-            ls.wait_turn(id, || lock(&shared.conns).open.len());
+        // A dropped connection applies nothing more (its bytes were already read), nor
+        // does one of a process that has restarted since.
+        if self.faults.generation != shared.generation.load(Ordering::SeqCst) {
+            self.faults.dropped.set(true);
         }
-        let _turn = Turn(shared.lockstep.as_ref());
-        // A dropped connection applies nothing more (its bytes were already read).
         if self.faults.dropped.get() {
             return Reply::Error;
         }
+        // Armed pauses stall this connection before it queues for its turn, so that under
+        // --lockstep the others go on meanwhile.
+        let mut faults = shared.armed_for(id);
+        for fault in faults.iter().filter(|f| matches!(f, WireFault::Pause(_))) {
+            shared.trace(Some(id), "fault", &fault.to_string());
+            if let WireFault::Pause(ms) = fault {
+                std::thread::sleep(Duration::from_millis(*ms));
+            }
+        }
+        faults.retain(|f| !matches!(f, WireFault::Pause(_)));
+        let mut turn = shared.turn(id);
+        if let Some(fault) = shared.drawn_for(command) {
+            if let WireFault::Pause(ms) = fault {
+                shared.trace(Some(id), "fault", &fault.to_string());
+                drop(turn);
+                std::thread::sleep(Duration::from_millis(ms));
+                turn = shared.turn(id);
+            } else {
+                faults.push(fault);
+            }
+        }
         let mut drop_reply = false;
-        for fault in shared.faults_for(id, command) {
+        for fault in faults {
             if !fault.is_per_connection() {
                 shared.inject(&fault, Some(id));
+                // The restarted process never saw this request: its connection is gone.
+                if fault == WireFault::Restart {
+                    self.faults.dropped.set(true);
+                    return Reply::Error;
+                }
                 continue;
             }
             shared.trace(Some(id), "fault", &fault.to_string());
             match fault {
-                WireFault::Pause(ms) => std::thread::sleep(Duration::from_millis(ms)),
                 WireFault::DropRequest => {
                     self.faults.dropped.set(true);
                     return Reply::Error;
                 }
                 WireFault::DropReply => drop_reply = true,
-                WireFault::DelayReply(ms) => {
-                    self.faults.hold_ms.set(self.faults.hold_ms.get() + ms)
-                }
+                WireFault::DelayReply(ms) => self
+                    .faults
+                    .hold_ms
+                    .set(self.faults.hold_ms.get().saturating_add(ms)),
                 _ => {}
             }
         }
         let reply = shared.apply(id, command);
+        drop(turn);
         if drop_reply {
             self.faults.dropped.set(true);
         }
@@ -414,15 +496,25 @@ pub struct Server {
 
 impl Server {
     /// Binds `config.listen` (and `config.control`), creates the trace file, and starts
-    /// accepting connections on a thread of its own.
+    /// accepting connections on a thread of its own. An error says which of these failed.
     pub fn start(config: ServeConfig) -> io::Result<Server> {
         config
             .faults
             .validate()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        let listener = TcpListener::bind(config.listen)?;
+        let context =
+            |what: String| move |e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+        let listener = TcpListener::bind(config.listen)
+            .map_err(context(format!("cannot listen on {}", config.listen)))?;
         let addr = listener.local_addr()?;
-        let control_listener = config.control.map(TcpListener::bind).transpose()?;
+        let control_listener = config
+            .control
+            .map(|a| {
+                TcpListener::bind(a).map_err(context(format!(
+                    "cannot listen for control commands on {a}"
+                )))
+            })
+            .transpose()?;
         let control_addr = control_listener
             .as_ref()
             .map(TcpListener::local_addr)
@@ -430,7 +522,11 @@ impl Server {
         let trace = config
             .trace
             .as_deref()
-            .map(|p| TraceWriter::create(p, config.trace_max_bytes, Instant::now()))
+            .map(|p| {
+                TraceWriter::create(p, config.trace_max_bytes, Instant::now()).map_err(context(
+                    format!("cannot create the trace file {}", p.display()),
+                ))
+            })
             .transpose()?
             .map(Mutex::new);
         let start_ms = host_ms(config.clock_offset_secs);
@@ -450,6 +546,9 @@ impl Server {
             conns: Mutex::new(Conns::default()),
             trace,
             lockstep,
+            generation: AtomicU64::new(0),
+            accepted: AtomicU64::new(0),
+            controls: Mutex::new(BTreeMap::new()),
             bytes_read: AtomicU64::new(0),
             bytes_written: AtomicU64::new(0),
         });
@@ -509,6 +608,9 @@ impl Server {
         for c in lock(&self.shared.conns).open.values() {
             let _ = c.stream.shutdown(Shutdown::Both);
         }
+        for c in lock(&self.shared.controls).values() {
+            let _ = c.shutdown(Shutdown::Both);
+        }
         for handle in [self.accept.take(), self.control.take()]
             .into_iter()
             .flatten()
@@ -548,6 +650,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         }
         let id = next_id;
         next_id += 1;
+        shared.accepted.fetch_add(1, Ordering::SeqCst);
         let peer = stream
             .peer_addr()
             .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
@@ -588,6 +691,7 @@ fn serve_connection(mut stream: TcpStream, id: u64, shared: &Shared) {
     let mut conn = Connection::new(shared.config.store.item_size_max);
     let faults = ConnFaults {
         id,
+        generation: shared.generation.load(Ordering::SeqCst),
         dropped: Cell::new(false),
         hold_ms: Cell::new(0),
     };

@@ -213,9 +213,10 @@ pub trait StressHistory {
     /// The `i`-th operation for people: `client C OP → OUTCOME (CALL ms … RET ms)`.
     fn describe(&self, i: usize) -> Option<String>;
 
-    /// The `kvsim check-history` spec that reads the operations (`None`: none does, each
-    /// is written as its Debug text).
-    fn spec(&self) -> Option<&'static str>;
+    /// The `kvsim check-history` spec that reads the operations, with the flags it needs
+    /// (`visitor-counter --period 2`; `None`: none does, each is written as its Debug
+    /// text).
+    fn spec(&self) -> Option<String>;
 
     /// Writes the history in the `jsonl` format ([`History::write_jsonl`]).
     fn write_jsonl(&self, out: &mut dyn std::io::Write) -> std::io::Result<()>;
@@ -243,12 +244,17 @@ impl<Op: Debug, Ret: Debug> StressHistory for Erased<Op, Ret> {
         ))
     }
 
-    fn spec(&self) -> Option<&'static str> {
-        self.format.map(|f| f.spec)
+    fn spec(&self) -> Option<String> {
+        self.format.as_ref().map(|f| {
+            std::iter::once(f.spec.to_string())
+                .chain(f.args.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
     }
 
     fn write_jsonl(&self, mut out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        match self.format {
+        match &self.format {
             Some(f) => self.history.write_jsonl(&mut out, f.describe),
             None => self
                 .history

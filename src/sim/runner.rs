@@ -104,7 +104,9 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
         let mut slot = live.handle.slot.borrow_mut();
         let marks = std::mem::take(&mut slot.marks);
         let polled = match polled {
-            Poll::Ready(Err(e)) if e.is_refusal() => Polled::Refused(e.to_string()),
+            Poll::Ready(Err(e)) if e.is_refusal() => {
+                Polled::Refused(e.refusal().unwrap_or_default())
+            }
             Poll::Ready(result) => Polled::Ready(result.ok()),
             Poll::Pending => match slot.request.take() {
                 Some(Request::Command(cmd)) => {

@@ -16,6 +16,33 @@ pub(super) enum Op {
     Cas(u64),
 }
 
+/// What `ms` adds to a storage command (its flags as `do_store_item` sees them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct MetaStore {
+    /// The `C` unique for append/prepend (`0`: none): a different live unique is `EXISTS`.
+    pub compare: u64,
+    /// `I` with a cas store: a unique older than the item's stores the value marked stale.
+    pub stale_ok: bool,
+    /// `b`: the item's key was sent in base64.
+    pub key_binary: bool,
+}
+
+/// What `do_add_delta` answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Delta {
+    /// Applied: the new value; `in_place` when the item was rewritten in place (else a
+    /// new item took its place).
+    Done { value: u64, in_place: bool },
+    /// No live item.
+    NotFound,
+    /// The value is not a number (or empty, or chunked).
+    NonNumeric,
+    /// A growing value found no memory.
+    OutOfMemory,
+    /// The compared unique (`ma … C`) did not match.
+    CasMismatch,
+}
+
 impl Store {
     /// set/add/replace/append/prepend/cas: `process_update_command` + `do_store_item`.
     pub(super) fn store(
@@ -30,6 +57,23 @@ impl Store {
         if key.len() > KEY_MAX_LEN {
             return Reply::ClientError(ClientError::BadCommandLineFormat);
         }
+        self.store_full(now_ms, op, key, flags, exptime, data, None)
+            .0
+    }
+
+    /// A storage command, classic (`meta: None`) or `ms`: the reply and the unique of the
+    /// stored item (`0` when nothing was stored).
+    #[allow(clippy::too_many_arguments)] // the storage command's own fields
+    pub(super) fn store_full(
+        &mut self,
+        now_ms: u64,
+        op: Op,
+        key: &[u8],
+        flags: u32,
+        exptime: i64,
+        data: &[u8],
+        meta: Option<MetaStore>,
+    ) -> (Reply, u64) {
         let now_s = now_secs(now_ms);
         let exp = self.clock.realtime(now_ms, exptime);
         let size = item_size(key.len(), flags, data.len());
@@ -42,19 +86,26 @@ impl Store {
             None
         };
         if let Some(error) = failure {
-            // "Avoid stale data persisting in cache because we failed alloc": set only.
-            if op == Op::Plain(StoreVerb::Set) {
+            // "Avoid stale data persisting in cache because we failed alloc": set only,
+            // but `ms` in every mode.
+            if op == Op::Plain(StoreVerb::Set) || meta.is_some() {
                 self.unlink(key);
             }
-            return Reply::ServerError(error);
+            return (Reply::ServerError(error), 0);
         }
         self.used += size; // the command's item, until it is linked or dropped
-        let reply = self.store_item(now_s, op, key, flags, exp, data);
+        let meta = meta.unwrap_or_default();
+        let stored = self.store_item(now_s, op, key, flags, exp, data, meta);
         self.used -= size;
-        reply
+        match stored {
+            Ok(cas) => (Reply::Stored, cas),
+            Err(reply) => (reply, 0),
+        }
     }
 
-    /// `do_store_item`, after the command's item was allocated.
+    /// `do_store_item`, after the command's item was allocated: the stored item's unique,
+    /// or the reply that says why nothing was stored.
+    #[allow(clippy::too_many_arguments)] // the storage command's own fields
     fn store_item(
         &mut self,
         now_s: i64,
@@ -63,35 +114,54 @@ impl Store {
         flags: u32,
         exp: i64,
         data: &[u8],
-    ) -> Reply {
+        meta: MetaStore,
+    ) -> Result<u64, Reply> {
+        let linked = |store: &mut Store, exp: i64| {
+            let cas = store.link(key, data, flags, exp, now_s);
+            if meta.key_binary {
+                if let Some(item) = store.items.get_mut(key) {
+                    item.key_binary = true;
+                }
+            }
+            Ok(cas)
+        };
         if op == Op::Plain(StoreVerb::Set) {
             // Dead or alive, the old item is replaced: no need to look first.
-            self.link(key, data, flags, exp, now_s);
-            return Reply::Stored;
+            return linked(self, exp);
         }
         if let Op::Plain(verb @ (StoreVerb::Append | StoreVerb::Prepend)) = op {
-            return self.append(now_s, verb == StoreVerb::Append, key, data);
+            return self.append(now_s, verb == StoreVerb::Append, key, data, meta.compare);
         }
         let present = self.find(key, now_s);
         match (op, present) {
             (Op::Plain(StoreVerb::Add), false) | (Op::Plain(StoreVerb::Replace), true) => {
-                self.link(key, data, flags, exp, now_s);
-                Reply::Stored
+                linked(self, exp)
             }
             (Op::Plain(StoreVerb::Add), true) => {
                 // "add only adds a nonexistent item, but promote to head of LRU".
-                self.bump(key);
-                Reply::NotStored
+                self.update(key, now_s);
+                Err(Reply::NotStored)
             }
-            (Op::Plain(_), _) => Reply::NotStored, // replace of a missing key
-            (Op::Cas(_), false) => Reply::NotFound,
+            (Op::Plain(_), _) => Err(Reply::NotStored), // replace of a missing key
+            (Op::Cas(_), false) => Err(Reply::NotFound),
             (Op::Cas(unique), true) => {
-                let current = self.items.get(key).map_or(0, |it| it.cas);
+                let (current, old_exp, old_win) = self
+                    .items
+                    .get(key)
+                    .map_or((0, 0, false), |it| (it.cas, it.exptime, it.win_sent));
                 if unique != 0 && unique == current {
-                    self.link(key, data, flags, exp, now_s);
-                    Reply::Stored
+                    linked(self, exp)
+                } else if unique != 0 && meta.stale_ok && unique < current {
+                    // CAS_STALE: the value is stored, but keeps the old item's TTL and is
+                    // marked stale (with its win token, if one was handed out).
+                    let cas = linked(self, old_exp)?;
+                    if let Some(item) = self.items.get_mut(key) {
+                        item.stale = true;
+                        item.win_sent = old_win;
+                    }
+                    Ok(cas)
                 } else {
-                    Reply::Exists
+                    Err(Reply::Exists)
                 }
             }
         }
@@ -101,25 +171,36 @@ impl Store {
     /// exptime; `NOT_STORED` if there is none, or the result is too large, or memory
     /// cannot be had. Looks the item up twice, not three times as `find` first would:
     /// queues and logs append to the same key again and again.
-    fn append(&mut self, now_s: i64, at_end: bool, key: &[u8], data: &[u8]) -> Reply {
+    ///
+    /// `compare` is `ms`'s `C` unique: when it is not 0 and differs from the item's, the
+    /// answer is `EXISTS`.
+    fn append(
+        &mut self,
+        now_s: i64,
+        at_end: bool,
+        key: &[u8],
+        data: &[u8],
+        compare: u64,
+    ) -> Result<u64, Reply> {
         let (old_size, new_size) = match self.items.get(key) {
-            None => return Reply::NotStored,
+            None => return Err(Reply::NotStored),
             Some(item) if dead(&self.flush, item, now_s) => {
                 self.unlink(key); // reaped, as `find` does
-                return Reply::NotStored;
+                return Err(Reply::NotStored);
             }
+            Some(item) if compare != 0 && compare != item.cas => return Err(Reply::Exists),
             Some(item) => (
                 item.size(),
                 item_size(key.len(), item.flags, item.data.len() + data.len()),
             ),
         };
         if new_size > self.config.item_size_max || !self.make_room(new_size, now_s, Some(key)) {
-            return Reply::NotStored;
+            return Err(Reply::NotStored);
         }
         let cas = self.next_cas();
         let tracks = self.tracks_lru();
         let Some(item) = self.items.get_mut(key) else {
-            return Reply::NotStored;
+            return Err(Reply::NotStored);
         };
         if at_end {
             item.data.extend_from_slice(data);
@@ -128,14 +209,18 @@ impl Store {
         }
         item.cas = cas;
         item.time = now_s;
+        // A new item took the old one's place: no marks carry over.
+        item.clear_marks();
         if tracks {
             item.tick = self.lru.bump(item.tick);
         }
         self.used = self.used - old_size + new_size;
-        Reply::Stored
+        Ok(cas)
     }
 
-    /// get/gets (`exp: None`) and gat/gats (`exp: Some(new expiration)`).
+    /// get/gets (`exp: None`) and gat/gats (`exp: Some(new expiration)`): every hit is
+    /// bumped (marked fetched, its time refreshed once a minute, moved in the LRU), and
+    /// for gat/gats touched.
     pub(super) fn retrieve(
         &mut self,
         now_s: i64,
@@ -144,43 +229,22 @@ impl Store {
         keys: &[Vec<u8>],
     ) -> Reply {
         let mut values = Vec::with_capacity(keys.len());
-        let tracks = self.tracks_lru();
         for key in keys {
             if key.len() > KEY_MAX_LEN {
                 // The whole reply is the error; hits found so far are dropped.
                 return Reply::ClientError(ClientError::BadCommandLineFormat);
             }
-            if exp.is_none() && !tracks {
-                // A plain read: the table is left as it is (and stays shared).
-                let dead = match self.items.get(&key[..]) {
-                    None => continue,
-                    Some(item) if dead(&self.flush, item, now_s) => true,
-                    Some(item) => {
-                        values.push(value_of(key, item, with_cas));
-                        false
-                    }
-                };
-                if dead {
-                    self.unlink(key);
-                }
+            if !self.find(key, now_s) {
                 continue;
             }
-            let dead = match self.items.get_mut(&key[..]) {
-                None => continue,
-                Some(item) if dead(&self.flush, item, now_s) => true,
-                Some(item) => {
-                    if let Some(exp) = exp {
-                        set_exptime(&mut self.expiry, item, exp);
-                    }
-                    if tracks {
-                        item.tick = self.lru.bump(item.tick);
-                    }
-                    values.push(value_of(key, item, with_cas));
-                    false
+            self.hit(key, now_s);
+            if let Some(exp) = exp {
+                if let Some(item) = self.items.get_mut(&key[..]) {
+                    set_exptime(&mut self.expiry, item, exp);
                 }
-            };
-            if dead {
-                self.unlink(key);
+            }
+            if let Some(item) = self.items.get(&key[..]) {
+                values.push(value_of(key, item, with_cas));
             }
         }
         Reply::Values(values)
@@ -191,21 +255,43 @@ impl Store {
         if key.len() > KEY_MAX_LEN {
             return Reply::ClientError(ClientError::BadCommandLineFormat);
         }
+        match self.add_delta(now_s, verb == ArithVerb::Incr, key, delta, 0) {
+            Delta::Done { value, .. } => Reply::Number(value),
+            Delta::NotFound | Delta::CasMismatch => Reply::NotFound,
+            Delta::NonNumeric => Reply::ClientError(ClientError::NonNumeric),
+            Delta::OutOfMemory => Reply::ServerError(ServerError::OutOfMemory),
+        }
+    }
+
+    /// `do_add_delta`: incr (`incr: true`) or decr the live item under `key` by `delta`;
+    /// `compare`, when not 0, must be the item's unique (`ma … C`).
+    pub(super) fn add_delta(
+        &mut self,
+        now_s: i64,
+        incr: bool,
+        key: &[u8],
+        delta: u64,
+        compare: u64,
+    ) -> Delta {
         if !self.find(key, now_s) {
-            return Reply::NotFound;
+            return Delta::NotFound;
         }
         let Some(item) = self.items.get(key) else {
-            return Reply::NotFound;
+            return Delta::NotFound;
         };
         if item.data.is_empty() || item.size() > SLAB_CHUNK_MAX {
-            return Reply::ClientError(ClientError::NonNumeric);
+            return Delta::NonNumeric;
+        }
+        if compare != 0 && item.cas != compare {
+            return Delta::CasMismatch;
         }
         let Some(value) = crate::wire::cnum::safe_strtoull(&item.data) else {
-            return Reply::ClientError(ClientError::NonNumeric);
+            return Delta::NonNumeric;
         };
-        let value = match verb {
-            ArithVerb::Incr => arith::incr(value, delta),
-            ArithVerb::Decr => arith::decr(value, delta),
+        let value = if incr {
+            arith::incr(value, delta)
+        } else {
+            arith::decr(value, delta)
         };
         let digits = arith::Decimal::new(value);
         let digits = digits.as_bytes();
@@ -213,12 +299,12 @@ impl Store {
         let in_place = digits.len() <= item.data.len();
         let new_size = item_size(key.len(), item.flags, digits.len());
         if !in_place && !self.make_room(new_size, now_s, Some(key)) {
-            return Reply::ServerError(ServerError::OutOfMemory);
+            return Delta::OutOfMemory;
         }
         let cas = self.next_cas();
         let tracks = self.tracks_lru();
         let Some(item) = self.items.get_mut(key) else {
-            return Reply::NotFound;
+            return Delta::NotFound;
         };
         item.cas = cas;
         if in_place {
@@ -231,12 +317,14 @@ impl Store {
             item.data.clear();
             item.data.extend_from_slice(digits);
             item.time = now_s;
+            // item_replace links a new item: no marks carry over.
+            item.clear_marks();
             self.used = self.used - old_size + new_size;
         }
         if tracks {
             item.tick = self.lru.bump(item.tick);
         }
-        Reply::Number(value)
+        Delta::Done { value, in_place }
     }
 
     /// flush_all (`process_flush_all_command`, 1.6.18).

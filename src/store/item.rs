@@ -37,9 +37,54 @@ pub struct Item {
     pub cas: u64,
     /// LRU position (a larger tick is more recently used); `0` when the store keeps no LRU.
     pub tick: u64,
+    /// memcached's `ITEM_FETCHED`: a hit bumped the item since it was stored (`mg … h`,
+    /// `me`'s `fetch`).
+    pub fetched: bool,
+    /// `ITEM_STALE`: marked stale by `md … I` (or stored by `ms … I` with an older
+    /// unique): `mg` answers `X`, and the first to see it wins the right to recache.
+    pub stale: bool,
+    /// `ITEM_TOKEN_SENT`: a client was answered `W` (won the right to recache); later
+    /// ones see `Z`.
+    pub win_sent: bool,
+    /// `ITEM_KEY_BINARY`: stored by `ms` with a base64 key (`b`), so a returned key is
+    /// written in base64.
+    pub key_binary: bool,
 }
 
 impl Item {
+    /// A new item as memcached links it: no marks (not fetched, not stale, no win token,
+    /// a text key).
+    pub fn new(
+        key: std::sync::Arc<[u8]>,
+        data: Vec<u8>,
+        flags: u32,
+        exptime: i64,
+        time: i64,
+    ) -> Item {
+        Item {
+            key,
+            data,
+            flags,
+            exptime,
+            time,
+            cas: 0,
+            tick: 0,
+            fetched: false,
+            stale: false,
+            win_sent: false,
+            key_binary: false,
+        }
+    }
+
+    /// Clears the marks an item loses when a new item takes its place (memcached's
+    /// `item_replace` links a fresh item: append, prepend, a growing incr).
+    pub fn clear_marks(&mut self) {
+        self.fetched = false;
+        self.stale = false;
+        self.win_sent = false;
+        self.key_binary = false;
+    }
+
     /// The item's total size (see [`item_size`]).
     pub fn size(&self) -> usize {
         item_size(self.key.len(), self.flags, self.data.len())

@@ -28,7 +28,10 @@
 //!   per-slab-class segmented LRU), or with eviction off `SERVER_ERROR out of memory
 //!   storing object` (and `SERVER_ERROR out of memory` for a growing incr) (§15);
 //! - a persistent mode standing for MemcacheDB, kumofs and Flare: no eviction, no memory
-//!   limit, data and the cas counter survive [`Store::restart`].
+//!   limit, data and the cas counter survive [`Store::restart`];
+//! - the meta commands (`mg`, `ms`, `md`, `ma`, `me`, `mn`: `store/meta.rs`) on the same
+//!   items, with the marks they need: fetched (`h`, `me`'s `fetch`), stale (`md … I`,
+//!   `ms … I`), win token handed out (`W`/`Z`), key stored in base64 (`b`).
 //!
 //! What belongs elsewhere: tokenizing, arity `ERROR`, bad data chunks, the data block
 //! parsed as a command after a command-line error, noreply suppression, and the 32-bit
@@ -44,10 +47,13 @@
 //! 1.6.18 even for `-1000000`, which plain `realtime()` arithmetic would wrap into the far
 //! future).
 //!
-//! Deliberate simplification (timing-dependent in memcached itself): memcached's
-//! segmented LRU refreshes `it->time` on an item's second hit, letting a
-//! re-read item survive a delayed flush; kvsim's `it->time` is the last link (store) or
-//! in-place incr (which refreshes it at most once per 60 s, as `do_item_update`).
+//! An item's `it->time` (its last access, which `mg … l`, `me`'s `la` and a delayed
+//! flush read) is set when it is linked and refreshed by later accesses at most once per
+//! 60 s, as memcached without its segmented LRU (`-o no_lru_maintainer`) does it
+//! (`do_item_bump` → `do_item_update`): a hit of get/gets/gat/gats/touch or an `mg`
+//! without `u` (which also marks the item fetched), an `add` that finds it, an in-place
+//! incr/decr/`ma`. memcached's default segmented LRU refreshes it on the second hit
+//! instead, at times its maintainer thread decides; kvsim does not reproduce that.
 //!
 //! Determinism: items live in a hash table (`store/table.rs`) whose order never shows (whatever
 //! lists items goes by key order); the LRU and expiry indexes are ordered maps. `Store` is `Clone + Hash + Eq` for stateright.
@@ -57,6 +63,7 @@ mod commands;
 pub(crate) mod expiry;
 pub(crate) mod item;
 pub(crate) mod lru;
+mod meta;
 mod table;
 
 use crate::command::{ClientError, Command, Reply, KEY_MAX_LEN};
@@ -261,12 +268,10 @@ impl Store {
                 }
                 let exp = self.clock.realtime(now_ms, *exptime);
                 if self.find(key, now_s) {
-                    let tracks = self.tracks_lru();
+                    // do_item_touch: a hit (do_item_get with DO_UPDATE), then the new time.
+                    self.hit(key, now_s);
                     if let Some(item) = self.items.get_mut(&key[..]) {
                         set_exptime(&mut self.expiry, item, exp);
-                        if tracks {
-                            item.tick = self.lru.bump(item.tick);
-                        }
                     }
                     Reply::Touched
                 } else {
@@ -274,6 +279,7 @@ impl Store {
                 }
             }
             Command::FlushAll { delay, .. } => self.flush_all(now_ms, *delay),
+            Command::Meta(meta) => self.meta(now_ms, meta),
         }
     }
 
@@ -502,7 +508,8 @@ impl Store {
     /// last access times, nor their LRU order, nor the server's clock can show. Two such
     /// stores with the same items answer every such command alike at any two times (the
     /// explorer's time-free search, `explore::canon`, relies on it). A command that
-    /// reports times (meta `mg … t`/`l`/`h`) would have to be added to `involves_time`.
+    /// reports times or the access history (`mg … l`/`h`, `me`) involves time, so the
+    /// guard stops a time-free search before it.
     pub(crate) fn time_free(&self) -> bool {
         self.limit().is_none() && self.expiry.is_empty() && self.flush == Flush::default()
     }
@@ -596,18 +603,45 @@ impl Store {
         Some(item)
     }
 
-    fn bump(&mut self, key: &[u8]) {
-        if !self.tracks_lru() {
+    /// `do_item_update` on a live item (an `add` that finds it, an in-place incr): its
+    /// time is refreshed if older than [`ITEM_UPDATE_INTERVAL`], and it moves to the most
+    /// recently used end.
+    fn update(&mut self, key: &[u8], now_s: i64) {
+        self.touch_item(key, now_s, false);
+    }
+
+    /// `do_item_bump` on a live item (a hit of get/gets/gat/gats/touch, an `mg` without
+    /// `u`), as memcached without its segmented LRU (`-o no_lru_maintainer`) does it: the
+    /// item is marked fetched, then updated ([`Store::update`]).
+    fn hit(&mut self, key: &[u8], now_s: i64) {
+        self.touch_item(key, now_s, true);
+    }
+
+    fn touch_item(&mut self, key: &[u8], now_s: i64, fetch: bool) {
+        let tracks = self.tracks_lru();
+        // Look first, so that a read that changes nothing leaves the table shared.
+        let changes = self.items.get(key).is_some_and(|item| {
+            tracks || (fetch && !item.fetched) || item.time < now_s - ITEM_UPDATE_INTERVAL
+        });
+        if !changes {
             return;
         }
         if let Some(item) = self.items.get_mut(key) {
-            item.tick = self.lru.bump(item.tick);
+            if fetch {
+                item.fetched = true;
+            }
+            if item.time < now_s - ITEM_UPDATE_INTERVAL {
+                item.time = now_s;
+            }
+            if tracks {
+                item.tick = self.lru.bump(item.tick);
+            }
         }
     }
 
     /// Links a new item under `key` (replacing any old one): a fresh cas unique, `time`
-    /// now, the most recently used position.
-    fn link(&mut self, key: &[u8], data: &[u8], flags: u32, exp: i64, now_s: i64) {
+    /// now, the most recently used position, no marks. Returns the unique.
+    fn link(&mut self, key: &[u8], data: &[u8], flags: u32, exp: i64, now_s: i64) -> u64 {
         let cas = self.next_cas();
         let tracks = self.tracks_lru();
         if let Some(item) = self.items.get_mut(key) {
@@ -618,30 +652,26 @@ impl Store {
             item.flags = flags;
             item.cas = cas;
             item.time = now_s;
+            item.clear_marks();
             if tracks {
                 item.tick = self.lru.bump(item.tick);
             }
             let new_size = item.size();
             self.used = self.used - old_size + new_size;
             set_exptime(&mut self.expiry, item, exp);
-            return;
+            return cas;
         }
         let key: Arc<[u8]> = Arc::from(key);
         let tick = if tracks { self.lru.link(&key) } else { 0 };
         if exp != 0 {
             self.expiry.insert((exp, Arc::clone(&key)));
         }
-        let item = Item {
-            key: Arc::clone(&key),
-            data: data.to_vec(),
-            flags,
-            exptime: exp,
-            time: now_s,
-            cas,
-            tick,
-        };
+        let mut item = Item::new(Arc::clone(&key), data.to_vec(), flags, exp, now_s);
+        item.cas = cas;
+        item.tick = tick;
         self.used += item.size();
         self.items.insert(key, item);
+        cas
     }
 
     /// Makes room for an allocation of `need` bytes under the memory limit: reclaims

@@ -29,11 +29,11 @@ pub struct Table {
 /// the same information as the items (see `Store::hash_renamed`).
 #[derive(Debug)]
 pub struct Digest {
-    /// The items without their last access times and LRU positions, uniques by position:
-    /// all that tells apart the items of a store whose answers depend on neither
-    /// ([`super::Store::time_free`]).
+    /// The items without their last access times, LRU positions and fetched marks,
+    /// uniques by position: all that tells apart the items of a store whose answers
+    /// depend on none of them ([`super::Store::time_free`]).
     pub shape: u64,
-    /// The items' last access times and LRU positions, in key order.
+    /// The items' last access times, LRU positions and fetched marks, in key order.
     pub times: u64,
     /// The distinct uniques, in key order of first appearance.
     pub uniques: Vec<u64>,
@@ -64,10 +64,14 @@ impl Table {
         self.map_mut().get_mut(key)
     }
 
-    /// The map, to change it (the digest is forgotten).
+    /// The map, to change it (the digest is forgotten). A digest cell shared with a clone
+    /// is let go even while empty: the clone may fill it later, from its own items.
     fn map_mut(&mut self) -> &mut hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher> {
-        if self.digest.get().is_some() {
-            self.digest = Arc::default();
+        match Arc::get_mut(&mut self.digest) {
+            Some(cell) => {
+                cell.take();
+            }
+            None => self.digest = Arc::default(),
         }
         Arc::make_mut(&mut self.map)
     }
@@ -87,14 +91,22 @@ impl Table {
                     time,
                     cas,
                     tick,
+                    fetched,
+                    stale,
+                    win_sent,
+                    key_binary,
                 } = item;
                 key.hash(&mut h);
                 data.hash(&mut h);
                 flags.hash(&mut h);
                 exptime.hash(&mut h);
                 h.write_usize(names.name(*cas));
+                h.write_u8(*stale as u8 | (*win_sent as u8) << 1 | (*key_binary as u8) << 2);
                 time.hash(&mut times);
                 tick.hash(&mut times);
+                // The access history: only `mg … h` and `me` show it, and both involve
+                // time (a time-free search stops before them).
+                fetched.hash(&mut times);
             }
             Digest {
                 shape: h.finish(),
@@ -175,15 +187,9 @@ mod tests {
     use std::hash::DefaultHasher;
 
     fn item(key: &str) -> Item {
-        Item {
-            key: Arc::from(key.as_bytes()),
-            data: key.as_bytes().to_vec(),
-            flags: 0,
-            exptime: 0,
-            time: 0,
-            cas: 1,
-            tick: 0,
-        }
+        let mut it = Item::new(Arc::from(key.as_bytes()), key.as_bytes().to_vec(), 0, 0, 0);
+        it.cas = 1;
+        it
     }
 
     fn table(keys: &[&str]) -> Table {
@@ -221,6 +227,16 @@ mod tests {
                 b"zz"
             ]
         );
+    }
+
+    /// A clone changed before either computed its digest does not share it.
+    #[test]
+    fn a_clone_changed_before_its_digest_has_its_own() {
+        let a = table(&["a"]);
+        let mut b = a.clone();
+        let it = item("b");
+        b.insert(Arc::clone(&it.key), it);
+        assert_ne!(a.digest().shape, b.digest().shape);
     }
 
     #[test]

@@ -130,3 +130,71 @@ fn the_crawler_reclaims_expired_items_only_and_at_most_max() {
     assert_eq!(s.apply(later, &get("short0")), Reply::Values(vec![]));
     assert!(matches!(s.apply(later, &get("long")), Reply::Values(v) if v.len() == 1));
 }
+
+fn meta(text: &str) -> Command {
+    let mut parser = crate::wire::RequestParser::default();
+    parser.feed(text.as_bytes());
+    parser.feed(b"\r\n");
+    match parser.next_request() {
+        Some(crate::wire::Request::Command(command)) => command,
+        other => panic!("{text}: {other:?}"),
+    }
+}
+
+fn renamed(store: &Store, timeless: bool) -> u64 {
+    use std::hash::Hasher;
+    let mut h = fixed_hasher();
+    store.hash_renamed(&mut h, &mut CasNames::default(), timeless);
+    h.finish()
+}
+
+/// The explorer tells stores apart by their meta marks: stale and win token always, the
+/// fetched mark (access history, like the items' times) only when it hashes times.
+#[test]
+fn meta_marks_are_part_of_the_state() {
+    let mut a = Store::new(StoreConfig::default(), T0);
+    a.apply(T0, &set("k", "v", 0));
+    let mut fetched = a.clone();
+    fetched.apply(
+        T0,
+        &Command::Get {
+            with_cas: false,
+            keys: vec![b"k".to_vec()],
+        },
+    );
+    assert_ne!(a, fetched);
+    assert_ne!(renamed(&a, false), renamed(&fetched, false));
+    assert_eq!(renamed(&a, true), renamed(&fetched, true));
+    let mut won = a.clone();
+    won.apply(T0, &meta("mg k N30"));
+    won.apply(T0, &meta("md k I"));
+    assert_ne!(renamed(&a, true), renamed(&won, true));
+    let mut stale_won = won.clone();
+    stale_won.apply(T0, &meta("mg k c"));
+    assert_ne!(renamed(&won, true), renamed(&stale_won, true));
+    let mut binary = a.clone();
+    binary.apply(T0, &meta("ms aw== 1 b\r\nv"));
+    let mut text = a.clone();
+    text.apply(T0, &meta("ms k 1\r\nv"));
+    assert_ne!(renamed(&binary, true), renamed(&text, true));
+    for s in [&fetched, &won, &stale_won, &binary, &text] {
+        s.check_invariants().unwrap();
+    }
+}
+
+/// A read that changes nothing (the item already fetched, its time fresh) leaves the
+/// table shared, as the explorer's clones rely on.
+#[test]
+fn a_repeated_read_changes_nothing() {
+    let mut s = Store::new(StoreConfig::default(), T0);
+    s.apply(T0, &set("k", "v", 0));
+    let get = Command::Get {
+        with_cas: true,
+        keys: vec![b"k".to_vec()],
+    };
+    s.apply(T0, &get);
+    let before = s.clone();
+    s.apply(T0 + 5_000, &get);
+    s.apply(T0 + 5_000, &meta("mg k v"));
+    assert_eq!(s, before);
+}

@@ -4,7 +4,8 @@
 //! When replies are sent is observable: memcached culls the replies it has not sent yet
 //! when a multi-get meets an over-long key, and drops them when it closes a connection for
 //! an `HTTP/` line or an over-long line. It sends what it has after each successful
-//! retrieval (`get`, `gets`, `gat`, `gats` switch to writing at once), after every 21
+//! retrieval (`get`, `gets`, `gat`, `gats` switch to writing at once; so does `mn`, while
+//! `mg` does not), after every 21
 //! commands of one read (then every 20: its `reqs_per_event` yield), when the bytes read
 //! are used up while it waits for a command line (not in the middle of a data block, whose
 //! replies wait for its end, and are dropped if the client leaves first), and before
@@ -14,7 +15,7 @@
 //! same read boundaries).
 
 use super::request::{Request, RequestParser, StatsGroup};
-use crate::command::{Command, Reply};
+use crate::command::{Command, MetaVerb, Reply};
 
 /// What a connection serves: the store's commands, and the server's own `stats`
 /// ([`Connection::serve`]; [`Connection::serve_read`] serves a bare store, whose `stats`
@@ -137,8 +138,12 @@ impl Connection {
                     }
                     None => {
                         let reply = service.apply(command);
-                        if !command.noreply() {
+                        if reply.is_sent(command) {
                             reply.encode(&mut self.unsent);
+                        }
+                        // `mn` makes memcached write what it holds at once (conn_mwrite).
+                        if matches!(command, Command::Meta(m) if m.verb == MetaVerb::Noop) {
+                            flush!();
                         }
                     }
                 },

@@ -1,7 +1,7 @@
 //! Bytes on the wire, outbound: a [`Command`] as a client writes it ([`encode_command`]),
 //! a [`Reply`] and a [`Value`] as memcached writes them ([`Reply::encode`]).
 
-use crate::command::{Command, Reply, Value};
+use crate::command::{Command, MetaReply, MetaStatus, MetaVerb, Reply, Value};
 
 fn push_num(out: &mut Vec<u8>, n: impl std::fmt::Display) {
     out.push(b' ');
@@ -104,6 +104,24 @@ pub fn encode_command(command: &Command, out: &mut Vec<u8>) {
             }
             noreply(out, *nr);
         }
+        Command::Meta(m) => {
+            if m.verb != MetaVerb::Noop {
+                out.push(b' ');
+                out.extend_from_slice(&m.wire_key());
+            }
+            if m.verb == MetaVerb::Set {
+                push_num(out, m.data.len());
+            }
+            for flag in &m.flags {
+                out.push(b' ');
+                flag.encode(out);
+            }
+            out.extend_from_slice(b"\r\n");
+            if m.verb == MetaVerb::Set {
+                out.extend_from_slice(&m.data);
+                out.extend_from_slice(b"\r\n");
+            }
+        }
     }
 }
 
@@ -130,6 +148,31 @@ impl Value {
     }
 }
 
+impl MetaReply {
+    /// Writes the reply as memcached puts it on the wire: `VA <size> <flags>*\r\n<data>\r\n`
+    /// or `<code> <flags>*\r\n` (even when it is [`MetaReply::quiet`]: whether to send it is
+    /// the caller's business).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.status.as_str().as_bytes());
+        let value = match self.status {
+            MetaStatus::Va => Some(self.value.as_deref().unwrap_or_default()),
+            _ => None,
+        };
+        if let Some(v) = value {
+            push_num(out, v.len());
+        }
+        for flag in &self.flags {
+            out.push(b' ');
+            flag.encode(out);
+        }
+        out.extend_from_slice(b"\r\n");
+        if let Some(v) = value {
+            out.extend_from_slice(v);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+}
+
 impl Reply {
     /// Writes the reply exactly as memcached puts it on the wire, `\r\n` included.
     pub fn encode(&self, out: &mut Vec<u8>) {
@@ -145,6 +188,8 @@ impl Reply {
             Reply::ServerError(e) => {
                 out.extend_from_slice(format!("SERVER_ERROR {}\r\n", e.as_str()).as_bytes())
             }
+            Reply::Meta(m) => m.encode(out),
+            Reply::MetaDebug(d) => d.encode(out),
             other => {
                 out.extend_from_slice(other.status_word().as_bytes());
                 out.extend_from_slice(b"\r\n");

@@ -25,11 +25,16 @@
 //! - `HTTP/` as the last word of an unknown command, and a line over 2048 bytes without a
 //!   `\n` that is not a `get`/`gets`, close the connection; `quit` closes after the replies.
 //!
+//! The meta commands (`mg`, `ms`, `md`, `ma`, `me`, `mn`) are read as 1.6.18 reads them
+//! (`request/meta.rs`): malformed flags are the parser's errors, `ms` errors found once its
+//! data length is known swallow the data block, and the rest goes to the store as a
+//! [`Command::Meta`].
+//!
 //! `stats` answers the groups of [`StatsGroup`] with the server's counters (a bare store
 //! has none: `END`). memcached commands the store has no counterpart for (`shutdown`,
 //! `slabs`, `stats sizes|detail|extstore`,
-//! `cache_memlimit`, `lru`, `lru_crawler`, `watch` and the meta commands `mg`/`ms`/`md`/
-//! `ma`/`mn`/`me`) are answered `ERROR`; `bget` (an ancient alias) is read as `get`.
+//! `cache_memlimit`, `lru`, `lru_crawler`, `watch`) are answered `ERROR`; `bget` (an
+//! ancient alias) is read as `get`.
 //!
 //! Known differences, all outside what a well-behaved client can observe:
 //! - memcached allocates the item before reading its data block, so a store that fails
@@ -37,6 +42,8 @@
 //!   `SERVER_ERROR out of memory storing object`; here the block is read first, so a
 //!   *malformed* block on a full store is `CLIENT_ERROR bad data chunk` instead;
 //! - `flush_all` is always allowed (memcached `-F` is not reproduced).
+
+mod meta;
 
 use super::cnum::{safe_strtol, safe_strtoul, safe_strtoull};
 use super::tokenize::{tokenize, Tokens};
@@ -178,10 +185,16 @@ struct PendingStore {
     exptime: i64,
     noreply: bool,
     len: usize,
+    /// For `ms`: the command, its data block to come.
+    meta: Option<crate::command::MetaCommand>,
 }
 
 impl PendingStore {
     fn into_command(self, data: Vec<u8>) -> Command {
+        if let Some(mut m) = self.meta {
+            m.data = data;
+            return Command::Meta(m);
+        }
         match self.cas {
             Some(unique) => Command::Cas {
                 key: self.key,
@@ -394,8 +407,8 @@ fn parse_line(line: &[u8], item_size_max: usize) -> LineOutcome {
         }
     };
     match cmd[0] {
-        // The meta commands: not supported (see the module docs).
-        b'm' if cmd.len() == 2 => error(Reply::Error),
+        // The meta commands (`request/meta.rs`).
+        b'm' if cmd.len() == 2 => meta::parse_meta(&t, item_size_max),
         b'g' => {
             if n < 3 {
                 return error(Reply::Error);
@@ -510,6 +523,7 @@ fn parse_store(t: &Tokens, verb: StoreVerb, cas: bool, item_size_max: usize) -> 
         exptime: i64::from(exptime),
         noreply,
         len,
+        meta: None,
     })
 }
 
