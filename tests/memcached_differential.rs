@@ -9,134 +9,32 @@
 //! or past absolute times, and only immediate `flush_all`s are sent. Every request is
 //! followed by `version`, whose reply marks the end of the request's replies.
 
-use kvsim::net::{MemcachedProcess, ServeConfig, Server};
-use kvsim::rng::SimRng;
-use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
+mod differential_support;
 
-const SENTINEL: &[u8] = b"version\r\n";
-const SENTINEL_REPLY: &[u8] = b"VERSION 1.6.18\r\n";
+use differential_support::{rename_lines, seed, Gen, Pair, Part, Replies, Uniques};
 
-/// A piece of a request: bytes, or the cas unique a server gave under a symbol.
-#[derive(Clone, Debug)]
-enum Part {
-    Bytes(Vec<u8>),
-    Unique(usize),
-}
+/// The replies to classic commands: uniques renamed, compared byte for byte.
+struct Classic(Vec<u8>);
 
-/// Cas uniques of one server, renamed in order of first appearance.
-#[derive(Default)]
-struct Uniques {
-    symbol_of: BTreeMap<u64, usize>,
-    actual: Vec<u64>,
-}
-
-impl Uniques {
-    fn symbol(&mut self, unique: u64) -> usize {
-        if let Some(&s) = self.symbol_of.get(&unique) {
-            return s;
-        }
-        self.actual.push(unique);
-        self.symbol_of.insert(unique, self.actual.len() - 1);
-        self.actual.len() - 1
-    }
-}
-
-struct Peer {
-    name: &'static str,
-    stream: TcpStream,
-    uniques: Uniques,
-}
-
-impl Peer {
-    fn connect(name: &'static str, addr: &str) -> Peer {
-        let stream = TcpStream::connect(addr).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        stream.set_nodelay(true).unwrap();
-        Peer {
-            name,
-            stream,
-            uniques: Uniques::default(),
-        }
-    }
-
-    /// Sends the request (with this server's uniques) and the sentinel; returns the
-    /// replies with uniques renamed.
-    fn exchange(&mut self, parts: &[Part]) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        for part in parts {
-            match part {
-                Part::Bytes(b) => bytes.extend_from_slice(b),
-                Part::Unique(s) => {
-                    bytes.extend_from_slice(self.uniques.actual[*s].to_string().as_bytes())
-                }
-            }
-        }
-        bytes.extend_from_slice(SENTINEL);
-        self.stream.write_all(&bytes).expect("send");
-        let mut out = Vec::new();
-        let mut buf = [0u8; 65536];
-        while !out.ends_with(SENTINEL_REPLY) {
-            let n = self
-                .stream
-                .read(&mut buf)
-                .unwrap_or_else(|e| panic!("{}: read: {e}", self.name));
-            assert!(n > 0, "{}: connection closed", self.name);
-            out.extend_from_slice(&buf[..n]);
-        }
-        out.truncate(out.len() - SENTINEL_REPLY.len());
-        rename(&out, &mut self.uniques)
-    }
-}
-
-/// Rewrites every `VALUE k f n <cas>` line's unique as `#<symbol>`.
-fn rename(out: &[u8], uniques: &mut Uniques) -> Vec<u8> {
-    let mut res = Vec::new();
-    let mut i = 0;
-    while i < out.len() {
-        let Some(nl) = out[i..].windows(2).position(|w| w == b"\r\n") else {
-            res.extend_from_slice(&out[i..]);
-            break;
-        };
-        let line = &out[i..i + nl];
-        i += nl + 2;
-        let fields: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
-        if fields.first() == Some(&&b"VALUE"[..]) && (fields.len() == 4 || fields.len() == 5) {
-            let len: usize = std::str::from_utf8(fields[3]).unwrap().parse().unwrap();
-            res.extend_from_slice(&fields[..4].join(&b' '));
-            if fields.len() == 5 {
-                let unique: u64 = std::str::from_utf8(fields[4]).unwrap().parse().unwrap();
-                res.extend_from_slice(format!(" #{}", uniques.symbol(unique)).as_bytes());
-            }
-            res.extend_from_slice(b"\r\n");
-            res.extend_from_slice(&out[i..(i + len + 2).min(out.len())]);
-            i += len + 2;
-        } else {
+impl Replies for Classic {
+    fn read(out: &[u8], uniques: &mut Uniques) -> Classic {
+        Classic(rename_lines(out, uniques, |line, _, res| {
             res.extend_from_slice(line);
-            res.extend_from_slice(b"\r\n");
-        }
+            None
+        }))
     }
-    res
+
+    fn agrees(&self, other: &Classic) -> bool {
+        self.0 == other.0
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
 }
 
-struct Gen {
-    rng: SimRng,
-    symbols: usize,
-}
-
+/// The grammar of classic requests.
 impl Gen {
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.rng.index(xs.len())]
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        self.rng.chance(p)
-    }
-
     fn key(&mut self) -> Vec<u8> {
         match self.rng.below(100) {
             0..=79 => self.pick(&["a", "b", "c", "n", "m"]).as_bytes().to_vec(),
@@ -273,10 +171,9 @@ impl Gen {
         line.extend_from_slice(format!(" {flags} {exptime} {len}").as_bytes());
         let mut parts = vec![Part::Bytes(line)];
         if verb == "cas" && self.chance(0.95) {
-            if self.symbols > 0 && self.chance(0.8) {
-                let back = self.rng.below(self.symbols.min(4) as u64) as usize;
+            if let Some(unique) = self.recent_unique() {
                 parts.push(Part::Bytes(b" ".to_vec()));
-                parts.push(Part::Unique(self.symbols - 1 - back));
+                parts.push(Part::Unique(unique));
             } else {
                 let lit = self.pick(&["0", "999999999", "x", "-1", "18446744073709551616"]);
                 parts.push(Part::Bytes(format!(" {lit}").into_bytes()));
@@ -404,54 +301,14 @@ impl Gen {
 
 #[test]
 fn kvsim_serve_replies_as_memcached_over_random_requests() {
-    // memcached's background LRU threads take item references at times of their own, and
-    // an incr rewrites in place (space-padded) only when nobody else holds the item: with
-    // them running, the padding of an incr result is a race. Switch them off.
-    let Some(memcached) = MemcachedProcess::for_test(
-        "memcached_differential",
-        &["-o", "no_lru_crawler,no_lru_maintainer"],
-    ) else {
+    let Some(mut pair) = Pair::<Classic>::start("memcached_differential") else {
         return;
     };
-    let server = Server::start(ServeConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..ServeConfig::default()
-    })
-    .expect("kvsim serve");
-    let mut real = Peer::connect("memcached", &memcached.addr());
-    let mut sim = Peer::connect("kvsim serve", &server.local_addr().to_string());
-    let mut gen = Gen {
-        rng: SimRng::new(
-            std::env::var("KVSIM_DIFF_SEED").map_or(0x5eed, |s| s.parse().expect("a seed")),
-        ),
-        symbols: 0,
-    };
+    let mut gen = Gen::new(seed(0x5eed));
     let total = 12_000;
-    let mut history: Vec<String> = Vec::new();
     for i in 0..total {
         let parts = gen.request();
-        let shown: String = parts
-            .iter()
-            .map(|p| match p {
-                Part::Bytes(b) => kvsim::command::show_bytes(b),
-                Part::Unique(s) => format!("<#{s}>"),
-            })
-            .collect();
-        let a = real.exchange(&parts);
-        let b = sim.exchange(&parts);
-        history.push(format!("{shown} -> {}", kvsim::command::show_bytes(&a)));
-        if a != b {
-            if let Ok(path) = std::env::var("KVSIM_DIFF_LOG") {
-                std::fs::write(&path, history.join("\n")).expect("write the log");
-            }
-            let start = history.len().saturating_sub(12);
-            panic!(
-                "request {i} differs:\n  recent requests (memcached's replies):\n    {}\n  memcached:   {}\n  kvsim serve: {}",
-                history[start..].join("\n    "),
-                kvsim::command::show_bytes(&a),
-                kvsim::command::show_bytes(&b)
-            );
-        }
-        gen.symbols = real.uniques.actual.len();
+        pair.exchange(&format!("request {i}"), &parts);
+        gen.symbols = pair.symbols();
     }
 }

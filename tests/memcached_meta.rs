@@ -18,54 +18,33 @@
 //! written, which makes a following in-place increment allocate a new item instead (see
 //! the report of known differences in `src/store/meta.rs`'s callers).
 
-use kvsim::command::meta::base64_encode;
-use kvsim::net::{MemcachedProcess, ServeConfig, Server};
-use kvsim::rng::SimRng;
-use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
+mod differential_support;
 
-const SENTINEL: &[u8] = b"version\r\n";
-const SENTINEL_REPLY: &[u8] = b"VERSION 1.6.18\r\n";
+use differential_support::{rename_lines, seed, Gen, Pair, Part, Replies, Uniques};
+use kvsim::command::meta::base64_encode;
+
 /// The most two servers' time reports may differ by (their seconds tick apart).
 const TIME_TOLERANCE: i64 = 2;
-
-/// A piece of a request: bytes, or the cas unique a server gave under a symbol.
-#[derive(Clone, Debug)]
-enum Part {
-    Bytes(Vec<u8>),
-    Unique(usize),
-}
-
-/// Cas uniques of one server, renamed in order of first appearance.
-#[derive(Default)]
-struct Uniques {
-    symbol_of: BTreeMap<u64, usize>,
-    actual: Vec<u64>,
-}
-
-impl Uniques {
-    fn symbol(&mut self, unique: u64) -> usize {
-        if let Some(&s) = self.symbol_of.get(&unique) {
-            return s;
-        }
-        self.actual.push(unique);
-        self.symbol_of.insert(unique, self.actual.len() - 1);
-        self.actual.len() - 1
-    }
-}
 
 /// A server's replies to one exchange: the bytes with uniques renamed and time reports
 /// blanked, and the time reports.
 #[derive(Debug, PartialEq)]
-struct Replies {
+struct MetaReplies {
     bytes: Vec<u8>,
     times: Vec<i64>,
 }
 
-impl Replies {
-    fn agrees(&self, other: &Replies) -> bool {
+impl Replies for MetaReplies {
+    // A case sends a value of 2 MB: the history keeps less of it.
+    const SHOWN_PART: usize = 300;
+    const SHOWN_LINE: usize = 2000;
+
+    /// Renames uniques and sets time reports aside.
+    fn read(out: &[u8], uniques: &mut Uniques) -> MetaReplies {
+        rename(out, uniques)
+    }
+
+    fn agrees(&self, other: &MetaReplies) -> bool {
         self.bytes == other.bytes
             && self.times.len() == other.times.len()
             && self
@@ -74,54 +53,17 @@ impl Replies {
                 .zip(&other.times)
                 .all(|(a, b)| (a - b).abs() <= TIME_TOLERANCE)
     }
-}
 
-struct Peer {
-    name: &'static str,
-    stream: TcpStream,
-    uniques: Uniques,
-}
-
-impl Peer {
-    fn connect(name: &'static str, addr: &str) -> Peer {
-        let stream = TcpStream::connect(addr).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        stream.set_nodelay(true).unwrap();
-        Peer {
-            name,
-            stream,
-            uniques: Uniques::default(),
-        }
+    fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
-    /// Sends the request (with this server's uniques) and the sentinel; returns the
-    /// replies, renamed.
-    fn exchange(&mut self, parts: &[Part]) -> Replies {
-        let mut bytes = Vec::new();
-        for part in parts {
-            match part {
-                Part::Bytes(b) => bytes.extend_from_slice(b),
-                Part::Unique(s) => {
-                    bytes.extend_from_slice(self.uniques.actual[*s].to_string().as_bytes())
-                }
-            }
-        }
-        bytes.extend_from_slice(SENTINEL);
-        self.stream.write_all(&bytes).expect("send");
-        let mut out = Vec::new();
-        let mut buf = [0u8; 65536];
-        while !out.ends_with(SENTINEL_REPLY) {
-            let n = self
-                .stream
-                .read(&mut buf)
-                .unwrap_or_else(|e| panic!("{}: read: {e}", self.name));
-            assert!(n > 0, "{}: connection closed", self.name);
-            out.extend_from_slice(&buf[..n]);
-        }
-        out.truncate(out.len() - SENTINEL_REPLY.len());
-        rename(&out, &mut self.uniques)
+    fn show(&self) -> String {
+        format!(
+            "{} {:?}",
+            kvsim::command::show_bytes(&self.bytes),
+            self.times
+        )
     }
 }
 
@@ -164,31 +106,16 @@ fn rename_flags(tokens: &[&[u8]], uniques: &mut Uniques, times: &mut Vec<i64>) -
 }
 
 /// Renames uniques and sets time reports aside, line by line (data blocks copied).
-fn rename(out: &[u8], uniques: &mut Uniques) -> Replies {
-    let mut res = Vec::new();
+fn rename(out: &[u8], uniques: &mut Uniques) -> MetaReplies {
     let mut times = Vec::new();
-    let mut i = 0;
-    while i < out.len() {
-        let Some(nl) = out[i..].windows(2).position(|w| w == b"\r\n") else {
-            res.extend_from_slice(&out[i..]);
-            break;
-        };
-        let line = &out[i..i + nl];
-        i += nl + 2;
+    let bytes = rename_lines(out, uniques, |line, uniques, res| {
         let fields: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
-        let mut block = None;
-        if fields[0] == b"VALUE" && (fields.len() == 4 || fields.len() == 5) {
-            block = number(fields[3]);
-            res.extend_from_slice(&fields[..4].join(&b' '));
-            if fields.len() == 5 {
-                let unique = number(fields[4]).unwrap() as u64;
-                res.extend_from_slice(format!(" #{}", uniques.symbol(unique)).as_bytes());
-            }
-        } else if fields[0] == b"VA" && fields.len() >= 2 {
-            block = number(fields[1]);
+        if fields[0] == b"VA" && fields.len() >= 2 {
             res.extend_from_slice(b"VA ");
             res.extend_from_slice(&rename_flags(&fields[1..], uniques, &mut times));
-        } else if is_meta_line(line) {
+            return number(fields[1]).map(|len| len as usize);
+        }
+        if is_meta_line(line) {
             res.extend_from_slice(&rename_flags(&fields, uniques, &mut times));
         } else if fields[0] == b"ME" && fields.len() >= 8 {
             // The key may hold spaces (a binary key written raw): the fields are the last
@@ -214,88 +141,9 @@ fn rename(out: &[u8], uniques: &mut Uniques) -> Replies {
         } else {
             res.extend_from_slice(line);
         }
-        res.extend_from_slice(b"\r\n");
-        if let Some(len) = block {
-            let end = (i + len as usize + 2).min(out.len());
-            res.extend_from_slice(&out[i..end]);
-            i = end;
-        }
-    }
-    Replies { bytes: res, times }
-}
-
-/// A real memcached and `kvsim serve`, each with a connection, compared exchange by
-/// exchange.
-struct Pair {
-    real: Peer,
-    sim: Peer,
-    history: Vec<String>,
-    _memcached: MemcachedProcess,
-    _server: Server,
-}
-
-impl Drop for Pair {
-    /// `KVSIM_DIFF_LOG=<path>` keeps every exchange and memcached's replies.
-    fn drop(&mut self) {
-        if let Ok(path) = std::env::var("KVSIM_DIFF_LOG") {
-            let _ = std::fs::write(&path, self.history.join("\n"));
-        }
-    }
-}
-
-impl Pair {
-    fn start(test: &str) -> Option<Pair> {
-        // As in the classic differential test: memcached's background LRU threads take
-        // item references at times of their own, which decides whether an incr rewrites
-        // in place; without its maintainer, memcached also bumps items as kvsim does (no
-        // segmented LRU).
-        let memcached =
-            MemcachedProcess::for_test(test, &["-o", "no_lru_crawler,no_lru_maintainer"])?;
-        let server = Server::start(ServeConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            ..ServeConfig::default()
-        })
-        .expect("kvsim serve");
-        Some(Pair {
-            real: Peer::connect("memcached", &memcached.addr()),
-            sim: Peer::connect("kvsim serve", &server.local_addr().to_string()),
-            history: Vec::new(),
-            _memcached: memcached,
-            _server: server,
-        })
-    }
-
-    fn exchange(&mut self, what: &str, parts: &[Part]) {
-        let mut shown: String = parts
-            .iter()
-            .map(|p| match p {
-                Part::Bytes(b) => kvsim::command::show_bytes(&b[..b.len().min(300)]),
-                Part::Unique(s) => format!("<#{s}>"),
-            })
-            .collect();
-        shown.truncate(2000);
-        let a = self.real.exchange(parts);
-        let b = self.sim.exchange(parts);
-        let mut replied = kvsim::command::show_bytes(&a.bytes);
-        replied.truncate(2000);
-        self.history.push(format!("{shown} -> {replied}"));
-        if !a.agrees(&b) {
-            let start = self.history.len().saturating_sub(12);
-            panic!(
-                "{what} differs:\n  recent requests (memcached's replies):\n    {}\n  memcached:   {} {:?}\n  kvsim serve: {} {:?}",
-                self.history[start..].join("\n    "),
-                kvsim::command::show_bytes(&a.bytes),
-                a.times,
-                kvsim::command::show_bytes(&b.bytes),
-                b.times,
-            );
-        }
-    }
-
-    /// The symbols both servers' uniques have so far (the same count, if they agreed).
-    fn symbols(&self) -> usize {
-        self.real.uniques.actual.len()
-    }
+        None
+    });
+    MetaReplies { bytes, times }
 }
 
 /// Hand-written exchanges: every flag of `mg`, `ms`, `md`, `ma`, `me`, `mn` in 1.6.18's
@@ -416,7 +264,7 @@ const CASES: &[&str] = &[
 
 #[test]
 fn kvsim_serve_answers_every_meta_flag_as_memcached() {
-    let Some(mut pair) = Pair::start("memcached_meta") else {
+    let Some(mut pair) = Pair::<MetaReplies>::start("memcached_meta") else {
         return;
     };
     for (i, case) in CASES.iter().enumerate() {
@@ -457,20 +305,8 @@ fn kvsim_serve_answers_every_meta_flag_as_memcached() {
     }
 }
 
-struct Gen {
-    rng: SimRng,
-    symbols: usize,
-}
-
+/// The grammar of meta (and classic) requests.
 impl Gen {
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.rng.index(xs.len())]
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        self.rng.chance(p)
-    }
-
     fn plain_key(&mut self) -> Vec<u8> {
         self.pick(&["a", "b", "n", "m", "k\x01"])
             .as_bytes()
@@ -554,11 +390,10 @@ impl Gen {
 
     /// A cas token: a symbol of a unique seen so far, or a literal.
     fn cas(&mut self, letter: &str) -> Vec<Part> {
-        if self.symbols > 0 && self.chance(0.8) {
-            let back = self.rng.below(self.symbols.min(4) as u64) as usize;
+        if let Some(unique) = self.recent_unique() {
             vec![
                 Part::Bytes(letter.as_bytes().to_vec()),
-                Part::Unique(self.symbols - 1 - back),
+                Part::Unique(unique),
             ]
         } else {
             let lit = self.pick(&["0", "1", "999999999", "x", "18446744073709551616"]);
@@ -809,18 +644,15 @@ fn kvsim_serve_answers_random_meta_streams_as_memcached() {
     // Three streams of 10,000 exchanges, each against a fresh pair of servers (about a
     // second each in release mode). `KVSIM_DIFF_SEED` picks the first stream's seed,
     // `KVSIM_META_REQUESTS` the exchanges per stream.
-    let seed = std::env::var("KVSIM_DIFF_SEED").map_or(0x3e7a, |s| s.parse().expect("a seed"));
+    let seed = seed(0x3e7a);
     let total: usize = std::env::var("KVSIM_META_REQUESTS")
         .map_or(10_000, |s| s.parse().expect("a number of requests"));
     for stream in 0..3 {
-        let Some(mut pair) = Pair::start("memcached_meta") else {
+        let Some(mut pair) = Pair::<MetaReplies>::start("memcached_meta") else {
             return;
         };
         let seed = seed + stream;
-        let mut gen = Gen {
-            rng: SimRng::new(seed),
-            symbols: 0,
-        };
+        let mut gen = Gen::new(seed);
         for i in 0..total {
             let parts = gen.request();
             pair.exchange(&format!("request {i} (seed {seed})"), &parts);

@@ -3,46 +3,10 @@
 //! EDN histories saved as one list or vector; Knossos's multi-register; out-of-range
 //! `--time-limit`s and deeply nested values are errors (exit 2), never a panic.
 
+mod check_history_support;
+
+use check_history_support::{dir, kvsim, write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// A fresh directory for this test's files.
-fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "kvsim-check-history-it-{}-{test}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
-
-/// What one run of the binary did.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `kvsim check-history ARGS` in `cwd`.
-fn kvsim(cwd: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kvsim"))
-        .arg("check-history")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("runs kvsim");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).expect("utf-8"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8"),
-    }
-}
-
-/// Writes `text` to `name` in `d`.
-fn write(d: &Path, name: &str, text: &str) {
-    std::fs::write(d.join(name), text).expect("write");
-}
 
 /// The benchmark histories of Porcupine.
 fn porcupine(file: &str) -> PathBuf {

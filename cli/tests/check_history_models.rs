@@ -5,40 +5,41 @@
 //! what was expected, naming the line; a file the property has nothing to judge in is
 //! `unknown` (exit 3).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod check_history_support;
 
-/// A fresh directory for this test's files.
-fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "kvsim-check-history-models-{}-{test}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+use check_history_support::{dir, kvsim, write, Run};
+use std::path::Path;
+
+/// `kvsim check-history --spec visitor-counter --period PERIOD FILE` in `d`.
+fn visitor_counter(d: &Path, period: &str, file: &str) -> Run {
+    kvsim(d, &["--spec", "visitor-counter", "--period", period, file])
 }
 
-/// What one run of the binary did.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+/// `kvsim check-history --spec event-log --window WINDOW FILE` in `d`.
+fn event_log(d: &Path, window: &str, file: &str) -> Run {
+    kvsim(d, &["--spec", "event-log", "--window", window, file])
 }
 
-/// Runs `kvsim check-history ARGS` in `cwd`.
-fn kvsim(cwd: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kvsim"))
-        .arg("check-history")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("runs kvsim");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).expect("utf-8"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8"),
-    }
+/// Asserts that `r` exited with `code` and wrote `text` to stdout.
+fn assert_stdout(r: &Run, code: i32, text: &str) {
+    assert_eq!(r.code, code, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(text), "{}", r.stdout);
+}
+
+/// Asserts that `r` exited with `code` and wrote `text` to stderr.
+fn assert_stderr(r: &Run, code: i32, text: &str) {
+    assert_eq!(r.code, code, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(text), "{}", r.stderr);
+}
+
+/// Asserts that `r` found a violation and that its report ends with `text`.
+fn assert_violation(r: &Run, text: &str) {
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(": violation ") && r.stdout.trim_end().ends_with(text),
+        "{}",
+        r.stdout
+    );
 }
 
 /// A moment on the Unix epoch millisecond clock that starts a 2 s period (and a second).
@@ -72,43 +73,27 @@ fn visitors(count: &str) -> String {
 #[test]
 fn visitor_counter_ok_and_violation() {
     let d = dir("visitor-counter");
-    std::fs::write(d.join("ok.jsonl"), visitors("2")).unwrap();
-    std::fs::write(d.join("lost.jsonl"), visitors("0")).unwrap();
-    let r = kvsim(
-        &d,
-        &["--spec", "visitor-counter", "--period", "2", "ok.jsonl"],
-    );
+    write(&d, "ok.jsonl", &visitors("2"));
+    write(&d, "lost.jsonl", &visitors("0"));
+    let r = visitor_counter(&d, "2", "ok.jsonl");
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.starts_with("ok.jsonl: ok "), "{}", r.stdout);
 
-    let r = kvsim(
-        &d,
-        &["--spec", "visitor-counter", "--period", "2", "lost.jsonl"],
-    );
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.contains(": violation ")
-            && r.stdout.trim_end().ends_with(
-                "time window (visitor counter): value() at 1700000002.100 s (period 850000001) \
-                 returned 0, but period 850000000 had between 2 and 2 visits \
-                 (process 2, value at line 7)"
-            ),
-        "{}",
-        r.stdout
+    let r = visitor_counter(&d, "2", "lost.jsonl");
+    assert_violation(
+        &r,
+        "time window (visitor counter): value() at 1700000002.100 s (period 850000001) \
+         returned 0, but period 850000000 had between 2 and 2 visits \
+         (process 2, value at line 7)",
     );
 
     // The same history with a period of 1 s: value() at 1.0 s is in the period after the
     // visits' already, so its 0 is wrong.
-    let r = kvsim(
-        &d,
-        &["--spec", "visitor-counter", "--period", "1", "ok.jsonl"],
-    );
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout
-            .contains("value() at 1700000001.000 s (period 1700000001) returned 0"),
-        "{}",
-        r.stdout
+    let r = visitor_counter(&d, "1", "ok.jsonl");
+    assert_stdout(
+        &r,
+        1,
+        "value() at 1700000001.000 s (period 1700000001) returned 0",
     );
 
     let r = kvsim(
@@ -149,168 +134,112 @@ fn events(fetched: &str, round1: &str, round2: &str) -> String {
 #[test]
 fn event_log_ok_and_violations() {
     let d = dir("event-log");
-    std::fs::write(d.join("ok.jsonl"), events("[1]", "[1]", "[]")).unwrap();
-    std::fs::write(d.join("twice.jsonl"), events("[1]", "[1]", "[1]")).unwrap();
-    std::fs::write(d.join("missed.jsonl"), events("[]", "[1]", "[]")).unwrap();
-    let r = kvsim(&d, &["--spec", "event-log", "--window", "10", "ok.jsonl"]);
+    write(&d, "ok.jsonl", &events("[1]", "[1]", "[]"));
+    write(&d, "twice.jsonl", &events("[1]", "[1]", "[1]"));
+    write(&d, "missed.jsonl", &events("[]", "[1]", "[]"));
+    let r = event_log(&d, "10", "ok.jsonl");
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.starts_with("ok.jsonl: ok "), "{}", r.stdout);
 
-    let r = kvsim(
-        &d,
-        &["--spec", "event-log", "--window", "10", "twice.jsonl"],
-    );
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.trim_end().ends_with(
-            "polling (event log): round 2 of the poll at 1700000001.600 s returned event 1 \
-             twice (process 2, poll at line 5)"
-        ),
-        "{}",
-        r.stdout
+    let r = event_log(&d, "10", "twice.jsonl");
+    assert_violation(
+        &r,
+        "polling (event log): round 2 of the poll at 1700000001.600 s returned event 1 \
+         twice (process 2, poll at line 5)",
     );
 
-    let r = kvsim(
-        &d,
-        &["--spec", "event-log", "--window", "10", "missed.jsonl"],
-    );
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout.trim_end().ends_with(
-            "time window (event log): fetch() at 1700000001.500 s missed event 1, put at \
-             1700000000.100 s (inside the window of 10 s) (process 1, fetch at line 3)"
-        ),
-        "{}",
-        r.stdout
+    let r = event_log(&d, "10", "missed.jsonl");
+    assert_violation(
+        &r,
+        "time window (event log): fetch() at 1700000001.500 s missed event 1, put at \
+         1700000000.100 s (inside the window of 10 s) (process 1, fetch at line 3)",
     );
 
     // A window of 1 s: the event put 1.4 s before the fetch is no longer owed to it.
-    let r = kvsim(
-        &d,
-        &["--spec", "event-log", "--window", "1", "missed.jsonl"],
-    );
+    let r = event_log(&d, "1", "missed.jsonl");
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }
 
 #[test]
 fn malformed_values_and_missing_times_name_the_line() {
     let d = dir("malformed");
-    std::fs::write(d.join("count.jsonl"), visitors("\"two\"")).unwrap();
-    let r = kvsim(
-        &d,
-        &["--spec", "visitor-counter", "--period", "2", "count.jsonl"],
-    );
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains(
-            "count.jsonl:8: expected the result of value(): a count, an integer of at least \
-             0, found \"two\""
-        ),
-        "{}",
-        r.stderr
+    write(&d, "count.jsonl", &visitors("\"two\""));
+    let r = visitor_counter(&d, "2", "count.jsonl");
+    assert_stderr(
+        &r,
+        2,
+        "count.jsonl:8: expected the result of value(): a count, an integer of at least \
+         0, found \"two\"",
     );
 
     let put = events("[1]", "[1]", "[]").replacen("\"value\": 1,", "\"value\": \"one\",", 1);
-    std::fs::write(d.join("put.jsonl"), put).unwrap();
-    let r = kvsim(&d, &["--spec", "event-log", "--window", "10", "put.jsonl"]);
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains(
-            "put.jsonl:1: expected the value of put: the event's id: an integer from 0 to \
-             4294967295, found \"one\""
-        ),
-        "{}",
-        r.stderr
+    write(&d, "put.jsonl", &put);
+    let r = event_log(&d, "10", "put.jsonl");
+    assert_stderr(
+        &r,
+        2,
+        "put.jsonl:1: expected the value of put: the event's id: an integer from 0 to \
+         4294967295, found \"one\"",
     );
 
     let round = events("[1]", "[1]", "[]").replacen("\"back\": 1,", "\"bakc\": 1,", 1);
-    std::fs::write(d.join("round.jsonl"), round).unwrap();
-    let r = kvsim(
-        &d,
-        &["--spec", "event-log", "--window", "10", "round.jsonl"],
-    );
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains(
-            "round.jsonl:6: expected the result of poll, each round: a window {\"back\": \
-             SECS, \"span\": SECS, \"events\": [ID, ...]}, found "
-        ),
-        "{}",
-        r.stderr
+    write(&d, "round.jsonl", &round);
+    let r = event_log(&d, "10", "round.jsonl");
+    assert_stderr(
+        &r,
+        2,
+        "round.jsonl:6: expected the result of poll, each round: a window {\"back\": \
+         SECS, \"span\": SECS, \"events\": [ID, ...]}, found ",
     );
 
     // Times are the evidence: none on a line is an error naming it.
     let mut untimed: Vec<String> = visitors("2").lines().map(String::from).collect();
     untimed[5] = untimed[5].replace(&format!(", \"time\": {}", T0 + 1010), "");
-    std::fs::write(d.join("untimed.jsonl"), untimed.join("\n")).unwrap();
-    let r = kvsim(
-        &d,
-        &[
-            "--spec",
-            "visitor-counter",
-            "--period",
-            "2",
-            "untimed.jsonl",
-        ],
-    );
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr
-            .contains("untimed.jsonl:6: expected a time in milliseconds (on the clock the structure reads: Unix epoch milliseconds for a real client) on every ok, found an event without an integer time"),
-        "{}",
-        r.stderr
+    write(&d, "untimed.jsonl", &untimed.join("\n"));
+    let r = visitor_counter(&d, "2", "untimed.jsonl");
+    assert_stderr(
+        &r,
+        2,
+        "untimed.jsonl:6: expected a time in milliseconds (on the clock the structure reads: \
+         Unix epoch milliseconds for a real client) on every ok, found an event without an \
+         integer time",
     );
 
     // An operation of another spec.
-    std::fs::write(d.join("read.jsonl"), event(0, "invoke", "read", "null", 0)).unwrap();
-    let r = kvsim(
-        &d,
-        &["--spec", "visitor-counter", "--period", "2", "read.jsonl"],
-    );
-    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains(
-            "read.jsonl:1: expected an operation of spec visitor-counter (increment, value or \
-             sleep), found \"read\""
-        ),
-        "{}",
-        r.stderr
+    write(&d, "read.jsonl", &event(0, "invoke", "read", "null", 0));
+    let r = visitor_counter(&d, "2", "read.jsonl");
+    assert_stderr(
+        &r,
+        2,
+        "read.jsonl:1: expected an operation of spec visitor-counter (increment, value or \
+         sleep), found \"read\"",
     );
 }
 
 #[test]
 fn parameters_are_required_and_belong_to_their_spec() {
     let d = dir("parameters");
-    std::fs::write(d.join("v.jsonl"), visitors("2")).unwrap();
+    write(&d, "v.jsonl", &visitors("2"));
     let r = kvsim(&d, &["--spec", "visitor-counter", "v.jsonl"]);
-    assert_eq!(r.code, 2);
-    assert!(
-        r.stderr
-            .contains("--spec visitor-counter needs --period SECS: the counter's period T"),
-        "{}",
-        r.stderr
+    assert_stderr(
+        &r,
+        2,
+        "--spec visitor-counter needs --period SECS: the counter's period T",
     );
     let r = kvsim(&d, &["--spec", "event-log", "v.jsonl"]);
-    assert_eq!(r.code, 2);
-    assert!(
-        r.stderr
-            .contains("--spec event-log needs --window SECS: the log's window timeChunk"),
-        "{}",
-        r.stderr
+    assert_stderr(
+        &r,
+        2,
+        "--spec event-log needs --window SECS: the log's window timeChunk",
     );
     let r = kvsim(&d, &["--spec", "counter", "--period", "2", "v.jsonl"]);
-    assert_eq!(r.code, 2);
-    assert!(
-        r.stderr
-            .contains("--period: expected --spec visitor-counter, found --spec counter"),
-        "{}",
-        r.stderr
+    assert_stderr(
+        &r,
+        2,
+        "--period: expected --spec visitor-counter, found --spec counter",
     );
     for bad in ["0", "-2", "1.5", "x"] {
-        let r = kvsim(
-            &d,
-            &["--spec", "visitor-counter", "--period", bad, "v.jsonl"],
-        );
+        let r = visitor_counter(&d, bad, "v.jsonl");
         assert_eq!(r.code, 2, "--period {bad}: {}{}", r.stdout, r.stderr);
     }
 }
@@ -320,17 +249,12 @@ fn nothing_to_judge_is_unknown() {
     let d = dir("unknown");
     // Visits, but no value(): the property says nothing about them.
     let visits = visitors("2").lines().take(4).collect::<Vec<_>>().join("\n");
-    std::fs::write(d.join("visits.jsonl"), visits).unwrap();
-    let r = kvsim(
-        &d,
-        &["--spec", "visitor-counter", "--period", "2", "visits.jsonl"],
-    );
-    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout
-            .contains("unknown 0.000 ms: no value() completed, nothing to check: 2 operations"),
-        "{}",
-        r.stdout
+    write(&d, "visits.jsonl", &visits);
+    let r = visitor_counter(&d, "2", "visits.jsonl");
+    assert_stdout(
+        &r,
+        3,
+        "unknown 0.000 ms: no value() completed, nothing to check: 2 operations",
     );
     // Puts and a fetch whose outcome is unknown.
     let text = [
@@ -340,19 +264,29 @@ fn nothing_to_judge_is_unknown() {
         event(1, "info", "fetch", "\"timeout\"", 2010),
     ]
     .concat();
-    std::fs::write(d.join("puts.jsonl"), text).unwrap();
-    let r = kvsim(&d, &["--spec", "event-log", "--window", "10", "puts.jsonl"]);
-    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
-    assert!(
-        r.stdout
-            .contains("no fetch, fetch-range or poll completed, nothing to check: 2 operations"),
-        "{}",
-        r.stdout
+    write(&d, "puts.jsonl", &text);
+    let r = event_log(&d, "10", "puts.jsonl");
+    assert_stdout(
+        &r,
+        3,
+        "no fetch, fetch-range or poll completed, nothing to check: 2 operations",
     );
-    std::fs::write(d.join("empty.jsonl"), "").unwrap();
-    let r = kvsim(
-        &d,
-        &["--spec", "event-log", "--window", "10", "empty.jsonl"],
-    );
+    write(&d, "empty.jsonl", "");
+    let r = event_log(&d, "10", "empty.jsonl");
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+}
+
+/// A `value()` whose call and return lie a billion periods apart is not judged period by
+/// period (a bound, not a hang): `unknown`, naming the bound.
+#[test]
+fn a_read_spanning_too_many_periods_is_unknown_at_once() {
+    let d = dir("span");
+    let text = [
+        event(0, "invoke", "value", "null", 0),
+        event(0, "ok", "value", "0", 1_000_000_000_000),
+    ]
+    .concat();
+    write(&d, "span.jsonl", &text);
+    let r = visitor_counter(&d, "1", "span.jsonl");
+    assert_stdout(&r, 3, "spans 1000000001 periods of 1000 ms between its call and its return; at most 100000 are judged");
 }

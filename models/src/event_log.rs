@@ -940,9 +940,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim::formats::{jsonl, pair};
-    use kvsim::history::Operation;
-    use kvsim::sim::{self, run_seed, SimConfig};
+    use crate::history_files::{raw_ok, read_back_runs};
 
     /// What `kvsim stress --history-out` writes reads back as the same operations, with
     /// the same times, and is judged the same as the history without its marks
@@ -950,72 +948,24 @@ mod tests {
     /// poll's rounds began).
     #[test]
     fn history_files_read_back_as_written() {
-        let mut violations = 0;
-        for model in [published(), fixed()] {
-            let format = model.history_format().expect("a history format");
-            assert_eq!(format.spec, "event-log");
-            for (scenario, _) in scenarios() {
-                let cfg = SimConfig::from_scenario(&scenario);
-                for i in 0..10 {
-                    let mut h = sim::run(&model, &cfg, run_seed(1, i), None).history;
-                    let mut text = Vec::new();
-                    h.write_jsonl(&mut text, format.describe).expect("written");
-                    let text = String::from_utf8(text).expect("utf-8");
-                    let raws = pair(&jsonl::parse(&text).expect("parsed")).expect("paired");
-                    let read = History {
-                        ops: raws
-                            .iter()
-                            .map(|raw| {
-                                let (op, outcome) = op_from_raw(raw).expect("read");
-                                Operation {
-                                    client: raw.process as usize,
-                                    op,
-                                    call: raw.call,
-                                    ret: raw.ret,
-                                    call_ms: raw.call_ms.expect("a time"),
-                                    ret_ms: raw.ret_ms,
-                                    outcome,
-                                    marks: Vec::new(),
-                                }
-                            })
-                            .collect(),
-                    };
-                    assert_eq!(read.ops.len(), h.ops.len());
-                    for o in &mut h.ops {
-                        o.marks.clear();
-                    }
-                    for (a, b) in h.ops.iter().zip(&read.ops) {
-                        assert_eq!((&a.op, &a.outcome), (&b.op, &b.outcome));
-                        assert_eq!(
-                            (a.call_ms, a.ret.map(|_| a.ret_ms)),
-                            (b.call_ms, b.ret.map(|_| b.ret_ms))
-                        );
-                    }
-                    let verdict = check_window(model.window_secs() * 1000, &h);
-                    violations += usize::from(verdict.is_violation());
-                    assert_eq!(check_window(model.window_secs() * 1000, &read), verdict);
+        read_back_runs(
+            [published(), fixed()],
+            &scenarios(),
+            "event-log",
+            op_from_raw,
+            |model, mut h, read| {
+                for o in &mut h.ops {
+                    o.marks.clear();
                 }
-            }
-        }
-        assert!(violations > 0, "some runs break the property");
+                let verdict = check_window(model.window_secs() * 1000, &h);
+                assert_eq!(check_window(model.window_secs() * 1000, &read), verdict);
+                verdict
+            },
+        );
     }
 
     #[test]
     fn malformed_operations_say_what_was_expected() {
-        let raw = |f: &str, args: Value, result: Value| RawOp {
-            process: 0,
-            f: f.to_string(),
-            key: None,
-            args,
-            result,
-            end: kvsim::formats::End::Ok,
-            call: 0,
-            ret: Some(1),
-            call_ms: Some(0),
-            ret_ms: Some(1),
-            line: 1,
-            ret_line: Some(2),
-        };
         let window = |back: i64, events: Vec<Value>| {
             Value::Map(vec![
                 (Value::Str("back".into()), Value::Int(back)),
@@ -1024,19 +974,23 @@ mod tests {
             ])
         };
         assert_eq!(
-            op_from_raw(&raw("put", Value::Int(7), Value::Nil)),
+            op_from_raw(&raw_ok("put", Value::Int(7), Value::Nil)),
             Ok((Op::Put(7), Outcome::Ok(Ret::Put)))
         );
         assert_eq!(
-            op_from_raw(&raw("put", Value::Int(1 << 32), Value::Nil)),
+            op_from_raw(&raw_ok("put", Value::Int(1 << 32), Value::Nil)),
             Err("expected the value of put: the event's id: an integer from 0 to 4294967295, found 4294967296".to_string())
         );
         assert_eq!(
-            op_from_raw(&raw("fetch", Value::Nil, Value::List(vec![Value::Int(1)]))),
+            op_from_raw(&raw_ok(
+                "fetch",
+                Value::Nil,
+                Value::List(vec![Value::Int(1)])
+            )),
             Ok((Op::Fetch, Outcome::Ok(Ret::Events(vec![1]))))
         );
         assert_eq!(
-            op_from_raw(&raw(
+            op_from_raw(&raw_ok(
                 "fetch-range",
                 Value::Nil,
                 window(2, vec![Value::Int(1)])
@@ -1051,15 +1005,15 @@ mod tests {
             ))
         );
         assert_eq!(
-            op_from_raw(&raw("fetch-range", Value::Nil, window(-2, vec![]))),
+            op_from_raw(&raw_ok("fetch-range", Value::Nil, window(-2, vec![]))),
             Err(format!("expected the result of fetch(first, last): back, seconds from 0 to {MAX_WINDOW_SECS}, found -2"))
         );
         assert_eq!(
-            op_from_raw(&raw("poll", Value::Nil, window(2, vec![Value::Str("a".into())]))),
+            op_from_raw(&raw_ok("poll", Value::Nil, window(2, vec![Value::Str("a".into())]))),
             Err("expected the result of poll: a list of its rounds' windows [WINDOW, ...], found {\"back\" 2, \"span\" 1, \"events\" [\"a\"]}".to_string())
         );
         assert_eq!(
-            op_from_raw(&raw("poll", Value::Nil, Value::List(vec![window(2, vec![Value::Str("a".into())])]))),
+            op_from_raw(&raw_ok("poll", Value::Nil, Value::List(vec![window(2, vec![Value::Str("a".into())])]))),
             Err("expected the result of poll, each round: its events, each event id: an integer from 0 to 4294967295, found \"a\"".to_string())
         );
     }

@@ -3,6 +3,8 @@
 #![forbid(unsafe_code)]
 
 pub mod expect;
+#[cfg(test)]
+mod history_files;
 pub mod lincheck;
 pub mod registry;
 pub mod reports;
