@@ -107,10 +107,15 @@ pub(crate) fn judge_end<M: Model>(
             format!("the run took more than {steps} steps without finishing"),
             Vec::new(),
         )),
-        Some(Stop::Refused { client, op, error }) => Verdict::Violation(Violation::new(
+        Some(Stop::Refused {
+            client,
+            index,
+            op,
+            error,
+        }) => Verdict::Violation(Violation::new(
             "valid commands",
-            format!("C{client}'s {op} sent a command that was refused: {error}"),
-            Vec::new(),
+            format!("C{client}'s {op} failed on a command of its own that was refused: {error}"),
+            vec![*index],
         )),
         Some(Stop::Foreign { client }) => Verdict::Unknown(format!(
             "client C{client} awaited something other than its kv handle (a structure must \

@@ -191,6 +191,8 @@ pub enum Stop {
     Refused {
         /// The client.
         client: usize,
+        /// Its operation's index in the history.
+        index: usize,
         /// Its operation, rendered.
         op: String,
         /// The error, rendered.
@@ -1202,6 +1204,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
             Some(Halt::Foreign { client }) => Some(Stop::Foreign { client: *client }),
             Some(Halt::Refused { client, error }) => Some(Stop::Refused {
                 client: *client,
+                index: self.clients[*client].hist_index as usize,
                 op: format!(
                     "{:?}",
                     self.history.ops[self.clients[*client].hist_index as usize].op
