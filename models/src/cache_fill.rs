@@ -216,10 +216,8 @@ impl Model for CacheFill {
     }
 
     fn probes(&self) -> &'static [&'static str] {
-        match self.variant {
-            Variant::Fixed => FIXED_PROBES,
-            Variant::Published | Variant::Proposed => PUBLISHED_PROBES,
-        }
+        self.variant
+            .published_or_fixed(PUBLISHED_PROBES, FIXED_PROBES)
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {

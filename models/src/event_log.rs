@@ -489,10 +489,8 @@ impl Model for EventLog {
     }
 
     fn probes(&self) -> &'static [&'static str] {
-        match self.variant {
-            Variant::Published | Variant::Proposed => PUBLISHED_PROBES,
-            Variant::Fixed => FIXED_PROBES,
-        }
+        self.variant
+            .published_or_fixed(PUBLISHED_PROBES, FIXED_PROBES)
     }
 
     /// Clients 0 and 1 put, fetch and sleep; every further client reads windows and

@@ -25,6 +25,15 @@ impl Variant {
     /// `proposed` where its source proposes a fix).
     pub const ALL: [Variant; 3] = [Variant::Published, Variant::Fixed, Variant::Proposed];
 
+    /// `published` for the published variant and for a proposed one (which runs the
+    /// published code unless its model gives it code of its own), `fixed` for the fixed.
+    pub fn published_or_fixed<T>(self, published: T, fixed: T) -> T {
+        match self {
+            Variant::Published | Variant::Proposed => published,
+            Variant::Fixed => fixed,
+        }
+    }
+
     /// The CLI name: `published`, `fixed` or `proposed`.
     pub fn name(self) -> &'static str {
         match self {

@@ -428,10 +428,8 @@ impl Model for Fifo {
     }
 
     fn probes(&self) -> &'static [&'static str] {
-        match self.variant {
-            Variant::Published | Variant::Proposed => PUBLISHED_PROBES,
-            Variant::Fixed => FIXED_PROBES,
-        }
+        self.variant
+            .published_or_fixed(PUBLISHED_PROBES, FIXED_PROBES)
     }
 
     fn op(&self, client: usize, index: usize, rng: &mut SimRng) -> Op {
