@@ -4,6 +4,7 @@
 use crate::corpus::Corpus;
 use crate::error::{self, CliError};
 use crate::junit;
+use crate::out::{out, outln};
 use kvsim::findings::Finding;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use kvsim::shrink::ShrinkLimits;
@@ -450,7 +451,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let mut corpus = args.corpus.as_deref().map(Corpus::open).transpose()?;
     let junit_file = args.junit.as_deref().map(junit::create).transpose()?;
     if !args.json {
-        println!(
+        outln!(
             "kvsim check · seed {}{}{} · {} checks{}",
             args.seed,
             if args.shard == Shard::ALL {
@@ -472,14 +473,14 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             } else {
                 ""
             }
-        );
+        )?;
     }
     if let (Some(c), false) = (&corpus, args.json) {
-        println!(
+        outln!(
             "corpus {}: {} past failures, each replayed first by its scenario",
             c.dir().display(),
             c.entries().len()
-        );
+        )?;
     }
     let replays = Replays::default();
     let results = run_jobs(args, &jobs, &tuning, corpus.as_ref(), &replays);
@@ -591,7 +592,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         junit::write(file, &junit::render(args.seed, &cases))?;
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "seed": args.seed,
@@ -600,23 +601,23 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
                 "corpus": corpus_json,
             }))
             .expect("json")
-        );
+        )?;
         return Ok(error::code(code));
     }
-    print_table(&jobs, &results);
+    print_table(&jobs, &results)?;
     if let Some(c) = &corpus {
-        println!(
+        outln!(
             "\ncorpus {}: {} past failures replayed, {} still fail; {saved} new saved",
             c.dir().display(),
             replays.replayed.load(Ordering::Relaxed),
             replays.failing.load(Ordering::Relaxed),
-        );
+        )?;
     }
     if gate {
-        print_probes(&results);
-        print_findings(&results);
+        print_probes(&results)?;
+        print_findings(&results)?;
     } else {
-        print_expectations(mismatches, unknowns, results.len());
+        print_expectations(mismatches, unknowns, results.len())?;
     }
     Ok(error::code(code))
 }
@@ -636,27 +637,32 @@ pub(crate) fn expectations_code(mismatches: usize, unknowns: usize) -> i32 {
 
 /// The last line of a check against expectations: all `total` verdicts match, or how
 /// many differ (`unknowns` of them unknown).
-pub(crate) fn print_expectations(mismatches: usize, unknowns: usize, total: usize) {
+pub(crate) fn print_expectations(
+    mismatches: usize,
+    unknowns: usize,
+    total: usize,
+) -> Result<(), CliError> {
     if mismatches == 0 {
-        println!("\nall {total} verdicts match their expectations");
+        outln!("\nall {total} verdicts match their expectations")?;
     } else if unknowns == 0 {
-        println!("\n{mismatches} of {total} verdicts differ from their expectations (marked ✗)");
+        outln!("\n{mismatches} of {total} verdicts differ from their expectations (marked ✗)")?;
     } else {
-        println!(
+        outln!(
             "\n{mismatches} of {total} verdicts differ from their expectations (marked ✗), \
              {unknowns} of them unknown"
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// How often each check's runs hit each probe of its structure (a gate's evidence that
 /// its runs reached the interesting places); nothing when no structure has probes.
-fn print_probes(results: &[CheckReport]) {
+fn print_probes(results: &[CheckReport]) -> Result<(), CliError> {
     let with: Vec<&CheckReport> = results.iter().filter(|r| !r.probes.is_empty()).collect();
     if with.is_empty() {
-        return;
+        return Ok(());
     }
-    println!("\nprobes (how often the runs reached each):");
+    outln!("\nprobes (how often the runs reached each):")?;
     for r in with {
         let counts: Vec<String> = r
             .probes
@@ -666,13 +672,14 @@ fn print_probes(results: &[CheckReport]) {
                 n => format!("{name} {n}"),
             })
             .collect();
-        println!("  {} {}: {}", r.target, r.scenario, counts.join(" · "));
+        outln!("  {} {}: {}", r.target, r.scenario, counts.join(" · "))?;
     }
+    Ok(())
 }
 
 /// The findings of a gate, each once per target (a defect several scenarios found is one
 /// finding), with its minimal counterexample.
-fn print_findings(results: &[CheckReport]) {
+fn print_findings(results: &[CheckReport]) -> Result<(), CliError> {
     let mut seen: Vec<(&str, Finding, Vec<&str>)> = Vec::new();
     for r in results {
         for f in &r.findings {
@@ -690,27 +697,28 @@ fn print_findings(results: &[CheckReport]) {
     }
     for r in results {
         if let Verdict::Unknown(why) = &r.verdict {
-            println!("\n{} under {}: unknown: {why}", r.target, r.scenario);
+            outln!("\n{} under {}: unknown: {why}", r.target, r.scenario)?;
         }
     }
     if seen.is_empty() {
-        return;
+        return Ok(());
     }
-    println!("\nfindings:");
+    outln!("\nfindings:")?;
     for (i, (target, f, scenarios)) in seen.iter().enumerate() {
-        println!(
+        outln!(
             "  {}. {target}: {} (scenario{} {})",
             i + 1,
             f.line(),
             if scenarios.len() == 1 { "" } else { "s" },
             scenarios.join(", ")
-        );
+        )?;
     }
     let colour = kvsim::report::colour_wanted();
     for (i, (_, f, _)) in seen.iter().enumerate() {
-        println!("\nfinding {}:", i + 1);
-        print!("{}", kvsim::report::text_styled(&f.counterexample, colour));
+        outln!("\nfinding {}:", i + 1)?;
+        out!("{}", kvsim::report::text_styled(&f.counterexample, colour))?;
     }
+    Ok(())
 }
 
 /// A verdict's reason in one line: `property: reason`, or why it is unknown.
@@ -722,7 +730,7 @@ pub(crate) fn reason(v: &Verdict) -> Option<String> {
     }
 }
 
-fn print_table(jobs: &[Job], results: &[CheckReport]) {
+fn print_table(jobs: &[Job], results: &[CheckReport]) -> Result<(), CliError> {
     let tw = results
         .iter()
         .map(|r| r.target.len())
@@ -735,10 +743,16 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
         .max()
         .unwrap_or(8)
         .max(8);
-    println!(
+    outln!(
         "\n{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>8} {:>8}  replay",
-        "target", "scenario", "expected", "verdict", "runs", "time", "findings"
-    );
+        "target",
+        "scenario",
+        "expected",
+        "verdict",
+        "runs",
+        "time",
+        "findings"
+    )?;
     for (job, r) in jobs.iter().zip(results) {
         let exp = job.expected.map_or("-", |e| e.name());
         let mark = match job.expected {
@@ -750,7 +764,7 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
             .as_ref()
             .map(|f| format!("kvsim replay {}", f.token))
             .unwrap_or_default();
-        println!(
+        outln!(
             "{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>6}ms {:>8}  {replay}",
             r.target,
             r.scenario,
@@ -759,8 +773,9 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
             r.runs,
             r.millis,
             r.findings.len()
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// Runs the jobs on worker threads (each with its own registry: targets stay on their

@@ -8,6 +8,7 @@
 //! lines starting with `#`, are for people. Files of other names are left alone.
 
 use crate::error::CliError;
+use crate::out::outln;
 use crate::replay;
 use kvsim::records::{CheckReport, RunReport};
 use kvsim::sim::Token;
@@ -239,7 +240,7 @@ fn io(path: &Path, e: std::io::Error) -> CliError {
 pub fn list(dir: &Path) -> Result<std::process::ExitCode, CliError> {
     let (entries, bad) = read(dir)?;
     let registry = registry();
-    println!(
+    outln!(
         "kvsim corpus {} · {} entries{}",
         dir.display(),
         entries.len(),
@@ -248,21 +249,21 @@ pub fn list(dir: &Path) -> Result<std::process::ExitCode, CliError> {
         } else {
             format!(", {} unreadable", bad.len())
         }
-    );
+    )?;
     for e in &entries {
         let now = match replay::resolve(&registry, &e.token) {
             Ok((t, target)) => describe(&run(target, &t)),
             Err(why) => format!("stale: {}", why.lines().next().unwrap_or_default()),
         };
-        println!(
+        outln!(
             "  {}  {} · {} · {now}",
             name(&e.path),
             e.decoded.target,
             e.decoded.scenario
-        );
+        )?;
     }
     for (path, why) in &bad {
-        println!("  {}  unreadable: {why}", name(path));
+        outln!("  {}  unreadable: {why}", name(path))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -287,9 +288,9 @@ pub fn prune(dir: &Path, passing: bool) -> Result<std::process::ExitCode, CliErr
     }
     for (path, why) in &doomed {
         std::fs::remove_file(path).map_err(|e| io(path, e))?;
-        println!("removed {}: {why}", name(path));
+        outln!("removed {}: {why}", name(path))?;
     }
-    println!("kvsim corpus {}: {} removed", dir.display(), doomed.len());
+    outln!("kvsim corpus {}: {} removed", dir.display(), doomed.len())?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

@@ -10,6 +10,7 @@ mod explore;
 mod junit;
 mod list;
 mod merge;
+mod out;
 mod progress;
 mod replay;
 mod report;
@@ -140,7 +141,9 @@ enum CorpusAction {
 
 fn main() -> ExitCode {
     sigpipe::reset();
-    error::exit(run(Cli::parse().command))
+    let result = run(Cli::parse().command);
+    // The command's own error first; else a report that could not be written is one.
+    error::exit(result.and_then(|code| out::flush().map(|()| code)))
 }
 
 /// Runs one command: its exit code (0 pass, 1 violation, 3 unknown), or the error that

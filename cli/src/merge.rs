@@ -10,6 +10,7 @@
 use crate::check;
 use crate::error::{self, CliError};
 use crate::junit;
+use crate::out::outln;
 use kvsim::sim::Shard;
 use kvsim_models::expect::ExpectedVerdict;
 use serde_json::{json, Map, Value};
@@ -76,11 +77,11 @@ pub fn main(
     }
     if json_out {
         let merged = json!({ "seed": seed, "shard": "1/1", "shards": shards, "results": rows });
-        println!("{}", serde_json::to_string_pretty(&merged).expect("json"));
+        outln!("{}", serde_json::to_string_pretty(&merged).expect("json"))?;
     } else {
-        print_text(seed, shards, &rows);
+        print_text(seed, shards, &rows)?;
         if !gate {
-            check::print_expectations(differ(&rows, false), differ(&rows, true), rows.len());
+            check::print_expectations(differ(&rows, false), differ(&rows, true), rows.len())?;
         }
     }
     Ok(error::code(code))
@@ -249,33 +250,33 @@ fn merge_rows(parts: &[&Value]) -> Value {
     Value::Object(row)
 }
 
-fn print_text(seed: u64, shards: u64, rows: &[Value]) {
-    println!(
+fn print_text(seed: u64, shards: u64, rows: &[Value]) -> Result<(), CliError> {
+    outln!(
         "kvsim merge · seed {seed} · {shards} shards · {} checks",
         rows.len()
-    );
+    )?;
     let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
     for r in rows {
         let mark = match r["matches"].as_bool() {
             Some(false) => " ✗",
             _ => "",
         };
-        println!(
+        outln!(
             "  {:<28} {:<26} {:<9} {:>7} runs{mark}",
             s(&r["target"]),
             s(&r["scenario"]),
             s(&r["verdict"]),
             r["runs"]
-        );
+        )?;
     }
     let mut n = 0;
     for r in rows {
         for f in r["findings"].as_array().into_iter().flatten() {
             if n == 0 {
-                println!("\nfindings:");
+                outln!("\nfindings:")?;
             }
             n += 1;
-            println!(
+            outln!(
                 "  {n}. {}: {}: {} · needs {} · {} runs (scenario {})\n     kvsim replay {}",
                 s(&r["target"]),
                 s(&f["property"]),
@@ -284,9 +285,10 @@ fn print_text(seed: u64, shards: u64, rows: &[Value]) {
                 f["runs"],
                 s(&r["scenario"]),
                 s(&f["replay"])
-            );
+            )?;
         }
     }
+    Ok(())
 }
 
 /// The faults a finding of a shard's output needs, as a check names them.
