@@ -592,6 +592,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         junit::write(file, &junit::render(args.seed, &cases))?;
     }
     if args.json {
+        let identity = identity(args, &tuning, &jobs, &entries);
         outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
@@ -599,6 +600,8 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
                 "shard": args.shard.to_string(),
                 "results": rows,
                 "corpus": corpus_json,
+                "identity_digest": crate::identity::digest(&identity),
+                "identity": identity,
             }))
             .expect("json")
         )?;
@@ -620,6 +623,57 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         print_expectations(mismatches, unknowns, results.len())?;
     }
     Ok(error::code(code))
+}
+
+/// The check's identity (see [`crate::identity`]): everything that decides what it
+/// checks, so that `kvsim merge` merges only the shards of one check.
+fn identity(args: &Args, tuning: &Tuning, jobs: &[Job], entries: &[Entry]) -> serde_json::Value {
+    let budget = match tuning.time_budget {
+        None => json!({
+            "mode": "runs",
+            "time_limit_secs": tuning.time_limit.map(|d| d.as_secs_f64()),
+        }),
+        Some(b) => json!({
+            "mode": "time",
+            "time_budget_secs": b.total.as_secs_f64(),
+            "min_runs": b.min_runs,
+            "runs_cap": b.cap,
+        }),
+    };
+    let checks: Vec<serde_json::Value> = jobs
+        .iter()
+        .map(|job| {
+            let target = entries[job.entry].target(job.variant);
+            json!({
+                "target": target.name(),
+                "scenario": job.scenario.name,
+                "expected": job.expected.map(|e| e.name()),
+                "planned_runs": planned_runs(job, tuning),
+                "sometimes": job.scenario.required(target.probes()),
+                "config": serde_json::to_value(&job.config).expect("a config is JSON"),
+            })
+        })
+        .collect();
+    json!({
+        "kvsim": env!("CARGO_PKG_VERSION"),
+        "targets": args.targets,
+        "scenario": args.scenario,
+        "seed": args.seed,
+        "shards": args.shard.count,
+        "budget": budget,
+        "shrink": !args.no_shrink,
+        "corpus": args.corpus.is_some(),
+        "checks": checks,
+    })
+}
+
+/// The most runs a job does (over all shards): its scenario's runs, or under a time
+/// budget the `--runs` cap (else [`MAX_RUNS`]).
+fn planned_runs(job: &Job, tuning: &Tuning) -> u64 {
+    match tuning.time_budget {
+        None => job.scenario.runs,
+        Some(b) => b.cap.unwrap_or(MAX_RUNS),
+    }
 }
 
 /// The exit code of a check against expectations with `mismatches` verdicts that differ,

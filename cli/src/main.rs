@@ -7,6 +7,7 @@ mod check_history;
 mod corpus;
 mod error;
 mod explore;
+mod identity;
 mod junit;
 mod list;
 mod merge;
@@ -100,7 +101,8 @@ enum Cmd {
         file: std::path::PathBuf,
     },
     /// Combine the `--json` outputs of the shards of one check (`kvsim check --shard I/N
-    /// --json`) into its verdict: every shard must be there.
+    /// --json`) into its verdict: every shard must be there, all of one check (the same
+    /// identity: version, targets, scenarios, every knob, planned runs, seed, budget).
     ///
     /// Exit codes: as `kvsim check`'s (0 ok, 1 violation or a verdict unlike its
     /// expectation, 3 unknown); 2 when the files are not every shard of one check.
