@@ -916,3 +916,78 @@ fn merge_refuses_shards_of_another_check_and_counts_that_cannot_be() {
     });
     refused(&f, "not of the check it names");
 }
+
+/// A corpus directory holds only `*.token` entries (dotfiles and README files aside):
+/// any other file or a subdirectory stops `check --corpus` with its name (exit 2), never
+/// silently; `corpus list` shows it, and `corpus prune` names it (exit 2) and leaves it,
+/// since it may be someone's file.
+#[test]
+fn a_file_in_the_corpus_that_is_not_an_entry_stops_the_check_with_its_name() {
+    let dir = tempfile_dir("stray").join("corpus");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let corpus = dir.to_str().unwrap();
+    let check = || {
+        kvsim(&[
+            "check",
+            "fifo/fixed",
+            "--scenario",
+            "no-faults",
+            "--runs",
+            "2",
+            "--corpus",
+            corpus,
+        ])
+    };
+    std::fs::write(dir.join(".gitkeep"), "").unwrap();
+    std::fs::write(dir.join("README.md"), "past failures of our gate\n").unwrap();
+    let out = check();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let list = kvsim(&["corpus", "list", corpus]);
+    assert_eq!(list.status.code(), Some(0));
+    assert!(
+        text(&list.stdout).contains("0 entries\n"),
+        "{}",
+        text(&list.stdout)
+    );
+
+    std::fs::write(dir.join("notes.txt"), "a note\n").unwrap();
+    let out = check();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("notes.txt: not a corpus entry") && err.contains("*.token"),
+        "{err}"
+    );
+    assert!(!text(&out.stdout).contains("kvsim check ·"), "nothing ran");
+    let list = kvsim(&["corpus", "list", corpus]);
+    assert_eq!(list.status.code(), Some(0));
+    assert!(
+        text(&list.stdout).contains("notes.txt  unreadable: not a corpus entry"),
+        "{}",
+        text(&list.stdout)
+    );
+    let prune = kvsim(&["corpus", "prune", corpus]);
+    assert_eq!(prune.status.code(), Some(2));
+    assert!(
+        text(&prune.stderr).contains("notes.txt: not a corpus entry"),
+        "{}",
+        text(&prune.stderr)
+    );
+    assert!(
+        dir.join("notes.txt").exists(),
+        "prune leaves what is not an entry"
+    );
+    std::fs::remove_file(dir.join("notes.txt")).unwrap();
+
+    // A subdirectory, even one named like an entry, is not one either.
+    std::fs::create_dir_all(dir.join("old")).unwrap();
+    let err = text(&check().stderr);
+    assert!(err.contains("old: not a corpus entry"), "{err}");
+    std::fs::remove_dir(dir.join("old")).unwrap();
+    std::fs::create_dir_all(dir.join("x.token")).unwrap();
+    let out = check();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("x.token: expected a file"), "{err}");
+}
