@@ -143,7 +143,18 @@ enum CorpusAction {
 
 fn main() -> ExitCode {
     sigpipe::reset();
-    let result = run(Cli::parse().command);
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and the version go to stdout (exit 0), usage errors to stderr (exit 2), as
+        // clap prints them; help that cannot be written is an error too.
+        Err(e) => {
+            return match e.print().map_err(out::error).and_then(|()| out::flush()) {
+                Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+                Err(err) => error::exit(Err(err)),
+            }
+        }
+    };
+    let result = run(cli.command);
     // The command's own error first; else a report that could not be written is one.
     error::exit(result.and_then(|code| out::flush().map(|()| code)))
 }

@@ -105,6 +105,9 @@ fn every_command_with_an_unwritable_stdout_is_an_error() {
     ];
     let corpus = d.join("corpus");
     let commands: Vec<Vec<&str>> = vec![
+        vec!["--help"],
+        vec!["--version"],
+        vec!["check", "--help"],
         vec!["list"],
         vec!["list", "--json"],
         tiny.to_vec(),
