@@ -3,11 +3,11 @@
 //!
 //! The shards must be the whole check: the same seed, every shard `1/N` … `N/N` exactly
 //! once, one identity ([`crate::identity`]: kvsim's version, targets, scenarios, every
-//! knob, planned runs, budget, shrinking) whose digest each file still matches, and counts
-//! that can be; anything less is an error, never a verdict. Per
-//! scenario the runs add up, a violation in any shard is the scenario's violation (else
-//! an `unknown` in any is its `unknown`), and findings that share property, reason class
-//! and faults are one finding, with the first shard's counterexample to replay.
+//! knob, planned runs, budget, shrinking, corpus) whose digest each file still matches,
+//! and counts that can be; anything less is an error, never a verdict. Per scenario the
+//! runs add up, a violation in any shard is the scenario's violation (else an `unknown` in
+//! any is its `unknown`), and findings that share property, reason class and faults are
+//! one finding, with the first shard's counterexample to replay.
 
 use crate::check;
 use crate::error::{self, CliError};
