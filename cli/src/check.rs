@@ -4,6 +4,7 @@
 use crate::corpus::Corpus;
 use crate::error::{self, CliError};
 use crate::junit;
+use crate::out::{out, outln};
 use kvsim::findings::Finding;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use kvsim::shrink::ShrinkLimits;
@@ -450,7 +451,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let mut corpus = args.corpus.as_deref().map(Corpus::open).transpose()?;
     let junit_file = args.junit.as_deref().map(junit::create).transpose()?;
     if !args.json {
-        println!(
+        outln!(
             "kvsim check · seed {}{}{} · {} checks{}",
             args.seed,
             if args.shard == Shard::ALL {
@@ -472,14 +473,14 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             } else {
                 ""
             }
-        );
+        )?;
     }
     if let (Some(c), false) = (&corpus, args.json) {
-        println!(
+        outln!(
             "corpus {}: {} past failures, each replayed first by its scenario",
             c.dir().display(),
             c.entries().len()
-        );
+        )?;
     }
     let replays = Replays::default();
     let results = run_jobs(args, &jobs, &tuning, corpus.as_ref(), &replays);
@@ -591,34 +592,88 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         junit::write(file, &junit::render(args.seed, &cases))?;
     }
     if args.json {
-        println!(
+        let identity = identity(args, &tuning, &jobs, &entries);
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "seed": args.seed,
                 "shard": args.shard.to_string(),
                 "results": rows,
                 "corpus": corpus_json,
+                "identity_digest": crate::identity::digest(&identity),
+                "identity": identity,
             }))
             .expect("json")
-        );
+        )?;
         return Ok(error::code(code));
     }
-    print_table(&jobs, &results);
+    print_table(&jobs, &results)?;
     if let Some(c) = &corpus {
-        println!(
+        outln!(
             "\ncorpus {}: {} past failures replayed, {} still fail; {saved} new saved",
             c.dir().display(),
             replays.replayed.load(Ordering::Relaxed),
             replays.failing.load(Ordering::Relaxed),
-        );
+        )?;
     }
     if gate {
-        print_probes(&results);
-        print_findings(&results);
+        print_probes(&results)?;
+        print_findings(&results)?;
     } else {
-        print_expectations(mismatches, unknowns, results.len());
+        print_expectations(mismatches, unknowns, results.len())?;
     }
     Ok(error::code(code))
+}
+
+/// The check's identity (see [`crate::identity`]): everything that decides what it
+/// checks, so that `kvsim merge` merges only the shards of one check.
+fn identity(args: &Args, tuning: &Tuning, jobs: &[Job], entries: &[Entry]) -> serde_json::Value {
+    let budget = match tuning.time_budget {
+        None => json!({
+            "mode": "runs",
+            "time_limit_secs": tuning.time_limit.map(|d| d.as_secs_f64()),
+        }),
+        Some(b) => json!({
+            "mode": "time",
+            "time_budget_secs": b.total.as_secs_f64(),
+            "min_runs": b.min_runs,
+            "runs_cap": b.cap,
+        }),
+    };
+    let checks: Vec<serde_json::Value> = jobs
+        .iter()
+        .map(|job| {
+            let target = entries[job.entry].target(job.variant);
+            json!({
+                "target": target.name(),
+                "scenario": job.scenario.name,
+                "expected": job.expected.map(|e| e.name()),
+                "planned_runs": planned_runs(job, tuning),
+                "sometimes": job.scenario.required(target.probes()),
+                "config": serde_json::to_value(&job.config).expect("a config is JSON"),
+            })
+        })
+        .collect();
+    json!({
+        "kvsim": env!("CARGO_PKG_VERSION"),
+        "targets": args.targets,
+        "scenario": args.scenario,
+        "seed": args.seed,
+        "shards": args.shard.count,
+        "budget": budget,
+        "shrink": !args.no_shrink,
+        "corpus": args.corpus.is_some(),
+        "checks": checks,
+    })
+}
+
+/// The most runs a job does (over all shards): its scenario's runs, or under a time
+/// budget the `--runs` cap (else [`MAX_RUNS`]).
+fn planned_runs(job: &Job, tuning: &Tuning) -> u64 {
+    match tuning.time_budget {
+        None => job.scenario.runs,
+        Some(b) => b.cap.unwrap_or(MAX_RUNS),
+    }
 }
 
 /// The exit code of a check against expectations with `mismatches` verdicts that differ,
@@ -636,27 +691,32 @@ pub(crate) fn expectations_code(mismatches: usize, unknowns: usize) -> i32 {
 
 /// The last line of a check against expectations: all `total` verdicts match, or how
 /// many differ (`unknowns` of them unknown).
-pub(crate) fn print_expectations(mismatches: usize, unknowns: usize, total: usize) {
+pub(crate) fn print_expectations(
+    mismatches: usize,
+    unknowns: usize,
+    total: usize,
+) -> Result<(), CliError> {
     if mismatches == 0 {
-        println!("\nall {total} verdicts match their expectations");
+        outln!("\nall {total} verdicts match their expectations")?;
     } else if unknowns == 0 {
-        println!("\n{mismatches} of {total} verdicts differ from their expectations (marked ✗)");
+        outln!("\n{mismatches} of {total} verdicts differ from their expectations (marked ✗)")?;
     } else {
-        println!(
+        outln!(
             "\n{mismatches} of {total} verdicts differ from their expectations (marked ✗), \
              {unknowns} of them unknown"
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// How often each check's runs hit each probe of its structure (a gate's evidence that
 /// its runs reached the interesting places); nothing when no structure has probes.
-fn print_probes(results: &[CheckReport]) {
+fn print_probes(results: &[CheckReport]) -> Result<(), CliError> {
     let with: Vec<&CheckReport> = results.iter().filter(|r| !r.probes.is_empty()).collect();
     if with.is_empty() {
-        return;
+        return Ok(());
     }
-    println!("\nprobes (how often the runs reached each):");
+    outln!("\nprobes (how often the runs reached each):")?;
     for r in with {
         let counts: Vec<String> = r
             .probes
@@ -666,13 +726,14 @@ fn print_probes(results: &[CheckReport]) {
                 n => format!("{name} {n}"),
             })
             .collect();
-        println!("  {} {}: {}", r.target, r.scenario, counts.join(" · "));
+        outln!("  {} {}: {}", r.target, r.scenario, counts.join(" · "))?;
     }
+    Ok(())
 }
 
 /// The findings of a gate, each once per target (a defect several scenarios found is one
 /// finding), with its minimal counterexample.
-fn print_findings(results: &[CheckReport]) {
+fn print_findings(results: &[CheckReport]) -> Result<(), CliError> {
     let mut seen: Vec<(&str, Finding, Vec<&str>)> = Vec::new();
     for r in results {
         for f in &r.findings {
@@ -690,27 +751,28 @@ fn print_findings(results: &[CheckReport]) {
     }
     for r in results {
         if let Verdict::Unknown(why) = &r.verdict {
-            println!("\n{} under {}: unknown: {why}", r.target, r.scenario);
+            outln!("\n{} under {}: unknown: {why}", r.target, r.scenario)?;
         }
     }
     if seen.is_empty() {
-        return;
+        return Ok(());
     }
-    println!("\nfindings:");
+    outln!("\nfindings:")?;
     for (i, (target, f, scenarios)) in seen.iter().enumerate() {
-        println!(
+        outln!(
             "  {}. {target}: {} (scenario{} {})",
             i + 1,
             f.line(),
             if scenarios.len() == 1 { "" } else { "s" },
             scenarios.join(", ")
-        );
+        )?;
     }
     let colour = kvsim::report::colour_wanted();
     for (i, (_, f, _)) in seen.iter().enumerate() {
-        println!("\nfinding {}:", i + 1);
-        print!("{}", kvsim::report::text_styled(&f.counterexample, colour));
+        outln!("\nfinding {}:", i + 1)?;
+        out!("{}", kvsim::report::text_styled(&f.counterexample, colour))?;
     }
+    Ok(())
 }
 
 /// A verdict's reason in one line: `property: reason`, or why it is unknown.
@@ -722,7 +784,7 @@ pub(crate) fn reason(v: &Verdict) -> Option<String> {
     }
 }
 
-fn print_table(jobs: &[Job], results: &[CheckReport]) {
+fn print_table(jobs: &[Job], results: &[CheckReport]) -> Result<(), CliError> {
     let tw = results
         .iter()
         .map(|r| r.target.len())
@@ -735,10 +797,16 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
         .max()
         .unwrap_or(8)
         .max(8);
-    println!(
+    outln!(
         "\n{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>8} {:>8}  replay",
-        "target", "scenario", "expected", "verdict", "runs", "time", "findings"
-    );
+        "target",
+        "scenario",
+        "expected",
+        "verdict",
+        "runs",
+        "time",
+        "findings"
+    )?;
     for (job, r) in jobs.iter().zip(results) {
         let exp = job.expected.map_or("-", |e| e.name());
         let mark = match job.expected {
@@ -750,7 +818,7 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
             .as_ref()
             .map(|f| format!("kvsim replay {}", f.token))
             .unwrap_or_default();
-        println!(
+        outln!(
             "{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>6}ms {:>8}  {replay}",
             r.target,
             r.scenario,
@@ -759,8 +827,9 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) {
             r.runs,
             r.millis,
             r.findings.len()
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// Runs the jobs on worker threads (each with its own registry: targets stay on their

@@ -264,11 +264,11 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
                 line.push_str(": ");
                 line.push_str(d);
             }
-            let _ = writeln!(out, "{line}");
+            writeln!(out, "{line}").map_err(crate::out::error)?;
         }
     }
     if args.json {
-        let _ = writeln!(out, "{}", Json::Array(objects));
+        writeln!(out, "{}", Json::Array(objects)).map_err(crate::out::error)?;
     }
     if errors > 0 {
         Err(CliError::Inputs)

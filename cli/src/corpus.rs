@@ -5,9 +5,14 @@
 //!
 //! One file per failure, `DIR/TARGET-SCENARIO-HASH.token` (the target's `/` as `_`, the
 //! hash that of the token), holding the token on its first line; lines after it, and
-//! lines starting with `#`, are for people. Files of other names are left alone.
+//! lines starting with `#`, are for people. DIR holds nothing else: every entry of it
+//! must be a `*.token` file holding a token, except dotfiles (`.gitkeep`, `.gitignore`)
+//! and README files (`README`, `README.md`, …), which are left alone. Anything else (a
+//! `notes.txt`, a subdirectory) stops a check with its name, never silently: a failure
+//! saved under another name would otherwise never be replayed.
 
 use crate::error::CliError;
+use crate::out::outln;
 use crate::replay;
 use kvsim::records::{CheckReport, RunReport};
 use kvsim::sim::Token;
@@ -43,9 +48,17 @@ pub struct Corpus {
 
 impl Corpus {
     /// Reads the corpus at `dir` (none yet: empty). An entry that does not hold a token
-    /// is an error naming its file (`kvsim corpus prune` removes such entries).
+    /// is an error naming its file (`kvsim corpus prune` removes such entries), and so is
+    /// a file that is not an entry (not `*.token`, not a dotfile or README).
     pub fn open(dir: &Path) -> Result<Corpus, CliError> {
-        let (entries, bad) = read(dir)?;
+        let Listing {
+            entries,
+            bad,
+            stray,
+        } = read(dir)?;
+        if let Some((path, why)) = stray.into_iter().next() {
+            return Err(CliError::of("corpus", format!("{}: {why}", path.display())));
+        }
         if let Some((path, why)) = bad.into_iter().next() {
             return Err(CliError::of(
                 "corpus",
@@ -172,45 +185,84 @@ fn run(target: &dyn Target, t: &Token) -> RunReport {
 /// A file that should hold a token and does not, with why.
 type Unreadable = (PathBuf, String);
 
-/// The entries of `dir` that hold a token, and the files that should but do not (with
-/// why). A missing directory is an empty corpus.
-fn read(dir: &Path) -> Result<(Vec<Saved>, Vec<Unreadable>), CliError> {
-    let listing = match std::fs::read_dir(dir) {
+/// What a corpus directory holds.
+struct Listing {
+    /// The entries that hold a token, in file name order.
+    entries: Vec<Saved>,
+    /// The `*.token` entries that do not hold one, with why (`prune` removes them).
+    bad: Vec<Unreadable>,
+    /// Everything else that is not a dotfile or a README file, with why (no entry: never
+    /// removed by kvsim, since it may be someone's file).
+    stray: Vec<Unreadable>,
+}
+
+/// Why a file in a corpus directory that is not a `*.token` file stops a check.
+const STRAY: &str = "not a corpus entry: a corpus directory holds only `*.token` files \
+                     holding a replay token (dotfiles and README files aside); move it out";
+
+/// Whether a corpus directory may hold a file of this name besides its entries: a dotfile
+/// (`.gitkeep`, `.gitignore`) or a README (`README`, `README.md`, any case).
+fn allowed(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or_default();
+    name.starts_with('.') || stem.eq_ignore_ascii_case("readme")
+}
+
+/// What `dir` holds (see [`Listing`]). A missing directory is an empty corpus.
+fn read(dir: &Path) -> Result<Listing, CliError> {
+    let mut listing = Listing {
+        entries: Vec::new(),
+        bad: Vec::new(),
+        stray: Vec::new(),
+    };
+    let items = match std::fs::read_dir(dir) {
         Ok(l) => l,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(listing),
         Err(e) => return Err(io(dir, e)),
     };
     let mut paths = Vec::new();
-    for item in listing {
+    for item in items {
         let path = item.map_err(|e| io(dir, e))?.path();
-        if path.to_string_lossy().ends_with(SUFFIX) {
+        let name = name(&path);
+        if allowed(&name) {
+            continue;
+        }
+        if name.ends_with(SUFFIX) {
             paths.push(path);
-            if paths.len() > MAX_ENTRIES {
-                return Err(CliError::of(
-                    "corpus",
-                    format!(
-                        "{}: expected at most {MAX_ENTRIES} entries, found more",
-                        dir.display()
-                    ),
-                ));
-            }
+        } else {
+            listing.stray.push((path, STRAY.to_string()));
+        }
+        if paths.len() + listing.stray.len() > MAX_ENTRIES {
+            return Err(CliError::of(
+                "corpus",
+                format!(
+                    "{}: expected at most {MAX_ENTRIES} entries, found more",
+                    dir.display()
+                ),
+            ));
         }
     }
     paths.sort();
-    let mut entries = Vec::new();
-    let mut bad = Vec::new();
+    listing.stray.sort();
     for path in paths {
         match read_entry(&path) {
-            Ok(e) => entries.push(e),
-            Err(why) => bad.push((path, why)),
+            Ok(e) => listing.entries.push(e),
+            Err(why) => listing.bad.push((path, why)),
         }
     }
-    Ok((entries, bad))
+    Ok(listing)
 }
 
 /// One entry file: its first line that is not a comment must be a token.
 fn read_entry(path: &Path) -> Result<Saved, String> {
-    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(
+            "expected a file holding a replay token, found a directory or \
+                    another kind of entry"
+                .to_string(),
+        );
+    }
+    let len = meta.len();
     if len > MAX_ENTRY_BYTES {
         return Err(format!(
             "expected at most {MAX_ENTRY_BYTES} bytes, found {len}"
@@ -235,11 +287,17 @@ fn io(path: &Path, e: std::io::Error) -> CliError {
 }
 
 /// `kvsim corpus list DIR`: every entry with its target, scenario and what replaying it
-/// gives now. Exit 0.
+/// gives now, then the files a check would stop on (unreadable entries, files that are
+/// not entries), each with why. Exit 0.
 pub fn list(dir: &Path) -> Result<std::process::ExitCode, CliError> {
-    let (entries, bad) = read(dir)?;
+    let Listing {
+        entries,
+        mut bad,
+        stray,
+    } = read(dir)?;
+    bad.extend(stray);
     let registry = registry();
-    println!(
+    outln!(
         "kvsim corpus {} · {} entries{}",
         dir.display(),
         entries.len(),
@@ -248,30 +306,35 @@ pub fn list(dir: &Path) -> Result<std::process::ExitCode, CliError> {
         } else {
             format!(", {} unreadable", bad.len())
         }
-    );
+    )?;
     for e in &entries {
         let now = match replay::resolve(&registry, &e.token) {
             Ok((t, target)) => describe(&run(target, &t)),
             Err(why) => format!("stale: {}", why.lines().next().unwrap_or_default()),
         };
-        println!(
+        outln!(
             "  {}  {} · {} · {now}",
             name(&e.path),
             e.decoded.target,
             e.decoded.scenario
-        );
+        )?;
     }
     for (path, why) in &bad {
-        println!("  {}  unreadable: {why}", name(path));
+        outln!("  {}  unreadable: {why}", name(path))?;
     }
     Ok(std::process::ExitCode::SUCCESS)
 }
 
 /// `kvsim corpus prune DIR [--passing]`: removes the entries that cannot be replayed any
 /// more (unreadable, or naming a target or scenario kvsim does not know), and with
-/// `passing` those that pass now. Prints each removal. Exit 0.
+/// `passing` those that pass now. Prints each removal. Exit 0; exit 2 when DIR also holds
+/// files that are not entries (named on stderr, and never removed: they may be someone's).
 pub fn prune(dir: &Path, passing: bool) -> Result<std::process::ExitCode, CliError> {
-    let (entries, bad) = read(dir)?;
+    let Listing {
+        entries,
+        bad,
+        stray,
+    } = read(dir)?;
     let registry: Vec<Entry> = registry();
     let mut doomed: Vec<Unreadable> = bad;
     for e in entries {
@@ -287,10 +350,25 @@ pub fn prune(dir: &Path, passing: bool) -> Result<std::process::ExitCode, CliErr
     }
     for (path, why) in &doomed {
         std::fs::remove_file(path).map_err(|e| io(path, e))?;
-        println!("removed {}: {why}", name(path));
+        outln!("removed {}: {why}", name(path))?;
     }
-    println!("kvsim corpus {}: {} removed", dir.display(), doomed.len());
-    Ok(std::process::ExitCode::SUCCESS)
+    outln!("kvsim corpus {}: {} removed", dir.display(), doomed.len())?;
+    // Not an entry: maybe someone's file, never removed; the corpus still stops a check.
+    for (path, why) in &stray {
+        CliError::of(
+            "corpus",
+            format!(
+                "{}: {why} (prune removes only `*.token` files)",
+                path.display()
+            ),
+        )
+        .report();
+    }
+    if stray.is_empty() {
+        Ok(std::process::ExitCode::SUCCESS)
+    } else {
+        Err(CliError::Inputs)
+    }
 }
 
 /// What a replay gives now, in a few words.

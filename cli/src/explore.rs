@@ -2,12 +2,13 @@
 //! stateright; or its Explorer in a browser (`--serve`).
 
 use crate::error::{self, CliError};
+use crate::out::{out, outln};
 use kvsim::explore::{Scope, SearchLimits};
 use kvsim::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
 use kvsim_models::registry::{self, registry};
 use serde_json::json;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 /// Options of `kvsim explore`.
@@ -199,28 +200,28 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         Err(why) => {
             // A bound of the search, not bad input: unknown, with the reason.
             if args.json {
-                println!(
+                outln!(
                     "{}",
                     json!({"target": target.name(), "scope": scope, "verdict": "unknown",
                            "reason": why})
-                );
+                )?;
             } else {
-                println!("kvsim explore {} · {}", target.name(), scope.describe());
-                println!("  verdict  unknown: {why}");
+                outln!("kvsim explore {} · {}", target.name(), scope.describe())?;
+                outln!("  verdict  unknown: {why}")?;
             }
             return Ok(error::code(Verdict::Unknown(why).exit_code()));
         }
     };
     if !args.json {
         // The header before the search: a long search shows what it is doing.
-        print!("{}", header(target.name(), &scope, workloads));
-        let _ = std::io::stdout().flush();
+        out!("{}", header(target.name(), &scope, workloads))?;
+        crate::out::flush()?;
     }
     let report = explore(target, &scope, &limits);
     if args.json {
-        println!("{}", to_json(&report));
+        outln!("{}", to_json(&report))?;
     } else {
-        print!("{}", body(&report));
+        out!("{}", body(&report))?;
     }
     Ok(error::code(report.verdict.exit_code()))
 }

@@ -1,6 +1,7 @@
 //! `kvsim list`: models, variants and scenarios.
 
 use crate::error::CliError;
+use crate::out::outln;
 use kvsim::sim::SimConfig;
 use kvsim_models::registry::registry;
 use serde_json::json;
@@ -46,18 +47,18 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                 })
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "models": models })).expect("json")
-        );
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     for e in &entries {
         let variants: Vec<&str> = e.variants.iter().map(|(v, _)| v.name()).collect();
-        println!("{}  ({})  {}", e.name, variants.join(", "), e.about);
-        println!("  explore: {}", e.explore.describe());
+        outln!("{}  ({})  {}", e.name, variants.join(", "), e.about)?;
+        outln!("  explore: {}", e.explore.describe())?;
         for (s, x) in &e.scenarios {
-            println!(
+            outln!(
                 "  {:<18} {}×{} faults {:<20} {:<7} runs {:<6} expect published={} fixed={}{}",
                 s.name,
                 s.clients,
@@ -68,9 +69,9 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                 x.published.name(),
                 x.fixed.name(),
                 extras(s)
-            );
+            )?;
             if !s.about.is_empty() {
-                println!("  {:<18} {}", "", s.about);
+                outln!("  {:<18} {}", "", s.about)?;
             }
         }
     }

@@ -7,9 +7,11 @@ mod check_history;
 mod corpus;
 mod error;
 mod explore;
+mod identity;
 mod junit;
 mod list;
 mod merge;
+mod out;
 mod progress;
 mod replay;
 mod report;
@@ -99,7 +101,8 @@ enum Cmd {
         file: std::path::PathBuf,
     },
     /// Combine the `--json` outputs of the shards of one check (`kvsim check --shard I/N
-    /// --json`) into its verdict: every shard must be there.
+    /// --json`) into its verdict: every shard must be there, all of one check (the same
+    /// identity: version, targets, scenarios, every knob, planned runs, seed, budget).
     ///
     /// Exit codes: as `kvsim check`'s (0 ok, 1 violation or a verdict unlike its
     /// expectation, 3 unknown); 2 when the files are not every shard of one check.
@@ -140,7 +143,20 @@ enum CorpusAction {
 
 fn main() -> ExitCode {
     sigpipe::reset();
-    error::exit(run(Cli::parse().command))
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and the version go to stdout (exit 0), usage errors to stderr (exit 2), as
+        // clap prints them; help that cannot be written is an error too.
+        Err(e) => {
+            return match e.print().map_err(out::error).and_then(|()| out::flush()) {
+                Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+                Err(err) => error::exit(Err(err)),
+            }
+        }
+    };
+    let result = run(cli.command);
+    // The command's own error first; else a report that could not be written is one.
+    error::exit(result.and_then(|code| out::flush().map(|()| code)))
 }
 
 /// Runs one command: its exit code (0 pass, 1 violation, 3 unknown), or the error that

@@ -2,14 +2,18 @@
 //! (`kvsim check --shard I/N --json`) combined into the check's verdict.
 //!
 //! The shards must be the whole check: the same seed, every shard `1/N` … `N/N` exactly
-//! once, the same scenarios in each; anything less is an error, never a verdict. Per
-//! scenario the runs add up, a violation in any shard is the scenario's violation (else
-//! an `unknown` in any is its `unknown`), and findings that share property, reason class
-//! and faults are one finding, with the first shard's counterexample to replay.
+//! once, one identity ([`crate::identity`]: kvsim's version, targets, scenarios, every
+//! knob, planned runs, budget, shrinking, corpus) whose digest each file still matches,
+//! and counts that can be; anything less is an error, never a verdict. Per scenario the
+//! runs add up, a violation in any shard is the scenario's violation (else an `unknown` in
+//! any is its `unknown`), and findings that share property, reason class and faults are
+//! one finding, with the first shard's counterexample to replay.
 
 use crate::check;
 use crate::error::{self, CliError};
+use crate::identity;
 use crate::junit;
+use crate::out::outln;
 use kvsim::sim::Shard;
 use kvsim_models::expect::ExpectedVerdict;
 use serde_json::{json, Map, Value};
@@ -31,6 +35,7 @@ pub fn main(
         .map(|f| read(f).map(|v| (f, v)))
         .collect::<Result<Vec<_>, _>>()?;
     let (seed, shards) = complete(&outputs)?;
+    one_check(&outputs)?;
     let first = &outputs[0].1["results"];
     let same_cell =
         |a: &Value, b: &Value| a["target"] == b["target"] && a["scenario"] == b["scenario"];
@@ -75,12 +80,20 @@ pub fn main(
         junit::write(file, &junit::render(seed, &cases))?;
     }
     if json_out {
-        let merged = json!({ "seed": seed, "shard": "1/1", "shards": shards, "results": rows });
-        println!("{}", serde_json::to_string_pretty(&merged).expect("json"));
+        let identity = &outputs[0].1["identity"];
+        let merged = json!({
+            "seed": seed,
+            "shard": "1/1",
+            "shards": shards,
+            "results": rows,
+            "identity": identity,
+            "identity_digest": identity::digest(identity),
+        });
+        outln!("{}", serde_json::to_string_pretty(&merged).expect("json"))?;
     } else {
-        print_text(seed, shards, &rows);
+        print_text(seed, shards, &rows)?;
         if !gate {
-            check::print_expectations(differ(&rows, false), differ(&rows, true), rows.len());
+            check::print_expectations(differ(&rows, false), differ(&rows, true), rows.len())?;
         }
     }
     Ok(error::code(code))
@@ -118,7 +131,155 @@ fn read(path: &PathBuf) -> Result<Value, CliError> {
             "expected `kvsim check --json` output with seed, shard and results".to_string(),
         ));
     }
+    if !value["identity"].is_object() {
+        return Err(fail(
+            "expected the check's identity (`identity` and `identity_digest`), found none: \
+             a shard written by an older kvsim? run it again with this one"
+                .to_string(),
+        ));
+    }
+    let computed = identity::digest(&value["identity"]);
+    if value["identity_digest"].as_str() != Some(computed.as_str()) {
+        return Err(fail(format!(
+            "its identity_digest is {}, where its identity's digest is {computed}: the file \
+             was edited (run the shard again)",
+            value["identity_digest"]
+        )));
+    }
     Ok(value)
+}
+
+/// Checks that every output has the first one's identity (the same check), and that its
+/// results are that check's and hold counts that can be.
+fn one_check(outputs: &[(&PathBuf, Value)]) -> Result<(), CliError> {
+    let (first, ours) = &outputs[0];
+    for (file, v) in outputs {
+        if let Some(d) = identity::differ(&ours["identity"], &v["identity"]) {
+            return Err(CliError::of(
+                "merge",
+                format!(
+                    "{}: {} is {}{}, where {} has {}: the shards are not of one check",
+                    file.display(),
+                    d.field,
+                    d.theirs,
+                    d.check.map(|c| format!(" in {c}")).unwrap_or_default(),
+                    first.display(),
+                    d.ours
+                ),
+            ));
+        }
+        plausible(file, v)?;
+    }
+    Ok(())
+}
+
+/// The verdicts a shard's row may carry.
+const VERDICTS: [&str; 3] = ["ok", "violation", "unknown"];
+
+/// Checks one shard's results against its identity: one row per check of the identity, in
+/// its order, with counts that can be (whole numbers; no more runs than the shard's share
+/// of the planned runs; no more violating runs than runs; no finding with more runs than
+/// the row's, its corpus replays added) and verdicts kvsim gives.
+fn plausible(file: &Path, out: &Value) -> Result<(), CliError> {
+    let shard = Shard::parse(out["shard"].as_str().unwrap_or_default()).expect("read checked it");
+    let checks = out["identity"]["checks"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let rows = out["results"].as_array().map_or(&[][..], Vec::as_slice);
+    let fail = |what: String| CliError::of("merge", format!("{}: {what}", file.display()));
+    if rows.len() != checks.len() {
+        return Err(fail(format!(
+            "expected {} results (the checks of its identity), found {}",
+            checks.len(),
+            rows.len()
+        )));
+    }
+    let replayed = match &out["corpus"] {
+        Value::Null => 0,
+        c => count(&c["replayed"]).ok_or_else(|| {
+            fail(format!(
+                "corpus.replayed is {}: expected a whole number",
+                c["replayed"]
+            ))
+        })?,
+    };
+    for (k, (row, check)) in rows.iter().zip(checks).enumerate() {
+        let cell = format!("result {} ({} {})", k + 1, row["target"], row["scenario"]);
+        for key in ["target", "scenario", "expected"] {
+            if row[key] != check[key] {
+                return Err(fail(format!(
+                    "{cell}: {key} is {}, where its identity has {}: the results are not \
+                     of the check it names",
+                    row[key], check[key]
+                )));
+            }
+        }
+        let planned = count(&check["planned_runs"]).unwrap_or(0);
+        let share = planned.saturating_sub(shard.index).div_ceil(shard.count);
+        let number = |key: &str, max: u64, what: &str| -> Result<u64, CliError> {
+            match count(&row[key]) {
+                Some(n) if n <= max => Ok(n),
+                _ => Err(fail(format!(
+                    "{cell}: {key} is {}: expected a whole number from 0 to {max} ({what})",
+                    row[key]
+                ))),
+            }
+        };
+        let runs = number(
+            "runs",
+            share,
+            &format!("shard {shard}'s share of the {planned} planned runs"),
+        )?;
+        number("violating_runs", runs, "at most its runs")?;
+        number("millis", u64::MAX, "milliseconds")?;
+        let verdict = row["verdict"].as_str().unwrap_or_default();
+        if !VERDICTS.contains(&verdict) {
+            return Err(fail(format!(
+                "{cell}: verdict is {}: expected one of {}",
+                row["verdict"],
+                VERDICTS.join(", ")
+            )));
+        }
+        if !(row["matches"].is_null() || row["matches"].is_boolean()) {
+            return Err(fail(format!(
+                "{cell}: matches is {}: expected true, false or null",
+                row["matches"]
+            )));
+        }
+        let Some(findings) = row["findings"].as_array() else {
+            return Err(fail(format!(
+                "{cell}: findings is {}: expected a list",
+                row["findings"]
+            )));
+        };
+        for (i, f) in findings.iter().enumerate() {
+            let max = runs + replayed;
+            match count(&f["runs"]) {
+                Some(n) if (1..=max).contains(&n) => {}
+                _ => {
+                    return Err(fail(format!(
+                        "{cell}: finding {}'s runs is {}: expected a whole number from 1 to \
+                         {max} (the result's runs, with the corpus replays)",
+                        i + 1,
+                        f["runs"]
+                    )))
+                }
+            }
+        }
+        for (name, n) in row["probes"].as_object().into_iter().flatten() {
+            if count(n).is_none() {
+                return Err(fail(format!(
+                    "{cell}: probe {name:?} is {n}: expected a whole number of hits"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A JSON value as a count: a whole number from 0 (not negative, not a fraction).
+fn count(v: &Value) -> Option<u64> {
+    v.as_u64()
 }
 
 /// The seed and shard count of outputs that are exactly the shards of one check.
@@ -249,33 +410,33 @@ fn merge_rows(parts: &[&Value]) -> Value {
     Value::Object(row)
 }
 
-fn print_text(seed: u64, shards: u64, rows: &[Value]) {
-    println!(
+fn print_text(seed: u64, shards: u64, rows: &[Value]) -> Result<(), CliError> {
+    outln!(
         "kvsim merge · seed {seed} · {shards} shards · {} checks",
         rows.len()
-    );
+    )?;
     let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
     for r in rows {
         let mark = match r["matches"].as_bool() {
             Some(false) => " ✗",
             _ => "",
         };
-        println!(
+        outln!(
             "  {:<28} {:<26} {:<9} {:>7} runs{mark}",
             s(&r["target"]),
             s(&r["scenario"]),
             s(&r["verdict"]),
             r["runs"]
-        );
+        )?;
     }
     let mut n = 0;
     for r in rows {
         for f in r["findings"].as_array().into_iter().flatten() {
             if n == 0 {
-                println!("\nfindings:");
+                outln!("\nfindings:")?;
             }
             n += 1;
-            println!(
+            outln!(
                 "  {n}. {}: {}: {} · needs {} · {} runs (scenario {})\n     kvsim replay {}",
                 s(&r["target"]),
                 s(&f["property"]),
@@ -284,9 +445,10 @@ fn print_text(seed: u64, shards: u64, rows: &[Value]) {
                 f["runs"],
                 s(&r["scenario"]),
                 s(&f["replay"])
-            );
+            )?;
         }
     }
+    Ok(())
 }
 
 /// The faults a finding of a shard's output needs, as a check names them.

@@ -7,6 +7,7 @@
 //! else.
 
 use crate::error::{self, CliError};
+use crate::out::{out, outln};
 use kvsim::scenario::FaultKind;
 use kvsim::sim::Token;
 use kvsim::target::Target;
@@ -36,12 +37,12 @@ pub fn main(token: &str, json_out: bool, shrink: bool) -> Result<ExitCode, CliEr
         report
     };
     if json_out {
-        println!("{}", kvsim::report::json(&report));
+        outln!("{}", kvsim::report::json(&report))?;
     } else {
-        print!(
+        out!(
             "{}",
             kvsim::report::text_styled(&report, kvsim::report::colour_wanted())
-        );
+        )?;
     }
     Ok(error::code(report.verdict.exit_code()))
 }

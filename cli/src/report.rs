@@ -1,6 +1,7 @@
 //! `kvsim report`: regenerates `reports/` (see [`kvsim_models::reports`]).
 
 use crate::error::CliError;
+use crate::out::outln;
 use kvsim_models::reports::{cell_count, default_dir, files, matrices_with, write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,10 +28,10 @@ pub fn main(out: Option<PathBuf>) -> Result<ExitCode, CliError> {
         })
         .sum();
     let cells: usize = ms.iter().map(|m| m.cells.len()).sum();
-    println!(
+    outln!(
         "kvsim report: {} models, {cells} matrix cells, {found} minimal counterexamples → {}",
         ms.len(),
         dir.display()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@
 //! `jsonl` format of `kvsim check-history`.
 
 use crate::error::{self, CliError};
+use crate::out::outln;
 use clap::Args;
 use kvsim::check::CheckerLimits;
 use kvsim::net::StressConfig;
@@ -76,19 +77,26 @@ fn positive_seconds(s: f64, what: &str) -> Result<Duration, String> {
     }
 }
 
-fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
+fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, CliError> {
+    let bad = |e: String| CliError::of("stress", e);
     let name = target.name();
     if args.threads == 0 {
-        return Err("bad --threads 0: expected at least 1 client thread".to_string());
+        return Err(bad(
+            "bad --threads 0: expected at least 1 client thread".to_string()
+        ));
     }
     if args.ops == Some(0) {
-        return Err("bad --ops 0: expected at least 1 operation per thread".to_string());
+        return Err(bad(
+            "bad --ops 0: expected at least 1 operation per thread".to_string()
+        ));
     }
     if args.check_max_steps == 0 {
-        return Err("bad --check-max-steps 0: expected at least 1 step".to_string());
+        return Err(bad(
+            "bad --check-max-steps 0: expected at least 1 step".to_string()
+        ));
     }
     let limits = CheckerLimits {
-        time: Some(positive_seconds(args.check_time_limit, "check-time-limit")?),
+        time: Some(positive_seconds(args.check_time_limit, "check-time-limit").map_err(bad)?),
         max_steps: Some(args.check_max_steps),
         max_memory: Some(CheckerLimits::default_memory()),
     };
@@ -96,7 +104,8 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
     config.duration = args
         .duration
         .map(|d| positive_seconds(d, "duration"))
-        .transpose()?;
+        .transpose()
+        .map_err(bad)?;
     config.ops_per_thread = match (args.ops, config.duration) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
@@ -105,7 +114,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
     config.seed = args.seed;
     config.flush_first = args.flush;
     config.stagger = args.stagger_ms.map(Duration::from_millis);
-    config.io_timeout = positive_seconds(args.timeout, "timeout")?;
+    config.io_timeout = positive_seconds(args.timeout, "timeout").map_err(bad)?;
     config.connect_timeout = config.io_timeout.min(Duration::from_secs(1));
     let bound = match (config.ops_per_thread, args.duration) {
         (Some(n), Some(d)) => format!("{n} ops (at most {d} s)"),
@@ -113,18 +122,18 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
         (None, Some(d)) => format!("{d} s"),
         (None, None) => unreachable!("a bound is always set above"),
     };
-    println!(
+    outln!(
         "kvsim stress: {name} against {} · {} threads × {bound} · seed {}",
         args.servers.join(", "),
         args.threads,
         args.seed
-    );
+    )?;
     let started = Instant::now();
     let run = kvsim_models::lincheck::with_limits(limits, || target.stress(&config))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| bad(e.to_string()))?;
     let checked = started.elapsed().saturating_sub(run.elapsed);
     let secs = run.elapsed.as_secs_f64();
-    println!(
+    outln!(
         "  key prefix {:?}{}",
         run.key_prefix,
         if args.flush {
@@ -132,20 +141,20 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
         } else {
             ""
         }
-    );
-    println!(
+    )?;
+    outln!(
         "  {} operations in {secs:.2} s ({:.0} ops/s): {} ok, {} failed, {} unknown",
         run.history.len(),
         run.history.len() as f64 / secs.max(1e-9),
         run.ok,
         run.failed,
         run.unknown
-    );
+    )?;
     if let Some(why) = &run.stopped {
-        println!("  stopped: {why}");
+        outln!("  stopped: {why}")?;
     }
     if let (Some(e), true) = (&run.first_error, run.unknown > 0) {
-        println!("  first error: {e}");
+        outln!("  first error: {e}")?;
     }
     if let Some(path) = &args.history_out {
         let write = || -> std::io::Result<()> {
@@ -153,27 +162,32 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
             run.history.write_jsonl(&mut out)?;
             std::io::Write::flush(&mut out)
         };
-        write().map_err(|e| format!("cannot write --history-out {}: {e}", path.display()))?;
+        write().map_err(|e| {
+            bad(format!(
+                "cannot write --history-out {}: {e}",
+                path.display()
+            ))
+        })?;
         if let Some(spec) = run.history.spec() {
-            println!(
+            outln!(
                 "  history: {} (check it with: kvsim check-history --spec {spec} {})",
                 path.display(),
                 path.display()
-            );
+            )?;
         } else {
-            println!(
+            outln!(
                 "  history: {} (jsonl; no check-history spec reads {name}'s operations, \
                  so each f is the operation's Debug text)",
                 path.display()
-            );
+            )?;
         }
     }
-    println!("  checked in {:.2} s", checked.as_secs_f64());
-    println!("  verdict: {}", run.verdict);
+    outln!("  checked in {:.2} s", checked.as_secs_f64())?;
+    outln!("  verdict: {}", run.verdict)?;
     if let kvsim::verdict::Verdict::Violation(v) = &run.verdict {
         for &i in v.ops.iter().take(5) {
             if let Some(op) = run.history.describe(i) {
-                println!("    op {i}: {op}");
+                outln!("    op {i}: {op}")?;
             }
         }
     }
@@ -183,19 +197,18 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
 /// Runs `kvsim stress`; returns the exit code (0 ok, 1 violation, 2 usage or I/O error,
 /// 3 unknown).
 pub fn main(args: &StressArgs) -> Result<ExitCode, CliError> {
-    dispatch(args)
-        .map(error::code)
-        .map_err(|e| CliError::of("stress", e))
+    dispatch(args).map(error::code)
 }
 
-fn dispatch(args: &StressArgs) -> Result<i32, String> {
+fn dispatch(args: &StressArgs) -> Result<i32, CliError> {
+    let bad = |e: String| CliError::of("stress", e);
     let entries = registry();
-    let (index, variants) = resolve(&entries, &args.target)?;
+    let (index, variants) = resolve(&entries, &args.target).map_err(bad)?;
     let [variant] = variants[..] else {
-        return Err(format!(
+        return Err(bad(format!(
             "target {:?} names both variants: expected MODEL/published or MODEL/fixed",
             args.target
-        ));
+        )));
     };
     run(entries[index].target(variant), args)
 }

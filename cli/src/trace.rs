@@ -3,6 +3,7 @@
 //! and its reply share a row (`set k "v" → STORED`).
 
 use crate::error::CliError;
+use crate::out::out;
 use kvsim::net::TraceLine;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
@@ -26,7 +27,7 @@ const CELL_MAX: usize = 38;
 /// Runs `kvsim trace`.
 pub fn main(file: &Path) -> Result<ExitCode, CliError> {
     let lines = read(file)?;
-    print!("{}", render(&lines));
+    out!("{}", render(&lines))?;
     Ok(ExitCode::SUCCESS)
 }
 

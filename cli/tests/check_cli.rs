@@ -706,3 +706,288 @@ fn a_saved_failure_is_replayed_first_by_the_next_check() {
     assert!(!dir.join("bad.token").exists());
     assert_eq!(std::fs::read_dir(&dir).unwrap().count() as u64, saved);
 }
+
+/// `kvsim merge` merges only the shards of one check: each shard's JSON carries the
+/// check's identity (kvsim's version, targets, scenario, seed, budget, shrinking, corpus,
+/// and per target × scenario its planned runs and every knob of its configuration) and
+/// the identity's digest (FNV-1a 64 of its canonical JSON); a shard of another check, a
+/// file whose identity was edited, and counts that cannot be are errors naming what is
+/// wrong, never a verdict.
+#[test]
+fn merge_refuses_shards_of_another_check_and_counts_that_cannot_be() {
+    let dir = tempfile_dir("identity");
+    let corpus = dir.join("corpus");
+    let base = [
+        "check",
+        "counter/fixed",
+        "--scenario",
+        "crash-lose",
+        "--seed",
+        "1",
+        "--runs",
+        "20",
+        "--json",
+    ];
+    // `base` with each `--flag value` of `changes` replacing the flag's value (or added),
+    // and a target given as a change replacing the target.
+    let shard = |name: &str, i: u32, changes: &[&str]| -> String {
+        let mut args: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        let mut k = 0;
+        while k < changes.len() {
+            let c = changes[k];
+            if !c.starts_with("--") {
+                args[1] = c.to_string();
+                k += 1;
+                continue;
+            }
+            let value = changes
+                .get(k + 1)
+                .filter(|v| !v.starts_with("--") || v.parse::<f64>().is_ok());
+            match (args.iter().position(|a| a == c), value) {
+                (Some(p), Some(v)) => args[p + 1] = v.to_string(),
+                (None, Some(v)) => args.extend([c.to_string(), v.to_string()]),
+                (_, None) => args.push(c.to_string()),
+            }
+            k += 1 + usize::from(value.is_some());
+        }
+        args.extend(["--shard".to_string(), format!("{i}/2")]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = kvsim(&args);
+        assert!(
+            [0, 1, 3].contains(&out.status.code().unwrap_or(-1)),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        let f = dir.join(format!("{name}.json"));
+        std::fs::write(&f, &out.stdout).unwrap();
+        f.to_str().unwrap().to_string()
+    };
+    let merge = |files: &[&str]| {
+        let mut a = vec!["merge", "--json"];
+        a.extend_from_slice(files);
+        kvsim(&a)
+    };
+    let one = shard("shard-1", 1, &[]);
+    let two = shard("shard-2", 2, &[]);
+
+    // The happy path: one check's shards merge, and the merge carries their identity.
+    let merged = merge(&[&one, &two]);
+    assert_eq!(merged.status.code(), Some(0), "{}", text(&merged.stderr));
+    let shard_one: Value = serde_json::from_str(&std::fs::read_to_string(&one).unwrap()).unwrap();
+    let merged = json(&merged);
+    assert_eq!(merged["results"][0]["runs"], 20);
+    assert_eq!(merged["identity"], shard_one["identity"]);
+    assert_eq!(merged["identity_digest"], shard_one["identity_digest"]);
+    // The digest is FNV-1a 64 of the identity's canonical JSON (keys sorted, compact).
+    let fnv = |text: &str| {
+        let h = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        format!("{h:016x}")
+    };
+    assert_eq!(
+        shard_one["identity_digest"],
+        fnv(&shard_one["identity"].to_string())
+    );
+    let identity = &shard_one["identity"];
+    assert_eq!(identity["kvsim"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(identity["checks"][0]["planned_runs"], 20);
+    assert_eq!(identity["checks"][0]["config"]["ops"], 5);
+
+    // Every knob differing in turn: the merge names the field and both values.
+    let corpus = corpus.to_str().unwrap();
+    let knobs: &[(&[&str], &str)] = &[
+        (&["counter/published"], "targets"),
+        (&["--scenario", "no-faults"], "scenario"),
+        (&["--seed", "2"], "seed"),
+        (
+            &["--clients", "1"],
+            "clients is 1 in counter/fixed crash-lose, where",
+        ),
+        (
+            &["--ops", "1"],
+            "ops is 1 in counter/fixed crash-lose, where",
+        ),
+        (&["--faults", "none"], "faults"),
+        (&["--fault-budget", "7"], "fault_budget is 7"),
+        (&["--fault-rate", "0.5"], "fault_probability is 0.5"),
+        (&["--pause-ms", "10..20"], "pause_ms is [10,20]"),
+        (&["--delay-ms", "10..20"], "delay_ms is [10,20]"),
+        (&["--work-ms", "1..2"], "work_ms is [1,2]"),
+        (&["--timeout-ms", "7"], "timeout_ms is 7"),
+        (&["--retries", "4"], "retries is 4"),
+        (&["--memory-limit", "5000"], "memory_limit is 5000"),
+        (&["--neighbour-bytes", "10"], "neighbour_bytes is 10"),
+        (&["--starve-ms", "20"], "starve_ms is 20"),
+        (&["--strategy", "pct"], "strategy"),
+        (&["--runs", "21"], "planned_runs is 21"),
+        (&["--time-limit", "100"], "budget.time_limit_secs is 100"),
+        (&["--time-budget", "0.3"], "budget.mode is \"time\""),
+        (&["--no-shrink"], "shrink is false"),
+        (&["--corpus", corpus], "corpus is true"),
+    ];
+    for (changes, field) in knobs {
+        let other = shard("other", 2, changes);
+        let out = merge(&[&one, &other]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{changes:?}: {err}");
+        assert!(
+            err.contains(field) && err.contains("shard-1.json") && err.contains("one check"),
+            "{changes:?}: expected {field:?} in: {err}"
+        );
+    }
+    // Two time budgets that differ in their floor or length.
+    let budget = ["--time-budget", "0.3", "--min-runs", "1"];
+    let b1 = shard("budget-1", 1, &budget);
+    for (changes, field) in [
+        (
+            ["--time-budget", "0.3", "--min-runs", "2"],
+            "budget.min_runs is 2",
+        ),
+        (
+            ["--time-budget", "0.4", "--min-runs", "1"],
+            "budget.time_budget_secs is 0.4",
+        ),
+    ] {
+        let b2 = shard("budget-2", 2, &changes);
+        let out = merge(&[&b1, &b2]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(field), "expected {field:?} in: {err}");
+    }
+
+    // Edited files. `edit` changes shard 2's JSON and writes it as a file of its own.
+    let edit = |name: &str, change: &dyn Fn(&mut Value)| {
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&two).unwrap()).unwrap();
+        change(&mut v);
+        let f = dir.join(format!("{name}.json"));
+        std::fs::write(&f, v.to_string()).unwrap();
+        f.to_str().unwrap().to_string()
+    };
+    let refused = |file: &str, expected: &str| {
+        let out = merge(&[&one, file]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{expected}: {err}");
+        assert!(err.contains(expected), "expected {expected:?} in: {err}");
+    };
+    // An identity edited without its digest: the file was edited.
+    let f = edit("edited-identity", &|v| {
+        v["identity"]["checks"][0]["config"]["ops"] = 1.into()
+    });
+    refused(&f, "was edited");
+    // Edited with the digest recomputed: another check (another kvsim version, too).
+    let f = edit("edited-ops", &|v| {
+        v["identity"]["checks"][0]["config"]["ops"] = 1.into();
+        v["identity_digest"] = fnv(&v["identity"].to_string()).into();
+    });
+    refused(&f, "ops is 1 in counter/fixed crash-lose, where");
+    let f = edit("other-version", &|v| {
+        v["identity"]["kvsim"] = "0.0.1".into();
+        v["identity_digest"] = fnv(&v["identity"].to_string()).into();
+    });
+    refused(&f, "kvsim is \"0.0.1\", where");
+    let f = edit("no-identity", &|v| {
+        v.as_object_mut().unwrap().remove("identity");
+    });
+    refused(&f, "expected the check's identity");
+    // Counts that cannot be.
+    let f = edit("negative", &|v| v["results"][0]["runs"] = (-5).into());
+    refused(&f, "runs is -5: expected a whole number from 0 to 10");
+    let f = edit("fraction", &|v| v["results"][0]["runs"] = 2.5.into());
+    refused(&f, "runs is 2.5");
+    let f = edit("too-many", &|v| v["results"][0]["runs"] = 11.into());
+    refused(&f, "runs is 11: expected a whole number from 0 to 10");
+    let f = edit("violating", &|v| {
+        v["results"][0]["violating_runs"] = 11.into()
+    });
+    refused(&f, "violating_runs is 11");
+    let f = edit("verdict", &|v| v["results"][0]["verdict"] = "fine".into());
+    refused(
+        &f,
+        "verdict is \"fine\": expected one of ok, violation, unknown",
+    );
+    let f = edit("finding", &|v| {
+        v["results"][0]["findings"] = serde_json::json!([{"property": "p", "class": "c",
+            "faults": [], "runs": 11, "replay": "x"}]);
+    });
+    refused(&f, "finding 1's runs is 11");
+    let f = edit("cell", &|v| {
+        v["results"][0]["scenario"] = "no-faults".into()
+    });
+    refused(&f, "not of the check it names");
+}
+
+/// A corpus directory holds only `*.token` entries (dotfiles and README files aside):
+/// any other file or a subdirectory stops `check --corpus` with its name (exit 2), never
+/// silently; `corpus list` shows it, and `corpus prune` names it (exit 2) and leaves it,
+/// since it may be someone's file.
+#[test]
+fn a_file_in_the_corpus_that_is_not_an_entry_stops_the_check_with_its_name() {
+    let dir = tempfile_dir("stray").join("corpus");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let corpus = dir.to_str().unwrap();
+    let check = || {
+        kvsim(&[
+            "check",
+            "fifo/fixed",
+            "--scenario",
+            "no-faults",
+            "--runs",
+            "2",
+            "--corpus",
+            corpus,
+        ])
+    };
+    std::fs::write(dir.join(".gitkeep"), "").unwrap();
+    std::fs::write(dir.join("README.md"), "past failures of our gate\n").unwrap();
+    let out = check();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let list = kvsim(&["corpus", "list", corpus]);
+    assert_eq!(list.status.code(), Some(0));
+    assert!(
+        text(&list.stdout).contains("0 entries\n"),
+        "{}",
+        text(&list.stdout)
+    );
+
+    std::fs::write(dir.join("notes.txt"), "a note\n").unwrap();
+    let out = check();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("notes.txt: not a corpus entry") && err.contains("*.token"),
+        "{err}"
+    );
+    assert!(!text(&out.stdout).contains("kvsim check ·"), "nothing ran");
+    let list = kvsim(&["corpus", "list", corpus]);
+    assert_eq!(list.status.code(), Some(0));
+    assert!(
+        text(&list.stdout).contains("notes.txt  unreadable: not a corpus entry"),
+        "{}",
+        text(&list.stdout)
+    );
+    let prune = kvsim(&["corpus", "prune", corpus]);
+    assert_eq!(prune.status.code(), Some(2));
+    assert!(
+        text(&prune.stderr).contains("notes.txt: not a corpus entry"),
+        "{}",
+        text(&prune.stderr)
+    );
+    assert!(
+        dir.join("notes.txt").exists(),
+        "prune leaves what is not an entry"
+    );
+    std::fs::remove_file(dir.join("notes.txt")).unwrap();
+
+    // A subdirectory, even one named like an entry, is not one either.
+    std::fs::create_dir_all(dir.join("old")).unwrap();
+    let err = text(&check().stderr);
+    assert!(err.contains("old: not a corpus entry"), "{err}");
+    std::fs::remove_dir(dir.join("old")).unwrap();
+    std::fs::create_dir_all(dir.join("x.token")).unwrap();
+    let out = check();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("x.token: expected a file"), "{err}");
+}

@@ -7,6 +7,7 @@ pub mod long_history;
 pub mod mq;
 
 use crate::error::CliError;
+use crate::out::outln;
 use serde_json::{Map, Value};
 use std::process::ExitCode;
 
@@ -77,9 +78,9 @@ pub fn main(names: &[String], json: bool) -> Result<ExitCode, CliError> {
         match (suite.run)() {
             Ok(figures) => {
                 if !json {
-                    println!("{} ({})", suite.name, suite.about);
+                    outln!("{} ({})", suite.name, suite.about)?;
                     for (k, v) in &figures {
-                        println!("  {k:<32} {v}");
+                        outln!("  {k:<32} {v}")?;
                     }
                 }
                 out.insert(suite.name.to_string(), Value::Object(figures));
@@ -88,7 +89,7 @@ pub fn main(names: &[String], json: bool) -> Result<ExitCode, CliError> {
         }
     }
     if json {
-        println!("{}", Value::Object(out));
+        outln!("{}", Value::Object(out))?;
     }
     Ok(ExitCode::SUCCESS)
 }
