@@ -35,6 +35,7 @@ pub mod mutex;
 mod opset;
 mod placement;
 pub mod progress;
+pub mod unique_queue;
 
 pub use linearizability::{
     check_linearizability, check_linearizability_parallel, linearizable, CheckerLimits,
