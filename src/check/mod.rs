@@ -30,6 +30,7 @@
 //! ```
 
 pub mod bruteforce;
+pub mod counter;
 pub mod linearizability;
 pub mod mutex;
 mod opset;
