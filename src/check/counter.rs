@@ -67,33 +67,63 @@ struct Config {
     landed: Vec<u32>,
 }
 
+/// What one operation is to the check: how a history of other operation types
+/// ([`check_by`]) maps onto a counter's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CounterView {
+    /// A read that returned this value.
+    Read(i64),
+    /// An add of this amount that completed.
+    Add(i64),
+    /// An add of this amount that completed returning this new value.
+    AddGet(i64, i64),
+    /// An add of this amount of unknown outcome (it may have taken effect, or not).
+    UnknownAdd(i64),
+    /// An operation that certainly had no effect and saw nothing (failed; a read of
+    /// unknown outcome).
+    Nothing,
+    /// An operation that returned what no counter operation can (a violation).
+    Invalid(String),
+}
+
 /// Checks a counter history (see the module docs).
 pub fn check(history: &History<CounterOp, CounterRet>) -> CounterCheck {
-    let ops = &history.ops;
+    check_by(history, |op, outcome| match (op, outcome) {
+        (_, Outcome::Failed) | (CounterOp::Read, Outcome::Unknown) => CounterView::Nothing,
+        (CounterOp::Read, Outcome::Ok(CounterRet::Value(x))) => CounterView::Read(*x),
+        (CounterOp::Add(n), Outcome::Ok(CounterRet::Done)) => CounterView::Add(*n),
+        (CounterOp::AddGet(n), Outcome::Ok(CounterRet::Value(x))) => CounterView::AddGet(*n, *x),
+        (CounterOp::Add(n) | CounterOp::AddGet(n), Outcome::Unknown) => CounterView::UnknownAdd(*n),
+        (op, Outcome::Ok(r)) => CounterView::Invalid(format!("{op:?} cannot return {r:?}")),
+    })
+}
+
+/// Checks a history of any operation types that `view` maps onto a counter's (a model's
+/// own counter, say), without copying it.
+pub fn check_by<Op, Ret>(
+    history: &History<Op, Ret>,
+    view: impl Fn(&Op, &Outcome<Ret>) -> CounterView,
+) -> CounterCheck {
     let mut amounts: Vec<i64> = Vec::new();
-    let mut kinds: Vec<Option<Kind>> = Vec::with_capacity(ops.len());
-    for o in ops {
-        let kind = match (&o.op, &o.outcome) {
-            (_, Outcome::Failed) | (CounterOp::Read, Outcome::Unknown) => None,
-            (CounterOp::Read, Outcome::Ok(CounterRet::Value(x))) => Some(Kind::Read(*x)),
-            (CounterOp::Add(n), Outcome::Ok(CounterRet::Done)) => Some(Kind::Add(*n)),
-            (CounterOp::AddGet(n), Outcome::Ok(CounterRet::Value(x))) => Some(Kind::AddGet(*n, *x)),
-            (CounterOp::Add(n) | CounterOp::AddGet(n), Outcome::Unknown) => {
-                let id = match amounts.iter().position(|a| a == n) {
+    let mut kinds: Vec<Option<Kind>> = Vec::with_capacity(history.ops.len());
+    for (i, o) in history.ops.iter().enumerate() {
+        let kind = match view(&o.op, &o.outcome) {
+            CounterView::Nothing => None,
+            CounterView::Read(x) => Some(Kind::Read(x)),
+            CounterView::Add(n) => Some(Kind::Add(n)),
+            CounterView::AddGet(n, x) => Some(Kind::AddGet(n, x)),
+            CounterView::UnknownAdd(n) => {
+                let id = match amounts.iter().position(|&a| a == n) {
                     Some(id) => id,
                     None => {
-                        amounts.push(*n);
+                        amounts.push(n);
                         amounts.len() - 1
                     }
                 };
                 Some(Kind::Unknown(id))
             }
-            (op, Outcome::Ok(r)) => {
-                return CounterCheck::Violation(Violation::new(
-                    PROPERTY,
-                    format!("{op:?} cannot return {r:?}"),
-                    vec![kinds.len()],
-                ))
+            CounterView::Invalid(why) => {
+                return CounterCheck::Violation(Violation::new(PROPERTY, why, vec![i]))
             }
         };
         kinds.push(kind);
@@ -114,8 +144,8 @@ fn added(kind: Kind, amounts: &[i64]) -> Option<i64> {
 }
 
 /// Step 1 (see the module docs), for histories whose amounts are all non-negative.
-fn bounds(
-    history: &History<CounterOp, CounterRet>,
+fn bounds<Op, Ret>(
+    history: &History<Op, Ret>,
     kinds: &[Option<Kind>],
     amounts: &[i64],
 ) -> Option<Violation> {
@@ -192,8 +222,8 @@ fn bounds(
 }
 
 /// Step 2 (see the module docs).
-fn replay(
-    history: &History<CounterOp, CounterRet>,
+fn replay<Op, Ret>(
+    history: &History<Op, Ret>,
     kinds: &[Option<Kind>],
     amounts: &[i64],
 ) -> CounterCheck {

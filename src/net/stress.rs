@@ -447,7 +447,7 @@ where
     let stopped = stop.reason();
     let dead = stop.dead_server();
     let first_error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
-    let verdict = match model.check(&history) {
+    let verdict = match model.check_long(&history) {
         checked @ Verdict::Violation(_) => checked,
         _ if ok + failed == 0 => Verdict::Unknown(format!(
             "no operation has a known outcome ({unknown} of {} unknown{})",
