@@ -56,6 +56,13 @@ pub struct StressArgs {
     /// checker (the verdict is then `unknown`).
     #[arg(long, value_name = "N", default_value_t = kvsim_models::lincheck::MAX_STEPS)]
     pub check_max_steps: u64,
+    /// The run's memory bound in MiB: a third for the recorded history (once it is full,
+    /// no new operation starts, and the verdict is `unknown` unless a violation was
+    /// found), a third for the general checker's memo (past it: `unknown`), the rest for
+    /// the checks' working memory.
+    #[arg(long, value_name = "MIB", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(3..=(1 << 30)))]
+    pub max_memory: u64,
     /// Save the recorded history to FILE as JSON lines (the `jsonl` format of
     /// `kvsim check-history`).
     #[arg(long, value_name = "FILE")]
@@ -90,7 +97,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
     let limits = CheckerLimits {
         time: Some(positive_seconds(args.check_time_limit, "check-time-limit")?),
         max_steps: Some(args.check_max_steps),
-        max_memory: Some(CheckerLimits::default_memory()),
+        max_memory: Some((args.max_memory << 20) / 3),
     };
     let mut config = StressConfig::new(args.servers.clone(), args.threads, 0);
     config.duration = args
@@ -103,6 +110,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
         (None, None) => Some(100),
     };
     config.seed = args.seed;
+    config.max_history_bytes = Some((args.max_memory << 20) / 3);
     config.flush_first = args.flush;
     config.stagger = args.stagger_ms.map(Duration::from_millis);
     config.io_timeout = positive_seconds(args.timeout, "timeout")?;
