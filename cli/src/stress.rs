@@ -3,10 +3,10 @@
 //! and check it with the model's property (see `kvsim::net::stress`).
 //!
 //! Exit codes: 0 ok, 1 violation, 2 usage error or a server that cannot be reached at the
-//! start, 3 unknown (no operation with a known outcome, a server that died mid-run, a
-//! checker limit hit). The run uses a fresh key prefix of its own (printed), so keys left
-//! by earlier runs cannot fake a violation. `--history-out FILE` saves the history in the
-//! `jsonl` format of `kvsim check-history`.
+//! start, 3 unknown (no operation with a known outcome, a server that died mid-run, the
+//! history at its share of `--max-memory`, a checker limit hit). The run uses a fresh key
+//! prefix of its own (printed), so keys left by earlier runs cannot fake a violation.
+//! `--history-out FILE` saves the history in the `jsonl` format of `kvsim check-history`.
 
 use crate::error::{self, CliError};
 use clap::Args;

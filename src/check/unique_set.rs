@@ -56,7 +56,8 @@ pub fn check<V: Clone + Ord + Debug>(history: &History<SetOp<V>, SetRet<V>>) -> 
                 return SetCheck::NotApplicable("the history removes members".to_string())
             }
             (SetOp::Add(v), _) => {
-                if adds.insert(v, i).is_some() {
+                let again = adds.insert(v, i).is_some();
+                if again {
                     return SetCheck::NotApplicable(format!("{v:?} is added twice"));
                 }
             }
