@@ -4,7 +4,7 @@
 //!
 //! Exit codes: 0 ok, 1 violation, 2 usage error or a server that cannot be reached at the
 //! start, 3 unknown (no operation with a known outcome, a server that died mid-run, the
-//! history at its share of `--max-memory`, a checker limit hit). The run uses a fresh key
+//! history at its half of `--max-memory`, a checker limit hit). The run uses a fresh key
 //! prefix of its own (printed), so keys left by earlier runs cannot fake a violation.
 //! `--history-out FILE` saves the history in the `jsonl` format of `kvsim check-history`.
 
@@ -56,12 +56,12 @@ pub struct StressArgs {
     /// checker (the verdict is then `unknown`).
     #[arg(long, value_name = "N", default_value_t = kvsim_models::lincheck::MAX_STEPS)]
     pub check_max_steps: u64,
-    /// The run's memory bound in MiB: a third for the recorded history (once it is full,
-    /// no new operation starts, and the verdict is `unknown` unless a violation was
-    /// found), a third for the general checker's memo (past it: `unknown`), the rest for
-    /// the checks' working memory.
+    /// The run's memory bound in MiB: half for the recorded history (once it is full, no
+    /// new operation starts, and the verdict is `unknown` unless a violation was found), a
+    /// quarter for the general checker's memo (past it: `unknown`), the rest for the
+    /// checks' working memory.
     #[arg(long, value_name = "MIB", default_value_t = 1024,
-          value_parser = clap::value_parser!(u64).range(3..=(1 << 30)))]
+          value_parser = clap::value_parser!(u64).range(2..=(1 << 30)))]
     pub max_memory: u64,
     /// Save the recorded history to FILE as JSON lines (the `jsonl` format of
     /// `kvsim check-history`).
@@ -97,7 +97,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
     let limits = CheckerLimits {
         time: Some(positive_seconds(args.check_time_limit, "check-time-limit")?),
         max_steps: Some(args.check_max_steps),
-        max_memory: Some((args.max_memory << 20) / 3),
+        max_memory: Some((args.max_memory << 20) / 4),
     };
     let mut config = StressConfig::new(args.servers.clone(), args.threads, 0);
     config.duration = args
@@ -110,7 +110,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, String> {
         (None, None) => Some(100),
     };
     config.seed = args.seed;
-    config.max_history_bytes = Some((args.max_memory << 20) / 3);
+    config.max_history_bytes = Some((args.max_memory << 20) / 2);
     config.flush_first = args.flush;
     config.stagger = args.stagger_ms.map(Duration::from_millis);
     config.io_timeout = positive_seconds(args.timeout, "timeout")?;

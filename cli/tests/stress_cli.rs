@@ -315,7 +315,7 @@ fn the_published_fifo_is_still_a_violation() {
     );
 }
 
-/// A history that fills its share of --max-memory stops the run: unknown, naming the
+/// A history that fills its half of --max-memory stops the run: unknown, naming the
 /// bound and the flag (the operations recorded are still checked).
 #[test]
 fn a_history_past_the_memory_bound_is_unknown() {
@@ -330,12 +330,12 @@ fn a_history_past_the_memory_bound_is_unknown() {
         "--ops",
         "100000",
         "--max-memory",
-        "3",
+        "2",
     ]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
     let per_op = kvsim::net::op_bytes::<kvsim_models::counter::Op, kvsim_models::counter::Ret>();
-    let held = (3u64 << 20) / 3 / per_op;
+    let held = (2u64 << 20) / 2 / per_op;
     assert!(
         stdout.contains(&format!(
             "verdict: unknown: the run was cut short: the history reached its memory bound \
