@@ -66,6 +66,16 @@ pub trait Model {
     /// time-window spec, …).
     fn check(&self, history: &History<Self::Op, Self::Ret>) -> Verdict;
 
+    /// Judges a long history, from `kvsim stress` (thousands to millions of operations
+    /// from real servers), by the same property as [`Model::check`]. Default:
+    /// [`Model::check`]. A model whose property has a check polynomial in the history's
+    /// length overrides it (the FIFO's with [`crate::check::unique_queue`], the counter's
+    /// with [`crate::check::counter`]), so that a long run gets a verdict within bounded
+    /// memory where the general search would not; simulated runs keep [`Model::check`].
+    fn check_long(&self, history: &History<Self::Op, Self::Ret>) -> Verdict {
+        self.check(history)
+    }
+
     /// How the operations are written to a history file that `kvsim check-history` can
     /// check (`kvsim stress --history-out`). Default: `None`, no spec reads them (each
     /// operation is written as its Debug text, [`crate::history::JsonlOp::debug`]).

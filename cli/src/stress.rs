@@ -3,10 +3,10 @@
 //! and check it with the model's property (see `kvsim::net::stress`).
 //!
 //! Exit codes: 0 ok, 1 violation, 2 usage error or a server that cannot be reached at the
-//! start, 3 unknown (no operation with a known outcome, a server that died mid-run, a
-//! checker limit hit). The run uses a fresh key prefix of its own (printed), so keys left
-//! by earlier runs cannot fake a violation. `--history-out FILE` saves the history in the
-//! `jsonl` format of `kvsim check-history`.
+//! start, 3 unknown (no operation with a known outcome, a server that died mid-run, the
+//! history at its half of `--max-memory`, a checker limit hit). The run uses a fresh key
+//! prefix of its own (printed), so keys left by earlier runs cannot fake a violation.
+//! `--history-out FILE` saves the history in the `jsonl` format of `kvsim check-history`.
 
 use crate::error::{self, CliError};
 use crate::out::outln;
@@ -57,6 +57,13 @@ pub struct StressArgs {
     /// checker (the verdict is then `unknown`).
     #[arg(long, value_name = "N", default_value_t = kvsim_models::lincheck::MAX_STEPS)]
     pub check_max_steps: u64,
+    /// The run's memory bound in MiB: half for the recorded history (once it is full, no
+    /// new operation starts, and the verdict is `unknown` unless a violation was found), a
+    /// quarter for the general checker's memo (past it: `unknown`), the rest for the
+    /// checks' working memory.
+    #[arg(long, value_name = "MIB", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(2..=(1 << 30)))]
+    pub max_memory: u64,
     /// Save the recorded history to FILE as JSON lines (the `jsonl` format of
     /// `kvsim check-history`).
     #[arg(long, value_name = "FILE")]
@@ -98,7 +105,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, CliError> {
     let limits = CheckerLimits {
         time: Some(positive_seconds(args.check_time_limit, "check-time-limit").map_err(bad)?),
         max_steps: Some(args.check_max_steps),
-        max_memory: Some(CheckerLimits::default_memory()),
+        max_memory: Some((args.max_memory << 20) / 4),
     };
     let mut config = StressConfig::new(args.servers.clone(), args.threads, 0);
     config.duration = args
@@ -112,6 +119,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, CliError> {
         (None, None) => Some(100),
     };
     config.seed = args.seed;
+    config.max_history_bytes = Some((args.max_memory << 20) / 2);
     config.flush_first = args.flush;
     config.stagger = args.stagger_ms.map(Duration::from_millis);
     config.io_timeout = positive_seconds(args.timeout, "timeout").map_err(bad)?;

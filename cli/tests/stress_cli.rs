@@ -246,9 +246,11 @@ fn a_checker_limit_hit_is_unknown() {
     let Some(mc) = MemcachedProcess::for_test("stress_cli", &[]) else {
         return;
     };
+    // The table (a set of three members, added and deleted again) has no polynomial
+    // check: the general search judges it, within the step limit.
     let args = [
         "stress",
-        "counter/fixed",
+        "table/fixed",
         "--server",
         &mc.addr(),
         "--ops",
@@ -260,4 +262,90 @@ fn a_checker_limit_hit_is_unknown() {
     assert!(stdout.contains("verdict: unknown"), "{stdout}");
     let out = kvsim(&args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+/// 4 threads × 1000 operations of the fixed FIFO against a healthy memcached: the general
+/// search ran out of steps (unknown, 1.7 GB); the unique-value queue check settles it.
+#[test]
+fn a_long_fifo_run_gets_a_verdict() {
+    let Some(mc) = MemcachedProcess::for_test("stress_cli", &["-m", "64"]) else {
+        return;
+    };
+    let out = kvsim(&[
+        "stress",
+        "fifo/fixed",
+        "--server",
+        &mc.addr(),
+        "--threads",
+        "4",
+        "--ops",
+        "1000",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("4000 operations in") && stdout.contains("  verdict: ok\n"),
+        "{stdout}"
+    );
+}
+
+/// The published FIFO hands out the dummy node's empty data first: the queue check's
+/// VFresh pattern, at once.
+#[test]
+fn the_published_fifo_is_still_a_violation() {
+    let Some(mc) = MemcachedProcess::for_test("stress_cli", &[]) else {
+        return;
+    };
+    let out = kvsim(&[
+        "stress",
+        "fifo/published",
+        "--server",
+        &mc.addr(),
+        "--ops",
+        "200",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "verdict: violation: linearizability (queue): dequeue returned \"\", which no \
+             enqueue put in the queue"
+        ),
+        "{stdout}"
+    );
+}
+
+/// A history that fills its half of --max-memory stops the run: unknown, naming the
+/// bound and the flag (the operations recorded are still checked).
+#[test]
+fn a_history_past_the_memory_bound_is_unknown() {
+    let Some(mc) = MemcachedProcess::for_test("stress_cli", &[]) else {
+        return;
+    };
+    let out = kvsim(&[
+        "stress",
+        "counter/fixed",
+        "--server",
+        &mc.addr(),
+        "--ops",
+        "100000",
+        "--max-memory",
+        "2",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", text(&out.stderr));
+    let per_op = kvsim::net::op_bytes::<kvsim_models::counter::Op, kvsim_models::counter::Ret>();
+    let held = (2u64 << 20) / 2 / per_op;
+    assert!(
+        stdout.contains(&format!(
+            "verdict: unknown: the run was cut short: the history reached its memory bound \
+             of 1 MiB ({held} operations; raise it with --max-memory); the operations \
+             recorded check ok"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("  {held} operations in ")),
+        "{stdout}"
+    );
 }

@@ -451,6 +451,42 @@ impl Model for Fifo {
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
         lincheck::check(&QueueSpec, history, |r| *r == Ret::Lost)
     }
+
+    /// [`kvsim::check::unique_queue`] (the workload's values are unique: `c<client>x<index>`),
+    /// polynomial in the history's length (a `Lost` answer had no effect); the general
+    /// search of [`Model::check`] only where it does not settle the question.
+    fn check_long(&self, history: &History<Op, Ret>) -> Verdict {
+        use kvsim::check::unique_queue::{check, UniqueCheck};
+        use kvsim::history::{Operation, Outcome};
+        use kvsim::specs::queue::{QueueOp, QueueRet};
+        let ops = history
+            .ops
+            .iter()
+            .map(|o| Operation {
+                client: o.client,
+                op: match &o.op {
+                    Op::Enqueue(x) => QueueOp::Enqueue(x.as_str()),
+                    Op::Dequeue => QueueOp::Dequeue,
+                },
+                call: o.call,
+                ret: o.ret,
+                call_ms: o.call_ms,
+                ret_ms: o.ret_ms,
+                outcome: match &o.outcome {
+                    Outcome::Ok(Ret::Enqueued) => Outcome::Ok(QueueRet::Enqueued),
+                    Outcome::Ok(Ret::Dequeued(x)) => Outcome::Ok(QueueRet::Dequeued(x.as_deref())),
+                    Outcome::Ok(Ret::Lost) | Outcome::Failed => Outcome::Failed,
+                    Outcome::Unknown => Outcome::Unknown,
+                },
+                marks: Vec::new(),
+            })
+            .collect();
+        match check(&History { ops }) {
+            UniqueCheck::Ok(_) => Verdict::Ok,
+            UniqueCheck::Violation(v) => Verdict::Violation(v),
+            UniqueCheck::Inconclusive(_) | UniqueCheck::NotUnique(_) => self.check(history),
+        }
+    }
 }
 
 /// The sequential FIFO queue.

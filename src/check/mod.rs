@@ -9,6 +9,12 @@
 //!   ([`mod@progress`]).
 //! - [`bruteforce`]: a reference linearizability checker that tries every order; slow,
 //!   for testing the fast one.
+//! - Checks polynomial in the history's length, where a spec and its history allow one
+//!   (each falls back to [`linearizable`] where it does not settle the question):
+//!   [`unique_queue`] (a queue whose enqueued values are unique), [`counter`] (a counter;
+//!   exponential only in how many operations run at once), [`unique_set`] (a set that only
+//!   grows, each value added once). `kvsim stress` judges the `fifo` and `counter` models
+//!   with the first two ([`crate::model::Model::check_long`]).
 //!
 //! ```
 //! use kvsim::check::{linearizable, CheckerLimits};
@@ -30,11 +36,14 @@
 //! ```
 
 pub mod bruteforce;
+pub mod counter;
 pub mod linearizability;
 pub mod mutex;
 mod opset;
 mod placement;
 pub mod progress;
+pub mod unique_queue;
+pub mod unique_set;
 
 pub use linearizability::{
     check_linearizability, check_linearizability_parallel, linearizable, CheckerLimits,

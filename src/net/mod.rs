@@ -8,7 +8,7 @@ pub use client::{StopSignal, TcpKv, TcpKvConfig};
 pub use ketama::Ketama;
 pub(crate) mod recorder;
 
-pub use recorder::Recorder;
+pub use recorder::{op_bytes, Recorder};
 pub(crate) mod memcached;
 
 pub use memcached::MemcachedProcess;

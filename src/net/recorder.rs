@@ -20,6 +20,8 @@ pub struct Pending {
 }
 
 struct Inner<Op, Ret> {
+    /// Operations the recorder holds at most ([`Recorder::bounded`]).
+    max_ops: usize,
     next_seq: u64,
     /// The last time recorded: times never run backwards, even if the system clock does.
     last_ms: u64,
@@ -32,6 +34,15 @@ struct Inner<Op, Ret> {
 /// agree; they never run backwards.
 pub struct Recorder<Op, Ret> {
     inner: Mutex<Inner<Op, Ret>>,
+    /// Set once the recorder refused an operation (it held [`Inner::max_ops`]).
+    full: std::sync::atomic::AtomicBool,
+}
+
+/// Bytes one recorded operation counts for against a bound ([`Recorder::bounded`]): its
+/// record twice (a growing vector holds up to twice what it uses while it moves), and 64
+/// bytes for what its operation and return hold on the heap (a queue's element, say).
+pub fn op_bytes<Op, Ret>() -> u64 {
+    2 * std::mem::size_of::<Operation<Op, Ret>>() as u64 + 64
 }
 
 impl<Op, Ret> Default for Recorder<Op, Ret> {
@@ -54,8 +65,18 @@ impl<Op, Ret> Inner<Op, Ret> {
 impl<Op, Ret> Recorder<Op, Ret> {
     /// An empty recorder; times are Unix-epoch milliseconds.
     pub fn new() -> Self {
+        Self::bounded(u64::MAX)
+    }
+
+    /// An empty recorder that holds operations worth at most `bytes` ([`op_bytes`] each):
+    /// once it holds that many, [`Recorder::try_invoke`] refuses more and
+    /// [`Recorder::full`] says so (operations already started are still completed).
+    pub fn bounded(bytes: u64) -> Self {
+        let max_ops = usize::try_from(bytes / op_bytes::<Op, Ret>()).unwrap_or(usize::MAX);
         Recorder {
+            full: std::sync::atomic::AtomicBool::new(false),
             inner: Mutex::new(Inner {
+                max_ops,
                 next_seq: 0,
                 last_ms: 0,
                 ops: Vec::new(),
@@ -70,6 +91,21 @@ impl<Op, Ret> Recorder<Op, Ret> {
     /// Notes that `client` invokes `op`; call it before the operation sends anything.
     pub fn invoke(&self, client: usize, op: Op) -> Pending {
         let mut inner = self.lock();
+        self.push(&mut inner, client, op)
+    }
+
+    /// [`Recorder::invoke`], unless the recorder is full ([`Recorder::bounded`]): then
+    /// `None`, and the operation must not start.
+    pub fn try_invoke(&self, client: usize, op: Op) -> Option<Pending> {
+        let mut inner = self.lock();
+        if inner.ops.len() >= inner.max_ops {
+            self.full.store(true, std::sync::atomic::Ordering::Relaxed);
+            return None;
+        }
+        Some(self.push(&mut inner, client, op))
+    }
+
+    fn push(&self, inner: &mut Inner<Op, Ret>, client: usize, op: Op) -> Pending {
         let call_ms = inner.now_ms();
         let call = inner.next_seq;
         inner.next_seq += 1;
@@ -86,6 +122,12 @@ impl<Op, Ret> Recorder<Op, Ret> {
         Pending {
             index: inner.ops.len() - 1,
         }
+    }
+
+    /// Whether the recorder refused an operation ([`Recorder::try_invoke`]) because it
+    /// held as many as its bound allows ([`Recorder::bounded`]).
+    pub fn full(&self) -> bool {
+        self.full.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Notes that the operation finished with `outcome`; call it after its last reply.
@@ -116,6 +158,16 @@ impl<Op, Ret> Recorder<Op, Ret> {
             seq,
             time_ms,
         });
+    }
+
+    /// Operations recorded so far.
+    pub fn len(&self) -> usize {
+        self.lock().ops.len()
+    }
+
+    /// Whether no operation was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The history so far, in invocation order (operations never completed stay
@@ -153,6 +205,25 @@ mod tests {
         assert_eq!(calls, vec![0, 2, 4, 6]);
         assert_eq!(h.ops[1].marks[0].label, "enter");
         assert_eq!(h.ops[1].marks[0].seq, 3);
+    }
+
+    #[test]
+    fn a_bounded_recorder_says_when_it_is_full() {
+        let each = op_bytes::<u32, u32>();
+        let rec: Recorder<u32, u32> = Recorder::bounded(3 * each + each / 2);
+        for i in 0..3 {
+            let p = rec.try_invoke(0, i).expect("room for three");
+            rec.complete(p, Outcome::Ok(i));
+        }
+        assert!(!rec.full(), "nothing refused yet");
+        assert_eq!(rec.try_invoke(0, 9), None, "no room for a fourth");
+        assert!(rec.full());
+        assert_eq!(rec.finish().len(), 3);
+        assert_eq!(
+            Recorder::<u32, u32>::bounded(each - 1).try_invoke(0, 1),
+            None
+        );
+        assert!(Recorder::<u32, u32>::new().try_invoke(0, 1).is_some());
     }
 
     #[test]

@@ -91,6 +91,10 @@ pub struct StressConfig {
     /// The run's key prefix: `None` draws a fresh one ([`fresh_prefix`]); `Some("")`
     /// uses the keys as they are.
     pub key_prefix: Option<String>,
+    /// Bytes the recorded history may take ([`super::op_bytes`] per
+    /// operation): once it holds that many operations, no thread starts another, and a
+    /// run that finds no violation is `Unknown` naming the bound (`None`: no bound).
+    pub max_history_bytes: Option<u64>,
 }
 
 /// A key prefix no other run uses: `kvsim.<seed>.<12 hex digits>:`, the digits mixed from
@@ -124,6 +128,7 @@ impl StressConfig {
             stagger: None,
             flush_first: false,
             key_prefix: None,
+            max_history_bytes: None,
         }
     }
 }
@@ -374,7 +379,8 @@ where
     let clients: Vec<TcpKv> = (0..config.threads)
         .map(|t| config.client(t as u64, &prefix, &stop))
         .collect::<Result<_, _>>()?;
-    let recorder: Recorder<M::Op, M::Ret> = Recorder::new();
+    let recorder: Recorder<M::Op, M::Ret> =
+        Recorder::bounded(config.max_history_bytes.unwrap_or(u64::MAX));
     let first_error: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
     let unknown: usize = std::thread::scope(|scope| {
         let handles: Vec<_> = clients
@@ -399,7 +405,9 @@ where
                             std::thread::sleep(pause);
                         }
                         let op = model.op(thread, index, &mut rng);
-                        let pending = recorder.invoke(process, op.clone());
+                        let Some(pending) = recorder.try_invoke(process, op.clone()) else {
+                            break;
+                        };
                         let handle = Recording {
                             kv: &kv,
                             recorder,
@@ -434,6 +442,15 @@ where
             .sum()
     });
     let elapsed = start.elapsed();
+    let full = recorder.full().then(|| {
+        let bytes = config.max_history_bytes.unwrap_or(u64::MAX);
+        format!(
+            "the history reached its memory bound of {} MiB ({} operations; raise it with \
+             --max-memory)",
+            bytes >> 20,
+            recorder.len()
+        )
+    });
     let history = recorder.finish();
     let (mut ok, mut failed) = (0, 0);
     for op in &history.ops {
@@ -447,7 +464,7 @@ where
     let stopped = stop.reason();
     let dead = stop.dead_server();
     let first_error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
-    let verdict = match model.check(&history) {
+    let verdict = match model.check_long(&history) {
         checked @ Verdict::Violation(_) => checked,
         _ if ok + failed == 0 => Verdict::Unknown(format!(
             "no operation has a known outcome ({unknown} of {} unknown{})",
@@ -461,8 +478,13 @@ where
             dead.as_deref().unwrap_or_default(),
             history.len()
         )),
+        checked if full.is_some() => Verdict::Unknown(format!(
+            "the run was cut short: {}; the operations recorded check {checked}",
+            full.as_deref().unwrap_or_default()
+        )),
         other => other,
     };
+    let stopped = stopped.or(full);
     Ok(StressRun {
         history,
         verdict,
