@@ -22,10 +22,16 @@
 //! When the spec is P-compositional ([`SequentialSpec::partition`] returns `Some` for every
 //! operation) each partition is checked on its own, from the spec's initial state.
 //!
+//! Before searching a partition, the spec's pre-pass
+//! ([`SequentialSpec::unproducible`]) looks for a return no operation of it, complete or
+//! pending, could have produced (a read of a value nobody wrote): a violation at once,
+//! where the search would try every subset of the pending operations first.
+//!
 //! Bounds: a wall-clock deadline, a bound on search steps and a bound on the memo's
 //! memory, all checked inside the search; hitting one yields [`Verdict::Unknown`] naming
 //! it, never a pass (nor an abort of the process). Simulated runs should use the step
-//! bound only: it is deterministic, the deadline is not.
+//! bound only: it is deterministic, the deadline is not. Histories from outside get
+//! [`CheckerLimits::for_histories`] unless told otherwise.
 
 use super::opset::Window;
 use super::placement::{op_hash, Placement, Timing, HEAD};
