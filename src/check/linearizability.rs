@@ -134,7 +134,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -254,12 +254,16 @@ where
     let shared = Shared::new(limits);
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<Found>>> = parts.iter().map(|_| Mutex::new(None)).collect();
+    // The workers write values in messages as this thread does (JSON for a jsonl file).
+    let syntax = crate::formats::syntax();
     std::thread::scope(|scope| {
         for _ in 0..threads.min(parts.len()) {
             scope.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&p) = order.get(k) else { break };
-                let found = search(spec, history, &parts[p].1, &mut Budget::new(&shared));
+                let found = crate::formats::in_syntax(syntax, || {
+                    search(spec, history, &parts[p].1, &mut Budget::new(&shared))
+                });
                 if matches!(found, Found::Violation(_)) {
                     shared.stop.store(true, Ordering::Relaxed);
                 }
