@@ -13,8 +13,12 @@
 use super::jepsen_edn::event_from_map;
 use super::{excerpt, HistoryEvent, LineError, Value};
 
-/// Parses JSON lines into events.
+/// Parses JSON lines into events; its messages write values as JSON.
 pub fn parse(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
+    super::in_syntax(super::Syntax::Json, || parse_json_lines(text))
+}
+
+fn parse_json_lines(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
     let mut events = Vec::new();
     for (i, line_text) in text.lines().enumerate() {
         let line = i + 1;
