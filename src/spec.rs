@@ -63,6 +63,19 @@ pub trait SequentialSpec {
         false
     }
 
+    /// A check before the search, over the operations of one partition (failed ones left
+    /// out), each with its known return (`None`: an unknown outcome, which may have taken
+    /// effect or not): the first operation whose return no operation of the partition,
+    /// complete or pending, could have produced (a read of a value nobody wrote), and
+    /// why. The checker answers such a history `violation` at once instead of searching
+    /// every order of its pending operations. It must be sound: name an operation only
+    /// when no order of the operations, each taking effect or not, explains its return.
+    /// The default finds nothing (no pre-pass).
+    fn unproducible(&self, ops: &[(&Self::Op, Option<&Self::Ret>)]) -> Option<(usize, String)> {
+        let _ = ops;
+        None
+    }
+
     /// The partition an operation belongs to, if the spec is P-compositional (e.g. a map
     /// partitioned by key): histories are then checked one partition at a time.
     fn partition(&self, op: &Self::Op) -> Option<u64> {

@@ -2,16 +2,18 @@
 //! what was expected and what was found (insta snapshots of the messages).
 
 use kvsim::formats::{
-    pair, parse_events, to_history, EventType, Format, FormatError, HistoryEvent, Value,
+    in_syntax, pair, parse_events, to_history, EventType, Format, FormatError, HistoryEvent,
+    Syntax, Value,
 };
 use kvsim::history::Outcome;
 use kvsim::specs::cas_register::{CasOp, CasRegisterSpec, CasRet};
 use kvsim::specs::kv::KvSpec;
 
 /// The error for `text` read as `format` from a file called `file`, through parsing,
-/// pairing and the spec's conversion (cas-register, or kv for keyed events).
+/// pairing and the spec's conversion (cas-register, or kv for keyed events), with values
+/// written in the format's own syntax (as `kvsim check-history` writes them).
 fn error(format: Format, file: &str, text: &str) -> String {
-    let result: Result<(), FormatError> = (|| {
+    let result: Result<(), FormatError> = in_syntax(Syntax::of(format), || {
         let events = parse_events(text, format).map_err(|e| e.in_file(file))?;
         let raws = pair(&events).map_err(|e| e.in_file(file))?;
         if raws.iter().any(|r| r.key.is_some()) {
@@ -20,7 +22,7 @@ fn error(format: Format, file: &str, text: &str) -> String {
             to_history(&CasRegisterSpec::<Value>::new(), &raws).map_err(|e| e.in_file(file))?;
         }
         Ok(())
-    })();
+    });
     match result {
         Ok(()) => "no error".to_string(),
         Err(e) => e.to_string(),

@@ -1,5 +1,6 @@
 //! Every history of Porcupine's benchmark (`../shared/benchmarks/porcupine`) gets the
-//! verdict its VERDICTS.md lists, through the same path as `kvsim check-history`.
+//! verdict its VERDICTS.md lists, through the same path as `kvsim check-history`, within
+//! its default bounds ([`CheckerLimits::for_histories`]).
 
 use kvsim::check::{check_linearizability, CheckerLimits, Linearization};
 use kvsim::formats::{read_history, Format, Value};
@@ -31,11 +32,11 @@ fn check(file: &str) -> Linearization {
     let path = bench_dir().join(file);
     if file.starts_with("kv/") {
         let h = read_history(&KvSpec, &path, Some(Format::JepsenEdn)).expect("parses");
-        check_linearizability(&KvSpec, &h, CheckerLimits::none())
+        check_linearizability(&KvSpec, &h, CheckerLimits::for_histories())
     } else {
         let spec = CasRegisterSpec::<Value>::new();
         let h = read_history(&spec, &path, Some(Format::JepsenLog)).expect("parses");
-        check_linearizability(&spec, &h, CheckerLimits::none())
+        check_linearizability(&spec, &h, CheckerLimits::for_histories())
     }
 }
 
@@ -49,7 +50,9 @@ fn every_file_gets_its_expected_verdict() {
         let got_ok = match &got {
             Linearization::Ok(_) => true,
             Linearization::Violation(_) => false,
-            Linearization::Unknown(why) => panic!("{file}: unknown without limits: {why}"),
+            Linearization::Unknown(why) => {
+                panic!("{file}: unknown within check-history's default bounds: {why}")
+            }
         };
         if got_ok != *ok {
             wrong.push(format!("{file}: expected linearizable={ok}, got {got:?}"));

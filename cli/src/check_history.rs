@@ -4,7 +4,8 @@
 //! kvsim check-history --spec SPEC [--format jsonl|jepsen-edn|jepsen-log]
 //!                     [--fail-means no-effect|compare-failed]
 //!                     [--period SECS] [--window SECS]
-//!                     [--time-limit SECS] [--json] FILE...
+//!                     [--time-limit SECS] [--max-steps N] [--max-memory MIB]
+//!                     [--json] FILE...
 //! ```
 //! A sequential spec (`src/specs/`) is checked for linearizability; the time-window specs
 //! `visitor-counter` (`--period`) and `event-log` (`--window`) by their seed models'
@@ -20,10 +21,11 @@
 
 use crate::error::{self, CliError};
 use clap::builder::PossibleValuesParser;
+use kvsim::check::linearizability::{step_limit_reason, time_limit_reason};
 use kvsim::check::{check_linearizability_parallel, CheckerLimits, Linearization};
 use kvsim::formats::{
-    no_known_outcome, nothing_recognised, pair, read_file, to_history_with, FailMeans, Format,
-    FormatError, FromRaw, RawOp, Value,
+    in_syntax, no_known_outcome, nothing_recognised, pair, read_file, to_history_with, FailMeans,
+    Format, FormatError, FromRaw, Parsed, RawOp, Syntax, Value,
 };
 use kvsim::specs::{
     cas_register::CasRegisterSpec, counter::CounterSpec, kv::KvSpec, list_append::ListAppendSpec,
@@ -132,10 +134,14 @@ pub struct Args {
     #[arg(long, value_name = "SECS", value_parser = time_limit, allow_hyphen_values = true)]
     time_limit: Option<f64>,
     /// Give up on a file (its verdict is then `unknown`) when the search's memo holds this
-    /// many MiB. Default: three quarters of the memory available at the start (4096 where
-    /// the OS does not say).
+    /// many MiB. Default: 1024 (1 GiB), on every machine. Sequential specs only.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
     max_memory: Option<u64>,
+    /// Give up on a file (its verdict is then `unknown`) after this many search steps, a
+    /// bound that ends the same search at the same point on every machine. Default:
+    /// 100000000. Sequential specs only.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_steps: Option<u64>,
     /// Print a JSON array of {file, verdict, millis, reason?, op_line?, partial_lines?}.
     #[arg(long)]
     json: bool,
@@ -176,19 +182,21 @@ pub fn main(args: Args) -> Result<ExitCode, CliError> {
 fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
     let format = args.format.as_deref().and_then(Format::from_name);
     let fail_means = args.fail_means.as_deref().and_then(FailMeans::from_name);
-    let limits = match args.time_limit {
-        Some(s) => match Duration::try_from_secs_f64(s) {
-            Ok(d) if s > 0.0 && s <= MAX_TIME_LIMIT_SECS => CheckerLimits::time(d),
+    let mut limits = CheckerLimits::for_histories();
+    if let Some(s) = args.time_limit {
+        limits.time = match Duration::try_from_secs_f64(s) {
+            Ok(d) if s > 0.0 && s <= MAX_TIME_LIMIT_SECS => Some(d),
             _ => {
                 return Err(CliError::new(format!("check-history: --time-limit: expected a number of seconds greater than 0 and at most {MAX_TIME_LIMIT_SECS:.0}, found {s}")));
             }
-        },
-        None => CheckerLimits::none(),
-    };
-    let limits = limits.with_memory(match args.max_memory {
-        Some(mib) => mib << 20,
-        None => CheckerLimits::default_memory(),
-    });
+        };
+    }
+    if let Some(mib) = args.max_memory {
+        limits.max_memory = Some(mib << 20);
+    }
+    if let Some(steps) = args.max_steps {
+        limits.max_steps = Some(steps);
+    }
     let multi_register = match (&args.initial, args.spec.as_str()) {
         (Some(Value::Map(entries)), "multi-register") => {
             MultiRegisterSpec::with_initial(entries.iter().cloned())
@@ -301,11 +309,30 @@ where
     S::Ret: Sync,
     S::State: Send,
 {
-    let file = path.display().to_string();
     let parsed = read_file(path, how.format)?;
     if let Some(why) = nothing_recognised(&parsed) {
         return Ok(FileResult::unknown(why));
     }
+    // Messages about a jsonl file write its values as JSON.
+    in_syntax(Syntax::of(parsed.format), || {
+        check_parsed(spec, path, how, parsed)
+    })
+}
+
+/// [`check_file`] once the file is parsed and gives something to check.
+fn check_parsed<S>(
+    spec: &S,
+    path: &std::path::Path,
+    how: How,
+    parsed: Parsed,
+) -> Result<FileResult, FormatError>
+where
+    S: FromRaw + Sync,
+    S::Op: Sync,
+    S::Ret: Sync,
+    S::State: Send,
+{
+    let file = path.display().to_string();
     let raws: Vec<RawOp> = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
     let fail_means = how
         .fail_means
@@ -332,7 +359,7 @@ where
         Linearization::Unknown(why) => FileResult {
             verdict: "unknown",
             millis,
-            detail: Some(why),
+            detail: Some(with_flag(why, limits)),
             op_line: None,
             partial_lines: Vec::new(),
         },
@@ -355,6 +382,18 @@ where
             }
         }
     })
+}
+
+/// A bound's reason with the flag that raises it (the memory bound names its own).
+fn with_flag(why: String, limits: CheckerLimits) -> String {
+    let flag = if limits.max_steps.map(step_limit_reason) == Some(why.clone()) {
+        "--max-steps"
+    } else if limits.time.map(time_limit_reason) == Some(why.clone()) {
+        "--time-limit"
+    } else {
+        return why;
+    };
+    format!("{why} (raise it with {flag})")
 }
 
 #[cfg(test)]

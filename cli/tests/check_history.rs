@@ -429,7 +429,8 @@ fn multi_register_takes_knossos_initial_values() {
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stdout.contains(
-            "read of register :x (micro-op 1 of 2) returned 0, but the register is unwritten"
+            "read of register :x (micro-op 1 of 2) returned 0, a value no write of the history \
+             writes to it (none complete, none pending)"
         ),
         "{}",
         r.stdout
@@ -590,4 +591,321 @@ fn an_overlong_line_and_an_oversized_file_are_errors_and_lose_nothing_else() {
         r.stderr
     );
     assert!(r.stdout.contains("ok.jsonl: ok"), "{}", r.stdout);
+}
+
+/// A verdict line without its timing (`3.141 ms` → `_ ms`), for comparing runs.
+fn untimed(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.split_once(" ms") {
+            Some((head, tail)) => match head.rsplit_once(' ') {
+                Some((verdict, _millis)) => format!("{verdict} _ ms{tail}"),
+                None => l.to_string(),
+            },
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `n` writes that never return (`info`), then a read of 1000; with `late`, a write of
+/// 1000 is invoked after the read returned (and never returns either).
+fn pending_writes_then_a_read(n: usize, late: bool) -> String {
+    let mut text = String::new();
+    for p in 0..n {
+        text.push_str(&format!(
+            "{{\"process\": {p}, \"type\": \"invoke\", \"f\": \"write\", \"value\": {p}}}\n"
+        ));
+    }
+    for p in 0..n {
+        text.push_str(&format!(
+            "{{\"process\": {p}, \"type\": \"info\", \"f\": \"write\", \"value\": {p}}}\n"
+        ));
+    }
+    text.push_str(
+        "{\"process\": 999, \"type\": \"invoke\", \"f\": \"read\", \"value\": null}\n\
+         {\"process\": 999, \"type\": \"ok\", \"f\": \"read\", \"value\": 1000}\n",
+    );
+    if late {
+        text.push_str(
+            "{\"process\": 1000, \"type\": \"invoke\", \"f\": \"write\", \"value\": 1000}\n",
+        );
+    }
+    text
+}
+
+/// 30 writes that never return and a read of a value none of them writes: a violation
+/// before any search (it took minutes and gigabytes: the search tried every subset of
+/// the writes), whatever the step bound.
+#[test]
+fn a_read_of_a_value_no_write_writes_is_a_violation_at_once() {
+    let d = dir("unwritten");
+    write(
+        &d,
+        "unwritten.jsonl",
+        &pending_writes_then_a_read(30, false),
+    );
+    let r = kvsim(
+        &d,
+        &["--spec", "register", "--max-steps", "1", "unwritten.jsonl"],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        untimed(&r.stdout),
+        "unwritten.jsonl: violation _ ms: read returned 1000, a value no write of the history \
+         writes (none complete, none pending) (process 999, read at line 61; 0 operations \
+         linearized before it)"
+    );
+}
+
+/// The same writes, and a write of the value read invoked only after the read returned:
+/// the pre-pass cannot refuse it, and the search of every subset of the 30 writes ends at
+/// the default step bound, `unknown` naming it and its flag; a lower bound ends it at the
+/// same point every time.
+#[test]
+fn a_hopeless_search_ends_unknown_at_the_step_bound_naming_it() {
+    let d = dir("step-bound");
+    write(&d, "late.jsonl", &pending_writes_then_a_read(30, true));
+    let r = kvsim(&d, &["--spec", "register", "late.jsonl"]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        untimed(&r.stdout),
+        "late.jsonl: unknown _ ms: search step limit of 100,000,000 reached (raise it with --max-steps)"
+    );
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            let r = kvsim(
+                &d,
+                &[
+                    "--spec",
+                    "register",
+                    "--json",
+                    "--max-steps",
+                    "100000",
+                    "late.jsonl",
+                ],
+            );
+            assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+            let mut v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+            v[0]["millis"] = serde_json::Value::Null;
+            v
+        })
+        .collect();
+    assert_eq!(runs[0], runs[1]);
+    assert_eq!(
+        runs[0][0]["reason"],
+        "search step limit of 100,000 reached (raise it with --max-steps)"
+    );
+    let r = kvsim(
+        &d,
+        &["--spec", "register", "--max-steps", "0", "late.jsonl"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+/// `--help` names the default bounds, the same on every machine.
+#[test]
+fn help_names_the_default_bounds() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvsim"))
+        .args(["check-history", "--help"])
+        .output()
+        .expect("runs kvsim");
+    let help = String::from_utf8(out.stdout).expect("utf-8");
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("--max-steps <N>"), "{help}");
+    assert!(flat.contains("Default: 100000000."), "{help}");
+    assert!(
+        flat.contains("Default: 1024 (1 GiB), on every machine."),
+        "{help}"
+    );
+}
+
+/// Knossos's cas-register starts at nil, and `cas [nil 1]` succeeds on it (and only
+/// there); a write of nil empties a register.
+#[test]
+fn nil_is_the_empty_registers_value_as_in_knossos() {
+    let d = dir("nil");
+    let edn = |ops: &[(u64, &str, &str, &str)]| {
+        ops.iter()
+            .map(|(p, ty, f, v)| format!("{{:process {p}, :type :{ty}, :f :{f}, :value {v}}}\n"))
+            .collect::<String>()
+    };
+    write(
+        &d,
+        "cas-from-nil.edn",
+        &edn(&[
+            (0, "invoke", "cas", "[nil 1]"),
+            (0, "ok", "cas", "[nil 1]"),
+            (1, "invoke", "read", "nil"),
+            (1, "ok", "read", "1"),
+        ]),
+    );
+    write(
+        &d,
+        "failed-cas-from-nil.edn",
+        &edn(&[
+            (0, "invoke", "cas", "[nil 1]"),
+            (0, "fail", "cas", "[nil 1]"),
+            (1, "invoke", "read", "nil"),
+            (1, "ok", "read", "nil"),
+        ]),
+    );
+    write(
+        &d,
+        "cas-from-nil-when-written.edn",
+        &edn(&[
+            (0, "invoke", "write", "2"),
+            (0, "ok", "write", "2"),
+            (0, "invoke", "cas", "[nil 1]"),
+            (0, "ok", "cas", "[nil 1]"),
+        ]),
+    );
+    write(
+        &d,
+        "write-nil.edn",
+        &edn(&[
+            (0, "invoke", "write", "1"),
+            (0, "ok", "write", "1"),
+            (0, "invoke", "write", "nil"),
+            (0, "ok", "write", "nil"),
+            (1, "invoke", "read", "nil"),
+            (1, "ok", "read", "nil"),
+        ]),
+    );
+    write(
+        &d,
+        "cas-to-nil.edn",
+        &edn(&[
+            (0, "invoke", "write", "1"),
+            (0, "ok", "write", "1"),
+            (0, "invoke", "cas", "[1 nil]"),
+            (0, "ok", "cas", "[1 nil]"),
+            (1, "invoke", "read", "nil"),
+            (1, "ok", "read", "nil"),
+        ]),
+    );
+    let check = |spec: &str, extra: &[&str], file: &str| {
+        let mut argv = vec!["--spec", spec];
+        argv.extend_from_slice(extra);
+        argv.push(file);
+        let r = kvsim(&d, &argv);
+        (r.code, untimed(&r.stdout))
+    };
+    assert_eq!(check("cas-register", &[], "cas-from-nil.edn").0, 0);
+    assert_eq!(check("cas-register", &[], "failed-cas-from-nil.edn").0, 0);
+    assert_eq!(
+        check(
+            "cas-register",
+            &["--fail-means", "compare-failed"],
+            "failed-cas-from-nil.edn"
+        ),
+        (
+            1,
+            "failed-cas-from-nil.edn: violation _ ms: cas nil → 1 failed, but the register holds \
+             nothing (process 0, cas at line 1; 0 operations linearized before it)"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        check("cas-register", &[], "cas-from-nil-when-written.edn"),
+        (
+            1,
+            "cas-from-nil-when-written.edn: violation _ ms: cas nil → 1 succeeded, but the \
+             register holds 2 (process 0, cas at line 3; 1 operations linearized before it)"
+                .to_string()
+        )
+    );
+    for spec in ["register", "cas-register"] {
+        assert_eq!(check(spec, &[], "write-nil.edn").0, 0, "{spec}");
+    }
+    assert_eq!(check("cas-register", &[], "cas-to-nil.edn").0, 0);
+}
+
+/// A queue file's `enqueue nil` is refused: an `ok` dequeue of nil says the queue was
+/// empty, so the history would not say what it means.
+#[test]
+fn a_queue_refuses_an_enqueue_of_nil() {
+    let d = dir("queue-nil");
+    write(
+        &d,
+        "q.edn",
+        "{:process 0, :type :invoke, :f :enqueue, :value nil}\n{:process 0, :type :ok, :f :enqueue, :value nil}\n",
+    );
+    let r = kvsim(&d, &["--spec", "queue", "q.edn"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr.trim_end(),
+        "kvsim: check-history: q.edn:1: expected an enqueued value other than nil (a dequeue \
+         returning nil says the queue was empty), found nil"
+    );
+}
+
+/// What check-history says about malformed values: an integer too large is called one
+/// (not a float), invalid UTF-8 names its line, and a jsonl file is answered in JSON
+/// terms (`"incr"`, `null`, `[1, null]`), never EDN's.
+#[test]
+fn malformed_values_are_named_in_the_files_own_terms() {
+    let d = dir("messages");
+    let big = "123456789012345678901234567890";
+    let w = |v: &str| {
+        format!("{{\"process\": 0, \"type\": \"invoke\", \"f\": \"write\", \"value\": {v}}}\n")
+    };
+    write(&d, "big.jsonl", &w(big));
+    write(&d, "u64.jsonl", &w("18446744073709551615"));
+    write(&d, "float.jsonl", &w("1.5"));
+    write(
+        &d,
+        "big.edn",
+        &format!("{{:process 0, :type :invoke, :f :write, :value {big}}}\n"),
+    );
+    write(
+        &d,
+        "incr.jsonl",
+        "{\"process\": 0, \"type\": \"invoke\", \"f\": \"incr\", \"value\": 1}\n",
+    );
+    write(
+        &d,
+        "incr.edn",
+        "{:process 0, :type :invoke, :f :incr, :value 1}\n",
+    );
+    write(
+        &d,
+        "cas.jsonl",
+        "{\"process\": 0, \"type\": \"invoke\", \"f\": \"cas\", \"value\": {\"a\": [1, null]}}\n",
+    );
+    write(
+        &d,
+        "enqueue.jsonl",
+        "{\"process\": 0, \"type\": \"invoke\", \"f\": \"enqueue\", \"value\": null}\n",
+    );
+    write(&d, "array.jsonl", "[1, 2]\n");
+    std::fs::write(
+        d.join("latin1.jsonl"),
+        b"{\"process\": 0, \"type\": \"invoke\", \"f\": \"write\", \"value\": \"a\"}\n\
+          {\"process\": 0, \"type\": \"ok\", \"f\": \"write\", \"value\": \"caf\xe9\"}\n",
+    )
+    .expect("write");
+    std::fs::write(d.join("latin1.edn"), b"; a comment\n\n{:f \xe9}\n").expect("write");
+    let mut text = String::new();
+    for (spec, file) in [
+        ("register", "big.jsonl"),
+        ("register", "u64.jsonl"),
+        ("register", "float.jsonl"),
+        ("register", "big.edn"),
+        ("register", "incr.jsonl"),
+        ("register", "incr.edn"),
+        ("cas-register", "cas.jsonl"),
+        ("queue", "enqueue.jsonl"),
+        ("register", "array.jsonl"), // guessed from its `[`: an EDN vector
+        ("register --format jsonl", "array.jsonl"),
+        ("register", "latin1.jsonl"),
+        ("register", "latin1.edn"),
+    ] {
+        let mut argv = vec!["--spec"];
+        argv.extend(spec.split(' '));
+        argv.push(file);
+        let r = kvsim(&d, &argv);
+        assert_eq!(r.code, 2, "{file}: {}{}", r.stdout, r.stderr);
+        text.push_str(&r.stderr);
+    }
+    insta::assert_snapshot!(text);
 }

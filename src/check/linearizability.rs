@@ -22,10 +22,16 @@
 //! When the spec is P-compositional ([`SequentialSpec::partition`] returns `Some` for every
 //! operation) each partition is checked on its own, from the spec's initial state.
 //!
+//! Before searching a partition, the spec's pre-pass
+//! ([`SequentialSpec::unproducible`]) looks for a return no operation of it, complete or
+//! pending, could have produced (a read of a value nobody wrote): a violation at once,
+//! where the search would try every subset of the pending operations first.
+//!
 //! Bounds: a wall-clock deadline, a bound on search steps and a bound on the memo's
 //! memory, all checked inside the search; hitting one yields [`Verdict::Unknown`] naming
 //! it, never a pass (nor an abort of the process). Simulated runs should use the step
-//! bound only: it is deterministic, the deadline is not.
+//! bound only: it is deterministic, the deadline is not. Histories from outside get
+//! [`CheckerLimits::for_histories`] unless told otherwise.
 
 use super::opset::Window;
 use super::placement::{op_hash, Placement, Timing, HEAD};
@@ -75,9 +81,28 @@ impl CheckerLimits {
         }
     }
 
-    /// The memo bound a check of histories from outside uses unless told: three
-    /// quarters of the memory available now (as `kvsim explore`'s bound; 4 GiB where the
-    /// OS does not say), at least 64 MiB.
+    /// The step bound `kvsim check-history` uses unless told (`--max-steps`): 100 million
+    /// search steps, a minute or two of searching on a laptop, the same on every machine.
+    /// Every history of Porcupine's benchmark takes far fewer.
+    pub const HISTORY_MAX_STEPS: u64 = 100_000_000;
+
+    /// The memo bound `kvsim check-history` uses unless told (`--max-memory`): 1 GiB, the
+    /// same on every machine.
+    pub const HISTORY_MAX_MEMORY: u64 = 1 << 30;
+
+    /// The bounds a check of a history from outside uses unless told:
+    /// [`CheckerLimits::HISTORY_MAX_STEPS`] and [`CheckerLimits::HISTORY_MAX_MEMORY`], both
+    /// deterministic, so a history gets the same verdict on every machine.
+    pub fn for_histories() -> Self {
+        CheckerLimits {
+            time: None,
+            max_steps: Some(Self::HISTORY_MAX_STEPS),
+            max_memory: Some(Self::HISTORY_MAX_MEMORY),
+        }
+    }
+
+    /// Three quarters of the memory available now (as `kvsim explore`'s bound; 4 GiB
+    /// where the OS does not say), at least 64 MiB: the memo bound of `kvsim stress`.
     pub fn default_memory() -> u64 {
         crate::explore::available_bytes()
             .map_or(4 << 30, |a| a / 4 * 3)
@@ -91,6 +116,30 @@ impl CheckerLimits {
             ..self
         }
     }
+}
+
+/// The reason an `Unknown` gives when the search took more than `max` steps:
+/// `search step limit of 10,000,000 reached` (a caller may add the flag that raises it).
+pub fn step_limit_reason(max: u64) -> String {
+    format!("search step limit of {} reached", thousands(max))
+}
+
+/// The reason an `Unknown` gives when the check took longer than `time`.
+pub fn time_limit_reason(time: Duration) -> String {
+    format!("time limit of {} ms reached", time.as_millis())
+}
+
+/// `10000000` as `10,000,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A linearization that explains a history: per partition, the operations (indices into
@@ -205,12 +254,16 @@ where
     let shared = Shared::new(limits);
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<Found>>> = parts.iter().map(|_| Mutex::new(None)).collect();
+    // The workers write values in messages as this thread does (JSON for a jsonl file).
+    let syntax = crate::formats::syntax();
     std::thread::scope(|scope| {
         for _ in 0..threads.min(parts.len()) {
             scope.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&p) = order.get(k) else { break };
-                let found = search(spec, history, &parts[p].1, &mut Budget::new(&shared));
+                let found = crate::formats::in_syntax(syntax, || {
+                    search(spec, history, &parts[p].1, &mut Budget::new(&shared))
+                });
                 if matches!(found, Found::Violation(_)) {
                     shared.stop.store(true, Ordering::Relaxed);
                 }
@@ -394,7 +447,7 @@ impl<'a> Budget<'a> {
     fn check(&mut self) -> Option<String> {
         if let Some(max) = self.shared.max_steps {
             if self.base + self.local > max {
-                return Some(format!("search step limit of {max} reached"));
+                return Some(step_limit_reason(max));
             }
         }
         if self.local & (CHUNK - 1) == 0 {
@@ -404,7 +457,7 @@ impl<'a> Budget<'a> {
             }
             if let Some((at, t)) = self.shared.deadline {
                 if Instant::now() >= at {
-                    return Some(format!("time limit of {} ms reached", t.as_millis()));
+                    return Some(time_limit_reason(t));
                 }
             }
         }
@@ -789,6 +842,26 @@ fn search<S: SequentialSpec>(
     ops: &[usize],
     budget: &mut Budget<'_>,
 ) -> Found {
+    let view: Vec<(&S::Op, Option<&S::Ret>)> = ops
+        .iter()
+        .map(|&i| {
+            let o = &history.ops[i];
+            let ret = match &o.outcome {
+                Outcome::Ok(r) => Some(r),
+                _ => None,
+            };
+            (&o.op, ret)
+        })
+        .collect();
+    if let Some((j, reason)) = spec.unproducible(&view) {
+        return Found::Violation(Counterexample {
+            partition: None,
+            op: ops[j],
+            partial: Vec::new(),
+            reason,
+        });
+    }
+    drop(view);
     match search_in(spec, history, ops, budget, true) {
         Some(found) => found,
         None => search_in(spec, history, ops, budget, false).expect("plain mode always ends"),
@@ -1043,7 +1116,7 @@ mod tests {
     }
 
     /// `n` writes that never complete, then a read of a value nobody wrote.
-    fn hard(n: u64) -> History<RegisterOp<u64>, RegisterRet<u64>> {
+    fn unwritten(n: u64) -> History<RegisterOp<u64>, RegisterRet<u64>> {
         let mut ops = crashed_writes(n);
         ops.push(Operation {
             client: 99,
@@ -1056,6 +1129,64 @@ mod tests {
             marks: vec![],
         });
         History { ops }
+    }
+
+    /// `n` writes that never complete, then a read of a value written only by a write
+    /// invoked after the read returned (which never completes either): no order explains
+    /// the read, and the search tries every subset of the first `n` writes to see it.
+    fn hard(n: u64) -> History<RegisterOp<u64>, RegisterRet<u64>> {
+        let mut h = unwritten(n);
+        h.ops.push(Operation {
+            client: 100,
+            op: RegisterOp::Write(1000),
+            call: n + 2,
+            ret: None,
+            call_ms: 0,
+            ret_ms: None,
+            outcome: Outcome::Unknown,
+            marks: vec![],
+        });
+        h
+    }
+
+    /// A read of a value that no write, complete or pending, writes is a violation before
+    /// any search step: 30 pending writes (2^30 subsets to search) and a step bound of 1.
+    #[test]
+    fn a_read_of_a_value_nobody_wrote_is_a_violation_at_once() {
+        let spec = RegisterSpec::<u64>::new();
+        match check_linearizability(&spec, &unwritten(30), CheckerLimits::steps(1)) {
+            Linearization::Violation(c) => {
+                assert_eq!((c.op, c.partial.len()), (30, 0));
+                assert_eq!(
+                    c.reason,
+                    "read returned 1000, a value no write of the history writes (none complete, none pending)"
+                );
+            }
+            other => panic!("expected a violation, found {:?}", other.verdict()),
+        }
+        // A write of it anywhere, even after the read, makes the search decide.
+        assert!(matches!(
+            check_linearizability(&spec, &hard(30), CheckerLimits::steps(1000)),
+            Linearization::Unknown(_)
+        ));
+    }
+
+    /// The bounds `check-history` uses unless told end a search of 30 pending writes at
+    /// the step bound, the same way on every machine.
+    #[test]
+    fn the_default_history_bounds_end_a_hopeless_search_at_the_step_bound() {
+        let spec = RegisterSpec::<u64>::new();
+        match check_linearizability(&spec, &hard(30), CheckerLimits::for_histories()) {
+            Linearization::Unknown(why) => {
+                assert_eq!(why, step_limit_reason(CheckerLimits::HISTORY_MAX_STEPS))
+            }
+            other => panic!("expected unknown, found {:?}", other.verdict()),
+        }
+        assert_eq!(
+            step_limit_reason(10_000_000),
+            "search step limit of 10,000,000 reached"
+        );
+        assert_eq!(CheckerLimits::HISTORY_MAX_MEMORY, 1 << 30);
     }
 
     #[test]

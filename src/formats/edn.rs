@@ -179,11 +179,13 @@ impl<'a> Reader<'a> {
                         if numeric {
                             let digits = t.strip_suffix('N').unwrap_or(t);
                             digits.parse::<i64>().map(Value::Int).map_err(|_| {
-                                LineError::new(
-                                    self.line,
-                                    "an integer (floats and ratios are not supported)",
-                                    t,
-                                )
+                                let sign = digits.strip_prefix(['-', '+']).unwrap_or(digits);
+                                let what = if sign.bytes().all(|b| b.is_ascii_digit()) {
+                                    super::jsonl::INTEGER_64
+                                } else {
+                                    "an integer (floats and ratios are not supported)"
+                                };
+                                LineError::new(self.line, what, t)
                             })
                         } else {
                             Ok(Value::Symbol(t.to_string()))

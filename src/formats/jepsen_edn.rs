@@ -76,11 +76,11 @@ pub(crate) fn event_from_map(
     per_ms: u64,
 ) -> Result<Option<HistoryEvent>, LineError> {
     if !matches!(v, Value::Map(_)) {
-        return Err(LineError::new(
-            line,
-            "an operation map {:process …, :type …, :f …}",
-            v.to_string(),
-        ));
+        let what = match super::syntax() {
+            super::Syntax::Json => "a JSON object {\"process\": …, \"type\": …, \"f\": …}",
+            super::Syntax::Edn => "an operation map {:process …, :type …, :f …}",
+        };
+        return Err(LineError::new(line, what, v.to_string()));
     }
     let name = |key: &str| -> Result<String, LineError> {
         match v.get(key) {

@@ -13,8 +13,12 @@
 use super::jepsen_edn::event_from_map;
 use super::{excerpt, HistoryEvent, LineError, Value};
 
-/// Parses JSON lines into events.
+/// Parses JSON lines into events; its messages write values as JSON.
 pub fn parse(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
+    super::in_syntax(super::Syntax::Json, || parse_json_lines(text))
+}
+
+fn parse_json_lines(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
     let mut events = Vec::new();
     for (i, line_text) in text.lines().enumerate() {
         let line = i + 1;
@@ -35,13 +39,62 @@ pub fn parse(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
             };
             LineError::new(line, what, excerpt(line_text))
         })?;
-        let v =
-            from_json(&json).map_err(|what| LineError::new(line, "JSON without floats", what))?;
+        let v = from_json(&json).map_err(|_| {
+            let literal = number_literals(line_text)
+                .find(|n| n.parse::<i64>().is_err())
+                .unwrap_or("a number");
+            let what = if literal.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+                INTEGER_64
+            } else {
+                "an integer (JSON numbers with a fraction or an exponent are not supported)"
+            };
+            LineError::new(line, what, literal)
+        })?;
         if let Some(e) = event_from_map(&v, line, 1)? {
             super::push_event(&mut events, e)?;
         }
     }
     Ok(events)
+}
+
+/// What a number too large for a value is expected to be.
+pub(crate) const INTEGER_64: &str =
+    "an integer of at most 64 bits (from -9223372036854775808 to 9223372036854775807)";
+
+/// The number literals of a JSON text, as written (serde_json keeps only an `f64` of a
+/// number too large for 64 bits).
+fn number_literals(text: &str) -> impl Iterator<Item = &str> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut in_string = false;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let c = b[i];
+            if in_string {
+                match c {
+                    b'\\' => i += 2,
+                    b'"' => {
+                        in_string = false;
+                        i += 1;
+                    }
+                    _ => i += 1,
+                }
+            } else if c == b'"' {
+                in_string = true;
+                i += 1;
+            } else if c == b'-' || c.is_ascii_digit() {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                {
+                    i += 1;
+                }
+                return Some(&text[start..i]);
+            } else {
+                i += 1;
+            }
+        }
+        None
+    })
 }
 
 fn from_json(j: &serde_json::Value) -> Result<Value, String> {

@@ -79,8 +79,98 @@ impl fmt::Debug for Value {
     }
 }
 
+/// How values are written in messages: as EDN (the default), or as JSON in messages
+/// about a `jsonl` file, whose values were JSON ([`in_syntax`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Syntax {
+    /// `nil`, `:keyword`, `[1 2]`, `{:a 1}`.
+    #[default]
+    Edn,
+    /// `null`, `"name"`, `[1, 2]`, `{"a": 1}`.
+    Json,
+}
+
+impl Syntax {
+    /// The syntax of a format's values.
+    pub fn of(format: Format) -> Syntax {
+        match format {
+            Format::Jsonl => Syntax::Json,
+            Format::JepsenEdn | Format::JepsenLog => Syntax::Edn,
+        }
+    }
+}
+
+thread_local! {
+    static SYNTAX: std::cell::Cell<Syntax> = const { std::cell::Cell::new(Syntax::Edn) };
+}
+
+/// The syntax values are written in on this thread now ([`in_syntax`]).
+pub fn syntax() -> Syntax {
+    SYNTAX.with(|s| s.get())
+}
+
+/// How nil is written in the current syntax: `nil`, or `null` in JSON.
+pub fn nil_word() -> &'static str {
+    match syntax() {
+        Syntax::Edn => "nil",
+        Syntax::Json => "null",
+    }
+}
+
+/// Runs `f` with every [`Value`] this thread writes (its `Display` and `Debug`, so every
+/// message built meanwhile) in `syntax`; then the syntax before.
+pub fn in_syntax<T>(syntax: Syntax, f: impl FnOnce() -> T) -> T {
+    struct Restore(Syntax);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SYNTAX.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SYNTAX.with(|s| s.replace(syntax)));
+    f()
+}
+
+impl Value {
+    /// Writes the value as JSON: names (keywords, symbols) as strings, nil as null.
+    fn fmt_json(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let string =
+            |f: &mut fmt::Formatter<'_>, s: &str| write!(f, "{}", serde_json::Value::from(s));
+        match self {
+            Value::Nil => write!(f, "null"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => string(f, s),
+            Value::List(items) => {
+                write!(f, "[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    v.fmt_json(f)?;
+                }
+                write!(f, "]")
+            }
+            Value::Map(entries) => {
+                write!(f, "{{")?;
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    k.fmt_json(f)?;
+                    write!(f, ": ")?;
+                    v.fmt_json(f)?;
+                }
+                write!(f, "}}")
+            }
+        }
+    }
+}
+
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if syntax() == Syntax::Json {
+            return self.fmt_json(f);
+        }
         match self {
             Value::Nil => write!(f, "nil"),
             Value::Bool(b) => write!(f, "{b}"),
@@ -485,9 +575,27 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<Parsed, FormatEr
             });
         }
     }
-    let text = std::fs::read_to_string(path).map_err(|e| FormatError::Io {
+    let bytes = std::fs::read(path).map_err(|e| FormatError::Io {
         file: file.clone(),
         message: e.to_string(),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        FormatError::Malformed {
+            file: file.clone(),
+            line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
+            expected: "UTF-8 text".to_string(),
+            found: format!(
+                "the byte 0x{:02x} at column {}, which is not UTF-8",
+                bytes[at],
+                at - line_start + 1
+            ),
+        }
     })?;
     let guessed = format.is_none();
     let format = match format {
@@ -503,7 +611,8 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<Parsed, FormatEr
             ),
         })?,
     };
-    let events = parse_events(&text, format).map_err(|e| e.in_file(&file))?;
+    let events = in_syntax(Syntax::of(format), || parse_events(&text, format))
+        .map_err(|e| e.in_file(&file))?;
     Ok(Parsed {
         format,
         lines: text.lines().filter(|l| !l.trim().is_empty()).count(),
@@ -716,8 +825,10 @@ pub fn read_history<S: FromRaw>(
 ) -> Result<History<S::Op, S::Ret>, FormatError> {
     let file = path.display().to_string();
     let parsed = read_file(path, format)?;
-    let raws = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
-    let fail_means = FailMeans::default_for(parsed.format);
-    drop(parsed);
-    to_history_with(spec, &raws, fail_means).map_err(|e| e.in_file(&file))
+    in_syntax(Syntax::of(parsed.format), move || {
+        let raws = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
+        let fail_means = FailMeans::default_for(parsed.format);
+        drop(parsed);
+        to_history_with(spec, &raws, fail_means).map_err(|e| e.in_file(&file))
+    })
 }

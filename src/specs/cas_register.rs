@@ -8,11 +8,17 @@
 //! Porcupine reads Jepsen's etcd histories, it also says the register did not hold `old`
 //! when it took place (this spec's [`FromRaw`] reads it so); read as Jepsen and Knossos
 //! mean it ([`FailMeans::NoEffect`](crate::formats::FailMeans)), it says nothing more.
+//!
+//! As in Knossos's `cas-register`, nil is the empty register's value: `cas [nil 1]`
+//! succeeds on the empty register (and only there), `write nil` and `cas [1 nil]` empty
+//! it. (Knossos also accepts a read of nil whatever the register holds; here a read that
+//! completed `ok` with nil saw the empty register, as [`register`](crate::specs::register)
+//! says.)
 
-use crate::formats::{expected, End, FromRaw, RawOp, Value};
+use crate::formats::{expected, syntax, End, FromRaw, RawOp, Syntax, Value};
 use crate::history::Outcome;
 use crate::spec::SequentialSpec;
-use crate::specs::register::{show, value_or_nil};
+use crate::specs::register::{held, is_nil, seen, show, unwritten_read, value_or_nil};
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::marker::PhantomData;
@@ -50,7 +56,15 @@ impl<V> CasRegisterSpec<V> {
     }
 }
 
-impl<V: Clone + Eq + Hash + Debug> SequentialSpec for CasRegisterSpec<V> {
+/// Whether the register holds `old` (nil: is empty).
+fn holds<V: Eq + 'static>(state: &Option<V>, old: &V) -> bool {
+    match state {
+        None => is_nil(old),
+        Some(v) => v == old,
+    }
+}
+
+impl<V: Clone + Eq + Hash + Debug + 'static> SequentialSpec for CasRegisterSpec<V> {
     type State = Option<V>;
     type Op = CasOp<V>;
     type Ret = CasRet<V>;
@@ -66,10 +80,10 @@ impl<V: Clone + Eq + Hash + Debug> SequentialSpec for CasRegisterSpec<V> {
     fn step(&self, state: &Option<V>, op: &CasOp<V>) -> (Option<V>, CasRet<V>) {
         match op {
             CasOp::Read => (state.clone(), CasRet::Value(state.clone())),
-            CasOp::Write(v) => (Some(v.clone()), CasRet::Written),
+            CasOp::Write(v) => (held(v), CasRet::Written),
             CasOp::Cas(old, new) => {
-                if state.as_ref() == Some(old) {
-                    (Some(new.clone()), CasRet::Swapped(true))
+                if holds(state, old) {
+                    (held(new), CasRet::Swapped(true))
                 } else {
                     (state.clone(), CasRet::Swapped(false))
                 }
@@ -79,18 +93,33 @@ impl<V: Clone + Eq + Hash + Debug> SequentialSpec for CasRegisterSpec<V> {
 
     fn accepts(&self, state: &Option<V>, op: &CasOp<V>, found: &CasRet<V>) -> Option<Option<V>> {
         match (op, found) {
-            (CasOp::Read, CasRet::Value(v)) => (v == state).then(|| state.clone()),
-            (CasOp::Write(v), CasRet::Written) => Some(Some(v.clone())),
-            (CasOp::Cas(old, new), CasRet::Swapped(ok)) => {
-                let holds = state.as_ref() == Some(old);
-                match (holds, ok) {
-                    (true, true) => Some(Some(new.clone())),
-                    (false, false) => Some(state.clone()),
-                    _ => None,
-                }
-            }
+            (CasOp::Read, CasRet::Value(v)) => (seen(v) == state.as_ref()).then(|| state.clone()),
+            (CasOp::Write(v), CasRet::Written) => Some(held(v)),
+            (CasOp::Cas(old, new), CasRet::Swapped(ok)) => match (holds(state, old), ok) {
+                (true, true) => Some(held(new)),
+                (false, false) => Some(state.clone()),
+                _ => None,
+            },
             _ => None,
         }
+    }
+
+    fn unproducible(&self, ops: &[(&CasOp<V>, Option<&CasRet<V>>)]) -> Option<(usize, String)> {
+        unwritten_read(
+            ops,
+            |op, ret| match (op, ret) {
+                (CasOp::Write(v), _) => Some(v),
+                (CasOp::Cas(_, new), None | Some(CasRet::Swapped(true))) => Some(new),
+                _ => None,
+            },
+            |op, ret| match (op, ret) {
+                (CasOp::Read, CasRet::Value(Some(v))) => Some((v, "read returned")),
+                (CasOp::Cas(old, _), CasRet::Swapped(true)) => {
+                    Some((old, "cas succeeded comparing with"))
+                }
+                _ => None,
+            },
+        )
     }
 
     fn read_only(&self, op: &CasOp<V>, ret: &CasRet<V>) -> bool {
@@ -117,7 +146,10 @@ impl<V: Clone + Eq + Hash + Debug> SequentialSpec for CasRegisterSpec<V> {
                 show(state)
             ),
             (CasOp::Cas(old, new), CasRet::Swapped(false)) => {
-                format!("cas {old:?} → {new:?} failed, but the register holds {old:?}")
+                format!(
+                    "cas {old:?} → {new:?} failed, but the register holds {}",
+                    show(state)
+                )
             }
             _ => format!("{op:?} cannot return {found:?}"),
         }
@@ -155,7 +187,13 @@ impl FromRaw for CasRegisterSpec<Value> {
                         ))
                     },
                 )),
-                other => Err(expected("a cas value [old new]", other)),
+                other => Err(expected(
+                    match syntax() {
+                        Syntax::Edn => "a cas value [old new]",
+                        Syntax::Json => "a cas value [old, new]",
+                    },
+                    other,
+                )),
             },
             f => Err(expected(
                 "f read, write or cas",

@@ -54,6 +54,44 @@ impl SequentialSpec for CounterSpec {
         }
     }
 
+    /// A value read (or returned by an add) outside the range the adds of the history,
+    /// complete or pending, can take the counter to: from 0 plus every negative amount to
+    /// 0 plus every positive one. Not applied when that range leaves the 64-bit integers
+    /// (the counter wraps there).
+    fn unproducible(&self, ops: &[(&CounterOp, Option<&CounterRet>)]) -> Option<(usize, String)> {
+        let (mut lo, mut hi) = (i128::from(self.init()), i128::from(self.init()));
+        for (op, _) in ops {
+            if let CounterOp::Add(n) | CounterOp::AddGet(n) = op {
+                let n = i128::from(*n);
+                if n < 0 {
+                    lo += n;
+                } else {
+                    hi += n;
+                }
+            }
+        }
+        if lo < i128::from(i64::MIN) || hi > i128::from(i64::MAX) {
+            return None;
+        }
+        ops.iter().enumerate().find_map(|(i, (op, ret))| {
+            let Some(CounterRet::Value(v)) = ret else {
+                return None;
+            };
+            let what = match op {
+                CounterOp::AddGet(n) => format!("adding {n} returned {v}"),
+                _ => format!("read returned {v}"),
+            };
+            (!(lo..=hi).contains(&i128::from(*v))).then(|| {
+                (
+                    i,
+                    format!(
+                        "{what}, but the adds of the history (complete or pending) keep the counter from {lo} to {hi}"
+                    ),
+                )
+            })
+        })
+    }
+
     fn read_only(&self, op: &CounterOp, _: &CounterRet) -> bool {
         matches!(
             op,

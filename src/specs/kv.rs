@@ -338,6 +338,38 @@ impl SequentialSpec for KvSpec {
         }
     }
 
+    /// A get of a value that no put of the history, complete or pending, puts to its key
+    /// (nor the unwritten key's ""). Not applied to a key with appends, whose values are
+    /// the puts' followed by any sequence of appended pieces.
+    fn unproducible(&self, ops: &[(&KvOp, Option<&KvRet>)]) -> Option<(usize, String)> {
+        let mut appended: std::collections::BTreeSet<&str> = Default::default();
+        let mut put: std::collections::HashSet<(&str, &Text)> = Default::default();
+        for (op, _) in ops {
+            match op {
+                KvOp::Put(k, v) => {
+                    put.insert((k, v));
+                }
+                KvOp::Append(k, _) => {
+                    appended.insert(k);
+                }
+                KvOp::Get(_) => {}
+            }
+        }
+        ops.iter().enumerate().find_map(|(i, (op, ret))| match (op, ret) {
+            (KvOp::Get(k), Some(KvRet::Value(v)))
+                if *v != EMPTY && !appended.contains(&**k) && !put.contains(&(&**k, v)) =>
+            {
+                Some((
+                    i,
+                    format!(
+                        "get {k:?} returned {v:?}, a value no put of the history puts to that key (none complete, none pending)"
+                    ),
+                ))
+            }
+            _ => None,
+        })
+    }
+
     fn partition(&self, op: &KvOp) -> Option<u64> {
         let mut h = rustc_hash::FxHasher::default();
         op.key().hash(&mut h);

@@ -72,6 +72,34 @@ impl<V: Clone + Ord + Hash + Debug> SequentialSpec for ListAppendSpec<V> {
         (next, TxnRet(ret))
     }
 
+    /// A read list holding an element that no append of the history, complete or pending,
+    /// appends to that key.
+    fn unproducible(&self, ops: &[(&Txn<V>, Option<&TxnRet<V>>)]) -> Option<(usize, String)> {
+        let mut appended: std::collections::BTreeSet<(&V, &V)> = Default::default();
+        for (op, _) in ops {
+            for m in &op.0 {
+                if let Micro::Append(k, v) = m {
+                    appended.insert((k, v));
+                }
+            }
+        }
+        ops.iter().enumerate().find_map(|(i, (op, ret))| {
+            let ret = (*ret)?;
+            op.0.iter().zip(&ret.0).find_map(|(m, r)| match (m, r) {
+                (Micro::Read(k), Some(list)) => {
+                    let v = list.iter().find(|v| !appended.contains(&(k, *v)))?;
+                    Some((
+                        i,
+                        format!(
+                            "read of {k:?} returned {list:?}, whose element {v:?} no append of the history appends to it (none complete, none pending)"
+                        ),
+                    ))
+                }
+                _ => None,
+            })
+        })
+    }
+
     fn read_only(&self, op: &Txn<V>, _: &TxnRet<V>) -> bool {
         op.0.iter().all(|m| matches!(m, Micro::Read(_)))
     }

@@ -103,6 +103,41 @@ impl SequentialSpec for MultiRegisterSpec {
         (next, RegTxnRet(ret))
     }
 
+    /// A read of a register's value that neither its initial value nor any write of the
+    /// history to it, complete or pending, gives (nil, unwritten, is always possible).
+    fn unproducible(&self, ops: &[(&RegTxn, Option<&RegTxnRet>)]) -> Option<(usize, String)> {
+        let mut written: std::collections::BTreeSet<(&Value, &Value)> =
+            self.initial.iter().collect();
+        for (op, _) in ops {
+            for m in &op.0 {
+                if let RegMicro::Write(k, v) = m {
+                    written.insert((k, v));
+                }
+            }
+        }
+        ops.iter().enumerate().find_map(|(i, (op, ret))| {
+            let ret = (*ret)?;
+            op.0.iter()
+                .zip(&ret.0)
+                .enumerate()
+                .find_map(|(j, (m, r))| match (m, r) {
+                    (RegMicro::Read(k), Some(v))
+                        if *v != Value::Nil && !written.contains(&(k, v)) =>
+                    {
+                        Some((
+                            i,
+                            format!(
+                                "read of register {k} (micro-op {} of {}) returned {v}, a value no write of the history writes to it (none complete, none pending)",
+                                j + 1,
+                                op.0.len()
+                            ),
+                        ))
+                    }
+                    _ => None,
+                })
+        })
+    }
+
     fn read_only(&self, op: &RegTxn, _: &RegTxnRet) -> bool {
         op.0.iter().all(|m| matches!(m, RegMicro::Read(_)))
     }

@@ -1,7 +1,13 @@
 //! A FIFO queue, initially empty: `enqueue v` adds at the tail, `dequeue` removes and
 //! returns the head (`None`, nil in files, when empty).
+//!
+//! Knossos's `fifo-queue` has no empty answer (a dequeue that completes `ok` from an
+//! empty queue is inconsistent there; Jepsen's queue clients answer it `fail`) and
+//! enqueues nil like any value. Here an `ok` dequeue of nil says the queue was empty, so
+//! a history file's `enqueue nil` would make that answer ambiguous: it is refused (an
+//! error naming its line), not guessed.
 
-use crate::formats::{expected, outcome, FromRaw, RawOp, Value};
+use crate::formats::{expected, nil_word, outcome, FromRaw, RawOp, Value};
 use crate::history::Outcome;
 use crate::spec::SequentialSpec;
 use crate::specs::register::{show, value_or_nil};
@@ -39,7 +45,7 @@ impl<V> QueueSpec<V> {
     }
 }
 
-impl<V: Clone + Eq + Hash + Debug> SequentialSpec for QueueSpec<V> {
+impl<V: Clone + Eq + Hash + Debug + 'static> SequentialSpec for QueueSpec<V> {
     type State = VecDeque<V>;
     type Op = QueueOp<V>;
     type Ret = QueueRet<V>;
@@ -64,6 +70,33 @@ impl<V: Clone + Eq + Hash + Debug> SequentialSpec for QueueSpec<V> {
                 (next, QueueRet::Dequeued(head))
             }
         }
+    }
+
+    /// A value dequeued (complete) more often than enqueued (complete or pending).
+    fn unproducible(&self, ops: &[(&QueueOp<V>, Option<&QueueRet<V>>)]) -> Option<(usize, String)> {
+        let mut enqueued: std::collections::HashMap<&V, usize> = Default::default();
+        for (op, _) in ops {
+            if let QueueOp::Enqueue(v) = op {
+                *enqueued.entry(v).or_default() += 1;
+            }
+        }
+        let mut dequeued: std::collections::HashMap<&V, usize> = Default::default();
+        ops.iter().enumerate().find_map(|(i, (_, ret))| {
+            let Some(QueueRet::Dequeued(Some(v))) = ret else {
+                return None;
+            };
+            let times = dequeued.entry(v).or_default();
+            *times += 1;
+            let can = enqueued.get(v).copied().unwrap_or(0);
+            (*times > can).then(|| {
+                let why = match can {
+                    0 => format!("dequeue returned {v:?}, a value no enqueue of the history enqueues (none complete, none pending)"),
+                    1 => format!("dequeue returned {v:?} a {} time, but the history enqueues it once (complete or pending)", ordinal(*times)),
+                    n => format!("dequeue returned {v:?} a {} time, but the history enqueues it {n} times (complete or pending)", ordinal(*times)),
+                };
+                (i, why)
+            })
+        })
     }
 
     fn read_only(&self, op: &QueueOp<V>, ret: &QueueRet<V>) -> bool {
@@ -97,6 +130,13 @@ impl FromRaw for QueueSpec<Value> {
         raw: &RawOp,
     ) -> Result<(QueueOp<Value>, Outcome<QueueRet<Value>>), String> {
         match raw.f.as_str() {
+            "enqueue" if raw.args == Value::Nil => Err(expected(
+                &format!(
+                    "an enqueued value other than {nil} (a dequeue returning {nil} says the queue was empty)",
+                    nil = nil_word()
+                ),
+                &raw.args,
+            )),
             "enqueue" => Ok((
                 QueueOp::Enqueue(raw.args.clone()),
                 outcome(raw, |_| Ok(QueueRet::Enqueued))?,
@@ -111,4 +151,16 @@ impl FromRaw for QueueSpec<Value> {
             )),
         }
     }
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, …
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }

@@ -90,6 +90,35 @@ impl<V: Clone + Ord + Hash + Debug> SequentialSpec for SetSpec<V> {
         }
     }
 
+    /// A member read (or a contains that returned true) that no add of the history,
+    /// complete or pending, adds.
+    fn unproducible(&self, ops: &[(&SetOp<V>, Option<&SetRet<V>>)]) -> Option<(usize, String)> {
+        let added: std::collections::BTreeSet<&V> = ops
+            .iter()
+            .filter_map(|(op, _)| match op {
+                SetOp::Add(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        let never = "a value no add of the history adds (none complete, none pending)";
+        ops.iter()
+            .enumerate()
+            .find_map(|(i, (op, ret))| match (op, ret) {
+                (SetOp::Contains(v), Some(SetRet::Member(true))) if !added.contains(v) => Some((
+                    i,
+                    format!("contains {v:?} returned true, but {v:?} is {never}"),
+                )),
+                (SetOp::Read, Some(SetRet::Members(m))) => {
+                    let v = m.iter().find(|v| !added.contains(v))?;
+                    Some((
+                        i,
+                        format!("read returned {m:?}, whose member {v:?} is {never}"),
+                    ))
+                }
+                _ => None,
+            })
+    }
+
     fn read_only(&self, op: &SetOp<V>, _: &SetRet<V>) -> bool {
         matches!(op, SetOp::Contains(_) | SetOp::Read)
     }

@@ -17,8 +17,8 @@
 
 use super::FileResult;
 use kvsim::formats::{
-    no_known_outcome, nothing_recognised, pair, read_file, End, Format, FormatError, LineError,
-    RawOp,
+    in_syntax, no_known_outcome, nothing_recognised, pair, read_file, End, Format, FormatError,
+    LineError, RawOp, Syntax,
 };
 use kvsim::history::{History, Operation, Outcome};
 use kvsim::verdict::Verdict;
@@ -141,9 +141,12 @@ fn check_with<Op, Ret>(
     if let Some(why) = nothing_recognised(&parsed) {
         return Ok(FileResult::unknown(why));
     }
+    // Messages about a jsonl file write its values as JSON.
+    let syntax = Syntax::of(parsed.format);
     let raws = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
     drop(parsed);
-    let history = to_history(&raws, from_raw).map_err(|e| e.in_file(&file))?;
+    let history =
+        in_syntax(syntax, || to_history(&raws, from_raw)).map_err(|e| e.in_file(&file))?;
     if let Some(why) = no_known_outcome(&history) {
         return Ok(FileResult::unknown(why));
     }
@@ -155,7 +158,7 @@ fn check_with<Op, Ret>(
         )));
     }
     let start = Instant::now();
-    let verdict = check(&history);
+    let verdict = in_syntax(syntax, || check(&history));
     let millis = start.elapsed().as_secs_f64() * 1000.0;
     Ok(match verdict {
         Verdict::Ok => FileResult {
