@@ -103,14 +103,14 @@ const CHECKSUM_BYTES: usize = 8;
 /// retries. The checksum covers the same bytes under every reading, so it cannot tell
 /// them apart; the layouts' lengths do. Reading (3) comes last: a payload fits it only
 /// when it fits neither (1) nor (2). A payload written as (2) fits (1) only by chance:
-/// read the old way it is misaligned by one field from the workload number on, and fits
-/// only when, among others, its fault probability's bytes shifted by one read as one from
-/// 0 to 1 (0 and a few below 2^-11 do) and its seed is small enough to read as the count
-/// of the choices that follow (seeds kvsim derives are 64-bit hashes). Every token of
-/// version 2 printed in this repository's history (reports, snapshots, README: 73 of
-/// layout (1), 154 of (2) and (3)) is read as the layout that wrote it; the tests keep
-/// one of each. A version 2 token that fits no layout is refused naming each reading's
-/// error.
+/// read the old way, each field from the workload number on is read as another, and it
+/// fits only when, among others, its fault probability's bytes, shifted, read as a
+/// number from 0 to 1 (0 and some below 2^-11 do) and its seed is small enough to read
+/// as the count of the choices that follow (seeds kvsim derives are 64-bit hashes).
+/// Every version 2 token printed in this repository's history (README, reports/,
+/// snapshots, tests: 73 of layout (1), 151 of (2), 2 of (3)) is read as the layout that
+/// wrote it; the tests keep all of them (`src/sim/tokens_v2.txt`). A version 2 token that
+/// fits no layout is refused naming each reading's error.
 ///
 /// A token a newer kvsim printed (a version above 3) is refused saying so.
 ///
