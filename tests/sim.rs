@@ -69,6 +69,7 @@ fn limits(runs: u64) -> RunBudget {
         time_limit: None,
         shard: kvsim::sim::Shard::ALL,
         min_runs: None,
+        clock: kvsim::sim::Clock::Wall,
     }
 }
 
@@ -832,23 +833,78 @@ fn a_time_budget_judges_the_runs_that_fit_and_never_passes_below_its_floor() {
     }
 }
 
-/// The cargo-test gate's time budget: the runs that fit, judged above the floor.
+/// The cargo-test gate's time budget: the runs that fit, judged above the floor. On a
+/// virtual clock (every run takes 10 ms), so the runs and the verdict are the budget's
+/// logic alone, the same on any machine however loaded: the limit is looked at before
+/// each run, so a 200 ms budget lets 21 runs through (20 have spent exactly 200 ms, not
+/// more; 21 have spent 210 ms).
 #[test]
 fn the_gate_takes_a_time_budget() {
+    use kvsim::sim::Clock;
     use std::time::Duration;
-    let scenario = Scenario::new("budget", 2, 2).runs(5);
-    let check = kvsim::Check::new("counter/incr", Counter { by_incr: true }, scenario);
-    let out = check.time_budget(Duration::from_millis(200), 10).run();
+    let gate = |budget_ms, min_runs| {
+        let scenario = Scenario::new("budget", 2, 2).runs(5);
+        kvsim::Check::new("counter/incr", Counter { by_incr: true }, scenario)
+            .clock(Clock::PerRun(Duration::from_millis(10)))
+            .time_budget(Duration::from_millis(budget_ms), min_runs)
+            .run()
+    };
+    let out = gate(200, 10);
     out.assert_ok();
-    assert!(out.0.runs > 5, "more runs than planned: {}", out.0.runs);
-    let scenario = Scenario::new("budget", 2, 2);
-    let check = kvsim::Check::new("counter/incr", Counter { by_incr: true }, scenario);
-    let out = check.time_budget(Duration::ZERO, 1_000_000_000).run();
+    assert_eq!(out.0.runs, 21, "the runs that fit, not the 5 planned");
+    assert_eq!(out.0.millis, 210, "on the virtual clock");
+    // Fewer runs fit than the floor: unknown naming both, never a pass.
+    let out = gate(200, 22);
+    assert_eq!(out.0.runs, 21);
+    let Verdict::Unknown(why) = out.verdict() else {
+        panic!("{}", out.verdict())
+    };
+    assert!(
+        why.contains("time budget of 0.2 s spent after 21 runs, fewer than the 22 required"),
+        "{why}"
+    );
+    // Exactly the floor is enough.
+    gate(200, 21).assert_ok();
+    // A zero budget lets one run through (the limit is looked at between runs).
+    let out = gate(0, 1_000_000_000);
+    assert_eq!(out.0.runs, 1);
     assert!(
         matches!(out.verdict(), Verdict::Unknown(_)),
         "{}",
         out.verdict()
     );
+}
+
+/// A time budget stops where its clock says, whatever the planned runs: on a virtual
+/// clock of 10 ms a run, a 95 ms budget does 10 of 1000 runs (a budget that did not stop
+/// would do all 1000), a 100 ms one 11, and a time limit without a floor is unknown.
+#[test]
+fn a_time_budget_on_a_virtual_clock_stops_where_the_clock_says() {
+    use kvsim::sim::Clock;
+    use std::time::Duration;
+    let cfg = config(2, 1, Strategy::Random);
+    let budget = |ms, min_runs| RunBudget {
+        time_limit: Some(Duration::from_millis(ms)),
+        min_runs,
+        clock: Clock::PerRun(Duration::from_millis(10)),
+        ..limits(1000)
+    };
+    let model = Counter { by_incr: true };
+    for (ms, runs) in [(95, 10), (100, 11), (0, 1), (9_990, 1000), (100_000, 1000)] {
+        let r = sim::sweep(&model, &cfg, &budget(ms, Some(1)));
+        assert_eq!((r.runs, &r.verdict), (runs, &Verdict::Ok), "{ms} ms");
+        assert_eq!(r.elapsed, Duration::from_millis(10 * runs), "{ms} ms");
+    }
+    let r = sim::sweep(&model, &cfg, &budget(95, Some(11)));
+    assert_eq!(r.runs, 10);
+    assert!(matches!(r.verdict, Verdict::Unknown(_)), "{}", r.verdict);
+    // Without a floor, a limit that cuts the planned runs is unknown; one that does not,
+    // ok.
+    let r = sim::sweep(&model, &cfg, &budget(95, None));
+    assert_eq!(r.runs, 10);
+    assert!(matches!(r.verdict, Verdict::Unknown(_)), "{}", r.verdict);
+    let r = sim::sweep(&model, &cfg, &budget(100_000, None));
+    assert_eq!((r.runs, &r.verdict), (1000, &Verdict::Ok));
 }
 
 /// A get-then-set counter with probes: `read` on every read, `miss` when the key is gone

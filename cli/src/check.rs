@@ -889,6 +889,7 @@ fn run_jobs(
                 time_limit: tuning.time_limit,
                 shard: args.shard,
                 min_runs: None,
+                clock: kvsim::sim::Clock::Wall,
             };
             let mut report = kvsim::findings::check(
                 target,
@@ -1009,6 +1010,7 @@ impl Shares {
             time_limit: Some(share.max(Duration::from_millis(1))),
             shard,
             min_runs: Some(self.budget.min_runs),
+            clock: kvsim::sim::Clock::Wall,
         }
     }
 

@@ -184,6 +184,7 @@ fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
         time_limit: None,
         shard: kvsim::sim::Shard::ALL,
         min_runs: None,
+        clock: kvsim::sim::Clock::Wall,
     };
     let report =
         kvsim::findings::check(target, &scenario, &config, &limits, Some(&shrink_limits()));

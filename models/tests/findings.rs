@@ -145,6 +145,7 @@ fn lock_published_lease_is_a_second_shorter_than_its_ttl() {
         time_limit: None,
         shard: sim::Shard::ALL,
         min_runs: None,
+        clock: sim::Clock::Wall,
     };
     let fixed = sim::sweep(&lock::fixed(), &SimConfig::from_scenario(&s), &budget);
     assert_eq!(fixed.verdict, Verdict::Ok);

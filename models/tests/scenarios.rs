@@ -20,6 +20,7 @@ fn check_model(name: &str) {
                 time_limit: None,
                 shard: kvsim::sim::Shard::ALL,
                 min_runs: None,
+                clock: kvsim::sim::Clock::Wall,
             };
             let report =
                 entry

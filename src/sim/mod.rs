@@ -201,6 +201,34 @@ pub struct RunBudget {
     /// as fit in it and judges the runs done, provided they are at least this many (fewer
     /// is `Unknown`: no pass on too little evidence). `None`: every run must be done.
     pub min_runs: Option<u64>,
+    /// The clock `time_limit` is measured on ([`Clock::Wall`] but in tests of the budget's
+    /// logic).
+    pub clock: Clock,
+}
+
+/// The clock a [`RunBudget`]'s time limit is measured on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// The machine's wall clock, from the start of the check.
+    #[default]
+    Wall,
+    /// A virtual clock: every run takes exactly this long, however fast the machine is (a
+    /// check that has done `n` runs has spent `n` times this). For tests of a budget's
+    /// logic, whose outcome must not depend on how loaded the machine is.
+    PerRun(Duration),
+}
+
+impl Clock {
+    /// The time spent by a check that started at `start` and has done `runs` runs.
+    pub fn elapsed(self, start: Instant, runs: u64) -> Duration {
+        match self {
+            Clock::Wall => start.elapsed(),
+            Clock::PerRun(each) => {
+                let nanos = each.as_nanos().saturating_mul(runs as u128);
+                Duration::from_nanos(nanos.min(u64::MAX as u128) as u64)
+            }
+        }
+    }
 }
 
 /// Which of a check's runs one process does, so a check can be spread over machines: run
@@ -290,7 +318,7 @@ pub struct CheckResult<M: Model> {
     pub groups: Vec<ViolationGroup>,
     /// KV calls delivered over all runs.
     pub kv_calls: u64,
-    /// Wall-clock time.
+    /// The time the runs took, on the budget's [`Clock`] (the wall clock but in tests).
     pub elapsed: Duration,
     /// How often each probe was hit over all runs ([`crate::kv::Kv::probe`]): every probe
     /// the model declares ([`Model::probes`]), 0 for those no run hit.
@@ -318,7 +346,7 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
         model.probes().iter().map(|p| (p.to_string(), 0)).collect();
     for i in limits.shard.runs(limits.runs) {
         if let Some(limit) = limits.time_limit {
-            if runs > 0 && start.elapsed() > limit {
+            if runs > 0 && limits.clock.elapsed(start, runs) > limit {
                 timed_out = Some(limit).filter(|_| limits.min_runs.is_none_or(|m| runs < m));
                 break;
             }
@@ -395,7 +423,7 @@ pub fn sweep<M: Model>(model: &M, config: &SimConfig, limits: &RunBudget) -> Che
         violating_runs,
         groups,
         kv_calls,
-        elapsed: start.elapsed(),
+        elapsed: limits.clock.elapsed(start, runs),
         probes,
         failure,
     }

@@ -1,4 +1,11 @@
 //! Replay tokens: one short string that reproduces a run exactly (see [`Token`]).
+//!
+//! Tokens are kept (in `--corpus` directories, bug reports, READMEs) and keep working
+//! across kvsim releases. The rule: every change to the bytes a token's payload holds
+//! bumps its version number, and decoding reads every earlier version, or refuses one it
+//! cannot replay faithfully naming its version and the kvsim commit that reads it (see
+//! [`Token`], Versions: the versions so far, and how version 2's layouts, written under
+//! one version byte, are told apart). Golden tokens of every version stay in the tests.
 
 use super::config::{SimConfig, DEFAULT_DELAY_MS};
 use crate::rng::mix64;
@@ -6,8 +13,9 @@ use crate::scenario::{FaultKind, FaultSet, Strategy};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
-/// The token format written by [`Token::encode`], the only one [`Token::decode`] reads.
-const VERSION: u8 = 2;
+/// The version [`Token::encode`] writes. [`Token::decode`] reads it and every earlier
+/// version that replays its run faithfully (see [`Token`]'s docs: Versions).
+const VERSION: u8 = 3;
 
 /// Bytes of the checksum at the end of the payload.
 const CHECKSUM_BYTES: usize = 8;
@@ -20,22 +28,29 @@ const CHECKSUM_BYTES: usize = 8;
 /// scenario's definition or a CLI override differs. `TARGET` (`MODEL/VARIANT`) holds no
 /// `:`; `SCENARIO` may.
 ///
-/// # Version 2
+/// # Version 3
 ///
-/// The payload is the version byte `2`, then the knobs in [`SimConfig`]'s field order
+/// The payload is the version byte `3`, then the knobs in [`SimConfig`]'s field order
 /// (unsigned LEB128 numbers; the fault probability as 8 little-endian bytes), the seed, the
-/// choices and, last, an 8-byte checksum: SplitMix64's finalizer over FNV-1a-64 of
-/// `TARGET:SCENARIO:` followed by every payload byte before the checksum. Each FNV-1a step
-/// is a bijection of the hash state that differs for different bytes, and the finalizer is
-/// a bijection, so a changed byte anywhere (names included) always changes the checksum;
-/// other typos (a changed base64 character, a deleted one) are missed with probability
-/// 2^-64. A token renamed to another model or scenario, or mistyped, is rejected.
+/// choices, the trailing knobs (below) and, last, an 8-byte checksum: SplitMix64's
+/// finalizer over FNV-1a-64 of `TARGET:SCENARIO:` followed by every payload byte before the
+/// checksum. Each FNV-1a step is a bijection of the hash state that differs for different
+/// bytes, and the finalizer is a bijection, so a changed byte anywhere (names included)
+/// always changes the checksum; other typos (a changed base64 character, a deleted one) are
+/// missed with probability 2^-64. A token renamed to another model or scenario, or
+/// mistyped, is rejected.
+///
+/// The trailing knobs (`timeout_ms`, `delay_ms`, `retries`, then `neighbour_bytes`, then
+/// `work_ms`) follow the choices, before the checksum, each group only when it or a later
+/// one is not at its default; the `rng_by_start` flag shares a number with `persistent`
+/// (bit 1).
 ///
 /// Decoding checks every number against the limits below before allocating or running
 /// anything; a number out of range is a [`TokenError`] naming the knob, the limit and the
 /// value found. The limits are far above anything `kvsim check`, `explore`, `report` or the
 /// `cargo test` gate produce by default (a CLI that takes these numbers from people should
-/// bound them by the same constants, so that every token it prints replays):
+/// bound them by the same constants, so that every token it prints replays). They apply to
+/// tokens of every version:
 ///
 /// | knob | limit |
 /// |---|---|
@@ -56,20 +71,52 @@ const CHECKSUM_BYTES: usize = 8;
 /// | choices | `max_steps` |
 /// | `client_ops` | [`Token::MAX_CLIENTS`] lists, indices below `ops` |
 ///
-/// Tokens of version 1 (no checksum, and not every knob: a run made with non-default step
-/// or fault sizes replayed differently) are rejected with a message saying so; run the
-/// check again for a version 2 token.
+/// # Versions
 ///
-/// Knobs added since version 2 came out (`timeout_ms`, `delay_ms`, `retries`, then
-/// `neighbour_bytes`, then `work_ms`) follow the choices, before the checksum, each group
-/// only when it or a later one is not at its default; the
-/// `rng_by_start` flag shares a number with `persistent` (bit 1). A token of a run that
-/// does not use them is the same as before they existed, and every token printed earlier
-/// still decodes to the same run.
+/// A token saved once (in a `--corpus` directory, a bug report, a README) must replay
+/// the same run with every later kvsim, or be refused saying which kvsim replays it. The
+/// rule, from version 3 on: **every change to the bytes [`Token::encode`] writes bumps
+/// the version number** (a new knob, even a trailing one; a field moved, renamed or re-encoded),
+/// and [`Token::decode`] keeps reading every earlier version: it decodes it into today's
+/// [`SimConfig`] (the knobs it did not carry at their defaults, which is how the run was
+/// made) when that replays the same run, or refuses it with a [`TokenError`] naming the
+/// version and the kvsim commit that reads it. The golden tokens of every version in this
+/// module's tests (and replayed to their verdicts in `cli/tests/tokens.rs`) must keep
+/// decoding to the same run: a change that breaks one of them needs a new version.
 ///
-/// Adding a knob to [`SimConfig`] is one line in [`Token::encode`] and one in
-/// [`Token::decode`] (which builds the config field by field, so a knob it does not read
-/// does not compile): at the end, as the two above, or with a new version number.
+/// | version | written by kvsim | read now |
+/// |---|---|---|
+/// | 1 | up to `b7e4a47` | refused (no checksum; it did not carry every knob, so a run made with non-default step or fault sizes replays differently): kvsim `b7e4a47` reads it; run the check again for a new token |
+/// | 2, before the workload | `d69feb3` to `20ad2b9` | decoded: no workload (`None`: every operation drawn by the model, as then), `rng_by_start` off, the trailing knobs at their defaults |
+/// | 2, with the workload | `f42016c` to this version's change | decoded as version 3 (a token without `rng_by_start` or trailing knobs reads with them at their defaults, as it was made) |
+/// | 2, timeouts before retries | `397aadd` to `a4458d9`, with a non-default `timeout_ms` or `delay_ms` | decoded: a first trailing group of three numbers, `retries` 0 |
+/// | 3 | since | decoded |
+///
+/// Version 2 has three layouts under one version byte: kvsim `f42016c` added the chosen
+/// workload (a number after `client_ops`, `0` for none), and later commits the
+/// `rng_by_start` flag and the trailing groups (`397aadd` the first with `timeout_ms` and
+/// `delay_ms`, to which `c517599` added `retries`), all without a new version. A version 2
+/// payload is read deterministically, as each layout in turn, the first that fits the
+/// payload exactly (every number within its bounds, no byte missing or left over)
+/// winning: (1) before the workload (no workload number, a flags number of 0 or 1, no
+/// byte after the choices), (2) with the workload, as version 3, (3) with timeouts before
+/// retries. The checksum covers the same bytes under every reading, so it cannot tell
+/// them apart; the layouts' lengths do. Reading (3) comes last: a payload fits it only
+/// when it fits neither (1) nor (2). A payload written as (2) fits (1) only by chance:
+/// read the old way, each field from the workload number on is read as another, and it
+/// fits only when, among others, its fault probability's bytes, shifted, read as a
+/// number from 0 to 1 (0 and some below 2^-11 do) and its seed is small enough to read
+/// as the count of the choices that follow (seeds kvsim derives are 64-bit hashes).
+/// Every version 2 token printed in this repository's history (README, reports/,
+/// snapshots, tests: 73 of layout (1), 151 of (2), 2 of (3)) is read as the layout that
+/// wrote it; the tests keep all of them (`src/sim/tokens_v2.txt`). A version 2 token that
+/// fits no layout is refused naming each reading's error.
+///
+/// A token a newer kvsim printed (a version above 3) is refused saying so.
+///
+/// Adding a knob to [`SimConfig`] is one line in [`Token::encode`] and one in the payload
+/// reader (which builds the config field by field, so a knob it does not read does not
+/// compile), a new version number, and a golden token of the version it replaces.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
     /// `MODEL/VARIANT`.
@@ -126,11 +173,12 @@ impl Token {
     /// default run's (a replay records the whole trace: about 4 KB a step).
     pub const MAX_STEPS: u64 = 1_000_000;
 
-    /// Renders the token (version 2).
+    /// Renders the token (version 3).
     pub fn encode(&self) -> String {
         let c = &self.config;
         let mut w = Writer(vec![VERSION]);
-        // One line per knob, in SimConfig's field order (as `decode` reads them).
+        // One line per knob, in SimConfig's field order (as `read_payload` reads them).
+        // Any change here is a new version (see Versions in `Token`'s docs).
         w.num(c.clients as u64);
         w.num(c.ops as u64);
         w.client_ops(&c.client_ops);
@@ -140,8 +188,7 @@ impl Token {
         w.probability(c.fault_probability);
         w.strategy(c.strategy);
         w.num(c.memory_limit.map_or(0, |m| m as u64 + 1));
-        // One number for two flags: bit 0 persistent, bit 1 rng_by_start (a version 2
-        // token written before the second flag existed reads as it did).
+        // One number for two flags: bit 0 persistent, bit 1 rng_by_start.
         w.num(c.persistent as u64 | (c.rng_by_start as u64) << 1);
         w.num(c.shards as u64);
         w.num(c.step_ms);
@@ -165,8 +212,8 @@ impl Token {
                 }
             }
         }
-        // Knobs added after version 2 came out, at the end and only when not at their
-        // default: a token of a run that does not use them reads as it always did.
+        // The trailing knobs, each group only when it or a later one is not at its
+        // default (they came after the choices in version 2, written with the workload).
         let work = c.work_ms != [0, 0];
         let neighbour = c.neighbour_bytes != 0 || work;
         if c.timeout_ms != 0 || c.delay_ms != DEFAULT_DELAY_MS || c.retries != 0 || neighbour {
@@ -193,10 +240,17 @@ impl Token {
         )
     }
 
-    /// Parses a token of version 2, checking its checksum and every number
-    /// against the limits in [`Token`]'s docs; never panics, and allocates at most
-    /// in proportion to the token's length.
+    /// Parses a token of any version this kvsim reads (3, and both layouts of 2: see
+    /// [`Token`]'s docs), checking its checksum and every number against the limits in
+    /// [`Token`]'s docs; never panics, and allocates at most in proportion to the token's
+    /// length. A version it cannot replay faithfully (1) or does not know (a newer one) is
+    /// refused, naming the version and the kvsim that reads it.
     pub fn decode(text: &str) -> Result<Token, TokenError> {
+        Token::decode_layout(text).map(|(t, _)| t)
+    }
+
+    /// [`Token::decode`], and the layout the payload was read as.
+    fn decode_layout(text: &str) -> Result<(Token, Layout), TokenError> {
         let text = text.trim();
         let bad_shape = || {
             let shown: String = text.chars().take(120).collect();
@@ -213,17 +267,31 @@ impl Token {
         let bytes = URL_SAFE_NO_PAD
             .decode(payload)
             .map_err(|e| TokenError(format!("payload is not base64 ({e})")))?;
-        match bytes.first() {
+        let version = match bytes.first() {
             None => return Err(TokenError("payload ends early".into())),
-            Some(&VERSION) => {}
-            Some(1) => {
+            Some(&v) => v,
+        };
+        match version {
+            2 | VERSION => {}
+            1 => {
                 return Err(TokenError(format!(
-                    "expected version {VERSION}, found version 1 (an older token, without \
-                     checksum and some knobs): run the check again for a new token"
+                    "expected version {VERSION} or 2, found version 1 (an older token, without \
+                     checksum and some knobs, that this kvsim cannot replay faithfully; kvsim \
+                     {LAST_READING_VERSION_1} and earlier read it): run the check again for \
+                     a new token"
                 )))
             }
-            Some(v) => {
-                return Err(TokenError(format!("expected version {VERSION}, found {v}")));
+            0 => {
+                return Err(TokenError(format!(
+                    "expected version {VERSION} or 2, found version 0"
+                )))
+            }
+            v => {
+                return Err(TokenError(format!(
+                    "expected version {VERSION} or earlier, found version {v} (a token from a \
+                     newer kvsim: replay it with that kvsim, or run the check again with this \
+                     one)"
+                )))
             }
         }
         if bytes.len() < 1 + CHECKSUM_BYTES {
@@ -238,119 +306,199 @@ impl Token {
                  or mistyped; copy it again whole"
             )));
         }
-        let mut r = Reader { b: body, pos: 1 };
-        // Field by field, in SimConfig's order: a knob added to SimConfig but not read
-        // here does not compile.
-        let flags;
-        let config = SimConfig {
-            clients: r.bounded("clients", Token::MAX_CLIENTS)? as usize,
-            ops: r.bounded("ops", Token::MAX_OPS)? as usize,
-            client_ops: r.client_ops()?,
-            workload: r.workload()?,
-            faults: r.faults()?,
-            fault_budget: r.bounded("fault budget", Token::MAX_FAULT_BUDGET)? as u32,
-            fault_probability: r.probability()?,
-            strategy: r.strategy()?,
-            memory_limit: match r.bounded("memory limit", Token::MAX_MEMORY + 1)? {
-                0 => None,
-                m => Some((m - 1) as usize),
-            },
-            persistent: {
-                flags = r.bounded("store and randomness flags (0 to 3)", 3)?;
-                flags & 1 == 1
-            },
-            rng_by_start: flags & 2 == 2,
-            shards: r.bounded("servers", Token::MAX_SHARDS)? as usize,
-            step_ms: r.bounded("step_ms", Token::MAX_MS)?,
-            pause_ms: [
-                r.bounded("pause_ms", Token::MAX_MS)?,
-                r.bounded("pause_ms", Token::MAX_MS)?,
-            ],
-            shard_down_ms: r.bounded("shard_down_ms", Token::MAX_MS)?,
-            clock_jump_ms: r.bounded("clock_jump_ms", Token::MAX_MS)?,
-            max_offset_ms: r.bounded("max_offset_ms", Token::MAX_MS)?,
-            max_drift_ppm: r.bounded("max_drift_ppm", Token::MAX_DRIFT_PPM)?,
-            starve_ms: r.bounded("starve_ms", Token::MAX_MS)?,
-            max_steps_per_op: r.bounded("max_steps_per_op", Token::MAX_STEPS)? as u32,
-            max_steps: r.bounded("max_steps", Token::MAX_STEPS)? as u32,
-            record_trace: false,
-            // Read after the choices, when the token carries them (see `encode`).
-            timeout_ms: 0,
-            delay_ms: DEFAULT_DELAY_MS,
-            retries: 0,
-            neighbour_bytes: 0,
-            work_ms: [0, 0],
-        };
-        let operations = config.clients as u64 * config.ops as u64;
-        if operations > Token::MAX_OPERATIONS {
-            return Err(TokenError(format!(
-                "expected at most {} operations (clients × ops), found {} × {} = {operations}",
-                Token::MAX_OPERATIONS,
-                config.clients,
-                config.ops
-            )));
-        }
-        if let Some(lists) = &config.client_ops {
-            if lists.len() > config.clients {
-                return Err(TokenError(format!(
-                    "expected operation lists for at most {} clients, found {}",
-                    config.clients,
-                    lists.len()
-                )));
-            }
-            if let Some(&i) = lists.iter().flatten().find(|&&i| i >= config.ops) {
-                return Err(TokenError(format!(
-                    "expected operation indices below ops = {}, found {i}",
-                    config.ops
-                )));
-            }
-        }
-        let seed = r.num()?;
-        let choices = match r.bounded("choices", config.max_steps as u64 + 1)? {
-            0 => None,
-            n => {
-                let n = r.fits("choices", n - 1)?;
-                let mut v = Vec::with_capacity(n);
-                for _ in 0..n {
-                    v.push(r.bounded("a choice", u32::MAX as u64)? as u32);
-                }
-                Some(v)
-            }
-        };
-        let mut config = config;
-        if r.pos != body.len() {
-            config.timeout_ms = r.bounded("timeout_ms", Token::MAX_MS)?;
-            config.delay_ms = [
-                r.bounded("delay_ms", Token::MAX_MS)?,
-                r.bounded("delay_ms", Token::MAX_MS)?,
-            ];
-            config.retries = r.bounded("retries", Token::MAX_RETRIES)? as u32;
-        }
-        if r.pos != body.len() {
-            config.neighbour_bytes =
-                r.bounded("neighbour_bytes", Token::MAX_NEIGHBOUR_BYTES)? as usize;
-        }
-        if r.pos != body.len() {
-            config.work_ms = [
-                r.bounded("work_ms", Token::MAX_MS)?,
-                r.bounded("work_ms", Token::MAX_MS)?,
-            ];
-        }
-        if r.pos != body.len() {
-            return Err(TokenError(format!(
-                "expected {} payload bytes, found {}",
-                r.pos + CHECKSUM_BYTES,
-                bytes.len()
-            )));
-        }
-        Ok(Token {
+        let (layout, found) = Token::read_version(version, body);
+        let (config, seed, choices) = found?;
+        let token = Token {
             target: target.to_string(),
             scenario: scenario.to_string(),
             config,
             seed,
             choices,
-        })
+        };
+        Ok((token, layout))
     }
+
+    /// Reads the payload `body` (version byte first, checksum checked and cut off) of a
+    /// token of `version` (2 or 3): the layout it was read as, and what it holds. Version 2
+    /// is read as each of its layouts in turn, the first that fits winning (see
+    /// [`Token`]'s docs).
+    fn read_version(version: u8, body: &[u8]) -> (Layout, Result<Payload, TokenError>) {
+        if version != 2 {
+            return (Layout::Current, read_payload(body, Layout::Current));
+        }
+        let mut errors = Vec::new();
+        for layout in Layout::VERSION_2 {
+            match read_payload(body, layout) {
+                Ok(p) => return (layout, Ok(p)),
+                Err(e) => errors.push(format!("as kvsim {} wrote it, {}", layout.writers(), e.0)),
+            }
+        }
+        let why = format!("version 2 fits none of its layouts: {}", errors.join("; "));
+        (Layout::Current, Err(TokenError(why)))
+    }
+}
+
+/// The last kvsim commit that reads version 1 tokens (on main, before version 2).
+const LAST_READING_VERSION_1: &str = "b7e4a47";
+
+/// The layouts of a token's payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    /// Version 2 as kvsim `d69feb3` to `20ad2b9` wrote it: no workload, the flags number
+    /// only `persistent` (0 or 1), nothing after the choices.
+    V2BeforeWorkload,
+    /// Version 3, and version 2 as kvsim `f42016c` and later wrote it: the workload after
+    /// `client_ops`, `rng_by_start` in the flags number, the trailing groups after the
+    /// choices.
+    Current,
+    /// Version 2 as kvsim `397aadd` to `a4458d9` wrote it when a run's `timeout_ms` or
+    /// `delay_ms` was not at its default: [`Layout::Current`] with a first trailing group
+    /// of three numbers (`timeout_ms`, `delay_ms`; `retries` did not exist) and no other.
+    V2TimeoutBeforeRetries,
+}
+
+impl Layout {
+    /// Version 2's layouts, in the order a version 2 payload is tried as them.
+    const VERSION_2: [Layout; 3] = [
+        Layout::V2BeforeWorkload,
+        Layout::Current,
+        Layout::V2TimeoutBeforeRetries,
+    ];
+
+    /// The kvsim commits that wrote version 2 tokens of this layout.
+    fn writers(self) -> &'static str {
+        match self {
+            Layout::V2BeforeWorkload => "d69feb3 to 20ad2b9 (before the workload)",
+            Layout::Current => "f42016c and later (with the workload)",
+            Layout::V2TimeoutBeforeRetries => "397aadd to a4458d9 (timeouts before retries)",
+        }
+    }
+}
+
+/// What a payload holds: the knobs, the seed and the choices.
+type Payload = (SimConfig, u64, Option<Vec<u32>>);
+
+/// Reads the payload `body` (version byte first, without the checksum) as `layout` has
+/// it, every number checked against its limit before anything is allocated.
+fn read_payload(body: &[u8], layout: Layout) -> Result<Payload, TokenError> {
+    // Every layout but the first version 2 one has the workload, both flags and trailers.
+    let current = layout != Layout::V2BeforeWorkload;
+    let mut r = Reader { b: body, pos: 1 };
+    // Field by field, in SimConfig's order: a knob added to SimConfig but not read
+    // here does not compile.
+    let flags;
+    let config = SimConfig {
+        clients: r.bounded("clients", Token::MAX_CLIENTS)? as usize,
+        ops: r.bounded("ops", Token::MAX_OPS)? as usize,
+        client_ops: r.client_ops()?,
+        workload: if current { r.workload()? } else { None },
+        faults: r.faults()?,
+        fault_budget: r.bounded("fault budget", Token::MAX_FAULT_BUDGET)? as u32,
+        fault_probability: r.probability()?,
+        strategy: r.strategy()?,
+        memory_limit: match r.bounded("memory limit", Token::MAX_MEMORY + 1)? {
+            0 => None,
+            m => Some((m - 1) as usize),
+        },
+        persistent: {
+            flags = if current {
+                r.bounded("store and randomness flags (0 to 3)", 3)?
+            } else {
+                r.bounded("persistent (0 or 1)", 1)?
+            };
+            flags & 1 == 1
+        },
+        rng_by_start: flags & 2 == 2,
+        shards: r.bounded("servers", Token::MAX_SHARDS)? as usize,
+        step_ms: r.bounded("step_ms", Token::MAX_MS)?,
+        pause_ms: [
+            r.bounded("pause_ms", Token::MAX_MS)?,
+            r.bounded("pause_ms", Token::MAX_MS)?,
+        ],
+        shard_down_ms: r.bounded("shard_down_ms", Token::MAX_MS)?,
+        clock_jump_ms: r.bounded("clock_jump_ms", Token::MAX_MS)?,
+        max_offset_ms: r.bounded("max_offset_ms", Token::MAX_MS)?,
+        max_drift_ppm: r.bounded("max_drift_ppm", Token::MAX_DRIFT_PPM)?,
+        starve_ms: r.bounded("starve_ms", Token::MAX_MS)?,
+        max_steps_per_op: r.bounded("max_steps_per_op", Token::MAX_STEPS)? as u32,
+        max_steps: r.bounded("max_steps", Token::MAX_STEPS)? as u32,
+        record_trace: false,
+        // Read after the choices, when the token carries them (see `encode`).
+        timeout_ms: 0,
+        delay_ms: DEFAULT_DELAY_MS,
+        retries: 0,
+        neighbour_bytes: 0,
+        work_ms: [0, 0],
+    };
+    let operations = config.clients as u64 * config.ops as u64;
+    if operations > Token::MAX_OPERATIONS {
+        return Err(TokenError(format!(
+            "expected at most {} operations (clients × ops), found {} × {} = {operations}",
+            Token::MAX_OPERATIONS,
+            config.clients,
+            config.ops
+        )));
+    }
+    if let Some(lists) = &config.client_ops {
+        if lists.len() > config.clients {
+            return Err(TokenError(format!(
+                "expected operation lists for at most {} clients, found {}",
+                config.clients,
+                lists.len()
+            )));
+        }
+        if let Some(&i) = lists.iter().flatten().find(|&&i| i >= config.ops) {
+            return Err(TokenError(format!(
+                "expected operation indices below ops = {}, found {i}",
+                config.ops
+            )));
+        }
+    }
+    let seed = r.num()?;
+    let choices = match r.bounded("choices", config.max_steps as u64 + 1)? {
+        0 => None,
+        n => {
+            let n = r.fits("choices", n - 1)?;
+            let mut v = Vec::with_capacity(n);
+            for _ in 0..n {
+                v.push(r.bounded("a choice", u32::MAX as u64)? as u32);
+            }
+            Some(v)
+        }
+    };
+    let mut config = config;
+    if layout == Layout::V2TimeoutBeforeRetries {
+        // The group is there: without it the payload would have fit `Current`.
+        config.timeout_ms = r.bounded("timeout_ms", Token::MAX_MS)?;
+        config.delay_ms = [
+            r.bounded("delay_ms", Token::MAX_MS)?,
+            r.bounded("delay_ms", Token::MAX_MS)?,
+        ];
+    } else if current && r.pos != body.len() {
+        config.timeout_ms = r.bounded("timeout_ms", Token::MAX_MS)?;
+        config.delay_ms = [
+            r.bounded("delay_ms", Token::MAX_MS)?,
+            r.bounded("delay_ms", Token::MAX_MS)?,
+        ];
+        config.retries = r.bounded("retries", Token::MAX_RETRIES)? as u32;
+    }
+    if layout == Layout::Current && r.pos != body.len() {
+        config.neighbour_bytes = r.bounded("neighbour_bytes", Token::MAX_NEIGHBOUR_BYTES)? as usize;
+    }
+    if layout == Layout::Current && r.pos != body.len() {
+        config.work_ms = [
+            r.bounded("work_ms", Token::MAX_MS)?,
+            r.bounded("work_ms", Token::MAX_MS)?,
+        ];
+    }
+    if r.pos != body.len() {
+        return Err(TokenError(format!(
+            "expected {} payload bytes, found {}",
+            r.pos + CHECKSUM_BYTES,
+            body.len() + CHECKSUM_BYTES
+        )));
+    }
+    Ok((config, seed, choices))
 }
 
 /// The checksum of a token: SplitMix64's finalizer over FNV-1a-64 of `TARGET:SCENARIO:`
@@ -728,7 +876,16 @@ mod tests {
         assert_eq!(t.config.timeout_ms, 0);
         assert_eq!(t.config.delay_ms, DEFAULT_DELAY_MS);
         assert!(!t.config.rng_by_start);
-        assert_eq!(t.encode(), old, "and encodes to the same text");
+        // Encoded again: the same bytes but the version (3) and the checksum.
+        let payload = |t: &str| {
+            URL_SAFE_NO_PAD
+                .decode(t.rsplit_once(':').unwrap().1)
+                .unwrap()
+        };
+        let (was, now) = (payload(old), payload(&t.encode()));
+        assert_eq!((was[0], now[0]), (2, 3));
+        assert_eq!(was[1..was.len() - 8], now[1..now.len() - 8]);
+        assert_eq!(Token::decode(&t.encode()).unwrap(), t);
         // With a later knob set, the token grows and round-trips.
         let mut late = t.clone();
         late.config.timeout_ms = 200;
@@ -759,9 +916,149 @@ mod tests {
             "visitor-counter/fixed:evict+evict:AQEOAQGas-bMmbPm1D8AAAABjqiv_fKVlIl3BQAAAAEBAwACBA";
         assert_eq!(
             Token::decode(old).unwrap_err().to_string(),
-            "bad replay token: expected version 2, found version 1 (an older token, without \
-             checksum and some knobs): run the check again for a new token"
+            "bad replay token: expected version 3 or 2, found version 1 (an older token, \
+             without checksum and some knobs, that this kvsim cannot replay faithfully; kvsim \
+             b7e4a47 and earlier read it): run the check again for a new token"
         );
+    }
+
+    /// A token of `version` around `body` (after the version byte), with a valid checksum.
+    fn with_version(version: u8, body: &[u8]) -> String {
+        let mut b = vec![version];
+        b.extend_from_slice(body);
+        forged("a/b", "s", &b)
+    }
+
+    #[test]
+    fn versions_this_kvsim_does_not_read_are_refused_naming_them() {
+        assert_eq!(
+            Token::decode(&with_version(4, &[1, 2]))
+                .unwrap_err()
+                .to_string(),
+            "bad replay token: expected version 3 or earlier, found version 4 (a token from \
+             a newer kvsim: replay it with that kvsim, or run the check again with this one)"
+        );
+        assert_eq!(
+            Token::decode(&with_version(0, &[1, 2]))
+                .unwrap_err()
+                .to_string(),
+            "bad replay token: expected version 3 or 2, found version 0"
+        );
+        // A version 2 payload that fits none of its layouts names each reading's error.
+        let e = Token::decode(&with_version(2, &[1, 2]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "bad replay token: version 2 fits none of its layouts: as kvsim \
+                 d69feb3 to 20ad2b9 (before the workload) wrote it, "
+            ),
+            "{e}"
+        );
+        for writers in ["f42016c and later", "397aadd to a4458d9"] {
+            assert!(e.contains(writers), "{e}");
+        }
+    }
+
+    /// README's showcase token ("A counterexample, line by line"), as kvsim 20ad2b9 printed
+    /// it: version 2, before the workload.
+    const V2_BEFORE_WORKLOAD: &str = "lock/published:slow-holder+pause:AgIBAIABAZqZmZmZmak_AA\
+        AAAQHcC6Af0A_QD9wLoJwBMqCcAYC1GKD4rbvWh6eLdQQBAQMkTGTkp1Vn1w";
+
+    /// The same run as kvsim f42016c and later printed it (reports/lock/published-pause.txt):
+    /// version 2, with the workload.
+    const V2_WITH_WORKLOAD: &str = "lock/published:slow-holder+pause:AgIBAACAAQGamZmZmZmpPwAA\
+        AAEB3AugH9AP0A_cC6CcATKgnAGAtRig-K271oeni3UEAQEDidBtZefUtv0";
+
+    /// The same run, version 3.
+    const V3: &str = "lock/published:slow-holder+pause:AwIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_\
+        cC6CcATKgnAGAtRig-K271oeni3UEAQEDqq9_mKk516Q";
+
+    /// A token of kvsim 397aadd (reports/spinlock/published-delay.txt then): version 2,
+    /// timeouts before retries.
+    const V2_TIMEOUTS_BEFORE_RETRIES: &str = "spinlock/published:delay+delay:AgMDBAEAAQABAQCAB\
+        AGamZmZmZmpPwAAAAEB3AugH9AP0A_cC6CcATKgnAGAtRi049_EnqKyv3kJAQECAgICAAToB6wCxBOnoZjnW8TA\
+        HQ";
+
+    /// The golden tokens' run: lock/published, slow-holder+pause, shrunk to 2 clients × 1 op.
+    fn showcase() -> Token {
+        let mut config = SimConfig::from_scenario(
+            &Scenario::new("slow-holder+pause", 2, 1).faults(&[FaultKind::Pause]),
+        );
+        config.fault_budget = 1;
+        config.pause_ms = [1_500, 4_000];
+        Token {
+            target: "lock/published".into(),
+            scenario: "slow-holder+pause".into(),
+            config,
+            seed: 8_437_102_739_467_238_432,
+            choices: Some(vec![1, 1, 3]),
+        }
+    }
+
+    #[test]
+    fn golden_tokens_of_every_version_decode_to_their_runs() {
+        let want = showcase();
+        for (text, layout) in [
+            (V2_BEFORE_WORKLOAD, Layout::V2BeforeWorkload),
+            (V2_WITH_WORKLOAD, Layout::Current),
+            (V3, Layout::Current),
+        ] {
+            let (t, read_as) = Token::decode_layout(text).expect(text);
+            assert_eq!((&t, read_as), (&want, layout), "{text}");
+            // Encoded again, any of them is today's token.
+            assert_eq!(t.encode(), V3);
+        }
+        let (t, read_as) = Token::decode_layout(V2_TIMEOUTS_BEFORE_RETRIES).unwrap();
+        assert_eq!(read_as, Layout::V2TimeoutBeforeRetries);
+        let c = &t.config;
+        assert_eq!((c.clients, c.ops, c.shards), (3, 3, 1));
+        assert_eq!(
+            (c.timeout_ms, c.delay_ms, c.retries),
+            (1_000, [300, 2_500], 0)
+        );
+        assert_eq!(c.faults, FaultSet::of(&[FaultKind::Delay]));
+        assert_eq!((c.workload.as_ref(), c.rng_by_start), (None, false));
+        // Version 3 pins the encoding: a change to the bytes `encode` writes fails here
+        // and needs a new version (see Versions in `Token`'s docs).
+        let unusual = Token {
+            target: "fifo/published".into(),
+            scenario: "odd:name+evict".into(),
+            config: unusual_config(),
+            seed: u64::MAX - 5,
+            choices: Some(vec![0, 1, 2, 300, 70000]),
+        };
+        assert_eq!(unusual.encode(), UNUSUAL_V3);
+        assert_eq!(Token::decode(UNUSUAL_V3).unwrap(), unusual);
+    }
+
+    /// [`unusual_config`] with its seed and choices, version 3.
+    const UNUSUAL_V3: &str = "fifo/published:odd:name+evict:AwUHBAIABgADAQIDBAECAwEAAgABB4MBCQ\
+        AAAAAAAMA_BooGAwMDC8hlERMXHR8lqMAC-v__________AQYAAQKsAvCiBCsvNQM9Q0c8Nv0lUvKXaQ";
+
+    /// Every version 2 token printed in kvsim's history (src/sim/tokens_v2.txt, gathered from
+    /// `git log -p` of README.md, reports/, the snapshots and the tests) decodes, as the
+    /// layout that wrote it.
+    #[test]
+    fn every_version_2_token_ever_printed_reads_as_the_layout_that_wrote_it() {
+        let mut seen = [0; 3];
+        for line in include_str!("tokens_v2.txt").lines() {
+            if line.starts_with('#') {
+                continue;
+            }
+            let mut words = line.split(' ');
+            let (wrote, token) = (words.next().unwrap(), words.nth(1).unwrap());
+            let layout = match wrote {
+                "before-workload" => Layout::V2BeforeWorkload,
+                "with-workload" => Layout::Current,
+                "timeouts-before-retries" => Layout::V2TimeoutBeforeRetries,
+                other => panic!("unknown layout {other}"),
+            };
+            let (_, read_as) = Token::decode_layout(token).expect(token);
+            assert_eq!(read_as, layout, "{token}");
+            seen[Layout::VERSION_2.iter().position(|&l| l == layout).unwrap()] += 1;
+        }
+        assert_eq!(seen, [73, 151, 2]);
     }
 
     fn real_tokens() -> Vec<String> {
@@ -979,11 +1276,12 @@ mod tests {
 
         #[test]
         fn arbitrary_payloads_never_panic(body in proptest::collection::vec(any::<u8>(), 0..200),
-                                          version in prop::bool::ANY) {
-            // With a valid checksum, so that the field readers see every byte pattern.
+                                          version in 0u8..4) {
+            // With a valid checksum, so that the field readers see every byte pattern
+            // (version 2: each of its layouts).
             let mut b = body;
-            if version && !b.is_empty() {
-                b[0] = VERSION;
+            if version > 1 && !b.is_empty() {
+                b[0] = version;
             }
             let _ = Token::decode(&forged("m/v", "s", &b));
             let _ = Token::decode(&format!("m/v:s:{}", URL_SAFE_NO_PAD.encode(&b)));

@@ -22,7 +22,7 @@ use crate::records::{CheckReport, RunReport};
 use crate::report;
 use crate::scenario::Scenario;
 use crate::shrink::ShrinkLimits;
-use crate::sim::{RunBudget, SimConfig, TokenError};
+use crate::sim::{Clock, RunBudget, SimConfig, TokenError};
 use crate::target::ModelTarget;
 use crate::verdict::Verdict;
 use std::time::Duration;
@@ -39,6 +39,8 @@ pub struct Check<M: Model> {
     time_limit: Option<Duration>,
     /// With a time budget: the fewest runs for a verdict.
     min_runs: Option<u64>,
+    /// The clock the time limit or budget is measured on.
+    clock: Clock,
     shrink: Option<ShrinkLimits>,
 }
 
@@ -54,6 +56,7 @@ impl<M: crate::explore::Explorable> Check<M> {
             seed: 1,
             time_limit: None,
             min_runs: None,
+            clock: Clock::Wall,
             shrink: Some(ShrinkLimits::default()),
         }
     }
@@ -78,6 +81,14 @@ impl<M: crate::explore::Explorable> Check<M> {
     pub fn time_budget(mut self, budget: Duration, min_runs: u64) -> Check<M> {
         self.time_limit = Some(budget);
         self.min_runs = Some(min_runs.max(1));
+        self
+    }
+
+    /// Measures the time limit or budget on `clock` instead of the wall clock: with
+    /// [`Clock::PerRun`], a test of a budget's logic gets the same runs and verdict on any
+    /// machine, however loaded.
+    pub fn clock(mut self, clock: Clock) -> Check<M> {
+        self.clock = clock;
         self
     }
 
@@ -107,6 +118,7 @@ impl<M: crate::explore::Explorable> Check<M> {
             time_limit: self.time_limit,
             shard: crate::sim::Shard::ALL,
             min_runs: self.min_runs,
+            clock: self.clock,
         };
         CheckOutcome(crate::findings::check(
             &self.target,

@@ -125,6 +125,7 @@ pub fn first_failure(target: &dyn Target, name: &str, config: &SimConfig) -> Run
         time_limit: None,
         shard: kvsim::sim::Shard::ALL,
         min_runs: None,
+        clock: kvsim::sim::Clock::Wall,
     };
     let report = target.sweep(&scenario, config, &limits);
     report.failure.expect("the check finds a violation")
