@@ -63,6 +63,8 @@ pub struct Counters {
     pub total_items: u64,
     /// Items evicted (by the LRU and by faults).
     pub evictions: u64,
+    /// Dead (expired or flushed) items reaped in the background.
+    pub reclaimed: u64,
 }
 
 impl Counters {
@@ -213,7 +215,7 @@ pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(S
             put("curr_items", items.to_string());
             put("total_items", c.total_items.to_string());
             put("evictions", c.evictions.to_string());
-            put("reclaimed", "0".into());
+            put("reclaimed", c.reclaimed.to_string());
         }
         StatsGroup::Items if items > 0 => {
             put("items:1:number", items.to_string());

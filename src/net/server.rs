@@ -140,8 +140,9 @@ impl State {
     /// The maintainer's work after a quiet spell (see the module doc).
     fn maintain(&mut self, now: u64) {
         if now.saturating_sub(self.busy_ms) >= MAINTAINER_QUIET_MS {
-            self.store.crawl_expired(now, CRAWL_PER_QUIET);
-            self.store.reap_flushed(now);
+            let reaped =
+                self.store.crawl_expired(now, CRAWL_PER_QUIET) + self.store.reap_flushed(now);
+            self.counters.reclaimed += reaped as u64;
         }
         self.busy_ms = now;
     }
@@ -822,7 +823,10 @@ fn serve_connection(mut stream: TcpStream, id: u64, shared: &Shared) {
             break;
         }
     }
-    let _ = stream.shutdown(Shutdown::Both);
+    // Closed as memcached closes it, without a shutdown first: input left unread makes
+    // the close a reset (RST), as it does for memcached; otherwise the client sees FIN.
+    // (The connection's clone in `Shared::conns` is dropped right after this returns.)
+    drop(stream);
 }
 
 /// memcached's `READ_BUFFER_SIZE`: what one read takes while it waits for a command.
