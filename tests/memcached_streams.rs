@@ -12,7 +12,8 @@
 //! - every reply byte, all writes together: 0 differences;
 //! - how the connection ended (`FIN`, `RST`, still open), where memcached ends the same
 //!   stream the same way twice (a close with unread input is a reset; how much input
-//!   memcached read before closing can depend on timing);
+//!   memcached read before closing can depend on timing) and no write of the client
+//!   failed (a server that closes while the client is still writing a large write);
 //! - `stats` afterwards, on a new connection, except [`STATS_EXCLUDED`].
 //!
 //! When memcached's bytes or stats differ from kvsim's, the stream is run on a second
@@ -35,7 +36,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Streams run in CI (about two minutes on a loaded 2-core machine).
-const STREAMS: usize = 240;
+const STREAMS: usize = 500;
 
 /// Streams run at once, each on its own pair of servers.
 const PAIRS: usize = 4;
@@ -446,7 +447,6 @@ fn compare(n: usize, s: &Stream) -> Result<(), String> {
     let first = run_memcached(s);
     let agrees = |real: &Outcome| {
         real.seen.replies == ours.seen.replies
-            && real.seen.write_failed == ours.seen.write_failed
             && stats_differences(&real.stats, &ours.stats).is_empty()
     };
     let mut runs = vec![first];
@@ -454,9 +454,12 @@ fn compare(n: usize, s: &Stream) -> Result<(), String> {
         runs.push(run_memcached(s));
     }
     let bytes_ok = runs.iter().any(agrees);
-    // The close kind is asserted only where memcached closes the same way both times.
+    // The close kind is asserted only where memcached closes the same way both times, and
+    // not where a server closed while the client was still writing (how much the client
+    // had written by then, so whether its write failed, is a matter of speed).
     let unstable_end = runs.len() == 2 && runs[0].seen.end != runs[1].seen.end;
-    let end_ok = unstable_end || runs[0].seen.end == ours.seen.end;
+    let write_failed = ours.seen.write_failed || runs.iter().any(|r| r.seen.write_failed);
+    let end_ok = unstable_end || write_failed || runs[0].seen.end == ours.seen.end;
     if bytes_ok && end_ok {
         return Ok(());
     }

@@ -142,7 +142,7 @@ mod tests {
             lines[1].text
         );
         assert_eq!(lines.last().unwrap().kind, "truncated");
-        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(lines.len(), 4, "{text}");
     }
 
     /// A trace that cannot be written is an error at once (issue #32.10).

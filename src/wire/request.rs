@@ -757,7 +757,11 @@ mod tests {
         assert_eq!(
             reqs,
             vec![
-                answer(Reply::ClientError(ClientError::BadDataChunk)),
+                Request::counted_error(
+                    false,
+                    Reply::ClientError(ClientError::BadDataChunk),
+                    Counted::SetCommand
+                ),
                 answer(Reply::Error)
             ]
         );
