@@ -142,7 +142,8 @@ fn play(addr: &str, s: &Stream) -> Seen {
     }
     if s.half_close && !seen.write_failed {
         let _ = stream.shutdown(Shutdown::Write);
-        seen.end = read_until_quiet(&mut stream, CLOSE_WAIT, &mut seen.replies).unwrap_or(End::Open);
+        seen.end =
+            read_until_quiet(&mut stream, CLOSE_WAIT, &mut seen.replies).unwrap_or(End::Open);
     } else {
         seen.end = read_until_quiet(&mut stream, QUIET, &mut seen.replies).unwrap_or(End::Open);
     }
@@ -175,7 +176,12 @@ fn stats(addr: &str) -> BTreeMap<String, String> {
 fn with_dead_items(mut stats: BTreeMap<String, String>) -> BTreeMap<String, String> {
     let sum: u64 = ["get_expired", "get_flushed", "reclaimed"]
         .iter()
-        .map(|k| stats.get(*k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0))
+        .map(|k| {
+            stats
+                .get(*k)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        })
         .sum();
     stats.insert(DEAD_ITEMS.to_string(), sum.to_string());
     stats
@@ -259,10 +265,21 @@ impl Gen {
     fn value(&mut self) -> Vec<u8> {
         match self.rng.below(20) {
             0..=9 => self
-                .pick(&["0", "7", "10", "99", "x", "hello", "", "18446744073709551615"])
+                .pick(&[
+                    "0",
+                    "7",
+                    "10",
+                    "99",
+                    "x",
+                    "hello",
+                    "",
+                    "18446744073709551615",
+                ])
                 .as_bytes()
                 .to_vec(),
-            10..=15 => (0..self.rng.index(12)).map(|i| b'a' + (i % 26) as u8).collect(),
+            10..=15 => (0..self.rng.index(12))
+                .map(|i| b'a' + (i % 26) as u8)
+                .collect(),
             16..=17 => b"get a\r\nset b 0 0 1".to_vec(),
             _ => vec![b'v'; 1 + self.rng.index(20_000)],
         }
@@ -296,7 +313,11 @@ impl Gen {
             72..=78 => len = "-1".to_string(),
             79..=83 => tail = b"", // no \r\n after the block
             84..=86 => tail = b"xx",
-            87..=89 => len = self.pick(&["-1", "-5", "2147483646", "2147483648", "abc"]).to_string(),
+            87..=89 => {
+                len = self
+                    .pick(&["-1", "-5", "2147483646", "2147483648", "abc"])
+                    .to_string()
+            }
             90..=93 => {
                 // Too large for an item: the block is swallowed (whatever follows).
                 len = self.pick(&["1048577", "2000000"]).to_string();
@@ -305,7 +326,9 @@ impl Gen {
             94..=96 => len = "4294967297".to_string(), // wraps to 1
             _ => body.extend_from_slice(b"\r\nget a b"),
         }
-        out.extend_from_slice(format!("{verb} {key} {flags} {exptime} {len}{cas}{noreply}\r\n").as_bytes());
+        out.extend_from_slice(
+            format!("{verb} {key} {flags} {exptime} {len}{cas}{noreply}\r\n").as_bytes(),
+        );
         out.extend_from_slice(&body);
         out.extend_from_slice(tail);
     }
@@ -345,25 +368,43 @@ impl Gen {
                 ])
                 .to_string(),
             74..=78 => self
-                .pick(&["version", "verbosity 1", "verbosity x", "bogus", "", "gets", "set a 0 0"])
+                .pick(&[
+                    "version",
+                    "verbosity 1",
+                    "verbosity x",
+                    "bogus",
+                    "",
+                    "gets",
+                    "set a 0 0",
+                ])
                 .to_string(),
             79..=81 => {
                 // An over-long line: a multi-get of many keys, or anything else.
                 let n = 1_000 + self.rng.index(25_000);
-                let word = if self.rng.chance(0.6) { "get " } else { "sett " };
+                let word = if self.rng.chance(0.6) {
+                    "get "
+                } else {
+                    "sett "
+                };
                 let mut l = word.to_string();
                 while l.len() < n {
-                    l.push_str(if self.rng.chance(0.5) { "a " } else { "bbbbbbbbbb" });
+                    l.push_str(if self.rng.chance(0.5) {
+                        "a "
+                    } else {
+                        "bbbbbbbbbb"
+                    });
                 }
                 l
             }
-            82..=83 if self.rng.chance(0.2) => {
-                self.pick(&["quit", "GET / HTTP/1.1"]).to_string()
-            }
+            82..=83 if self.rng.chance(0.2) => self.pick(&["quit", "GET / HTTP/1.1"]).to_string(),
             _ => format!("get {}", self.key()),
         };
         out.extend_from_slice(line.as_bytes());
-        out.extend_from_slice(if self.rng.chance(0.95) { b"\r\n" } else { b"\n" });
+        out.extend_from_slice(if self.rng.chance(0.95) {
+            b"\r\n"
+        } else {
+            b"\n"
+        });
     }
 
     /// A burst of commands, cut into writes.
@@ -406,7 +447,11 @@ fn fixed_streams() -> Vec<Stream> {
     // bytes: memcached keeps reading a long get line into a larger buffer.
     let mut b = b"get ".to_vec();
     while b.len() < 19_998 {
-        b.extend_from_slice(if b.len() % 300 < 280 { b"k " } else { b"kkkkkkkkkk" });
+        b.extend_from_slice(if b.len() % 300 < 280 {
+            b"k "
+        } else {
+            b"kkkkkkkkkk"
+        });
     }
     b.truncate(19_998);
     b.extend_from_slice(b"\r\nset ");
@@ -512,7 +557,10 @@ fn random_misframed_half_closed_streams_match_memcached() {
     });
     let mut failures = failures.into_inner().unwrap();
     if let Ok(path) = std::env::var("KVSIM_DIFF_LOG") {
-        let text: Vec<String> = failures.iter().map(|(n, _)| format!("{n} {:?}", streams[*n])).collect();
+        let text: Vec<String> = failures
+            .iter()
+            .map(|(n, _)| format!("{n} {:?}", streams[*n]))
+            .collect();
         let _ = std::fs::write(path, text.join("\n"));
     }
     failures.sort();
@@ -521,7 +569,11 @@ fn random_misframed_half_closed_streams_match_memcached() {
         "{} of {} streams differ (seed {seed}):\n{}",
         failures.len(),
         streams.len(),
-        failures.iter().map(|(_, e)| e.as_str()).collect::<Vec<_>>().join("\n")
+        failures
+            .iter()
+            .map(|(_, e)| e.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 
@@ -549,19 +601,43 @@ const COUNTED: &[&str] = &[
 fn stats_cases() -> Vec<(&'static str, Vec<u8>)> {
     let too_large = [&b"set big 0 0 2000000\r\n"[..], &vec![b'z'; 2_000_002]].concat();
     vec![
-        ("a missed gat is a touch, not a get", b"gat 10 nokey\r\n".to_vec()),
+        (
+            "a missed gat is a touch, not a get",
+            b"gat 10 nokey\r\n".to_vec(),
+        ),
         (
             "a gat hit is a touch hit",
             b"set kk 0 0 1\r\nx\r\ngat 10 kk\r\ngats 10 kk nokey\r\n".to_vec(),
         ),
-        ("flush_all with a bad delay counts", b"flush_all abc\r\nflush_all x noreply\r\n".to_vec()),
-        ("a bad data chunk counts as a set", b"set k 0 0 1\r\nxyz\r\nset k 0 0 1 noreply\r\nabc\r\n".to_vec()),
-        ("an item stored expired is met by a get", b"set e 0 -1 1\r\nx\r\nget e e\r\n".to_vec()),
-        ("and by a set", b"set e 0 -1 1\r\nx\r\nset e 0 0 1\r\ny\r\nappend q 0 0 1\r\nx\r\n".to_vec()),
-        ("and by a delete", b"set e 0 -1 1\r\nx\r\ndelete e\r\n".to_vec()),
-        ("a flushed item is met by a get", b"set f 0 0 1\r\nx\r\nflush_all\r\nget f\r\n".to_vec()),
+        (
+            "flush_all with a bad delay counts",
+            b"flush_all abc\r\nflush_all x noreply\r\n".to_vec(),
+        ),
+        (
+            "a bad data chunk counts as a set",
+            b"set k 0 0 1\r\nxyz\r\nset k 0 0 1 noreply\r\nabc\r\n".to_vec(),
+        ),
+        (
+            "an item stored expired is met by a get",
+            b"set e 0 -1 1\r\nx\r\nget e e\r\n".to_vec(),
+        ),
+        (
+            "and by a set",
+            b"set e 0 -1 1\r\nx\r\nset e 0 0 1\r\ny\r\nappend q 0 0 1\r\nx\r\n".to_vec(),
+        ),
+        (
+            "and by a delete",
+            b"set e 0 -1 1\r\nx\r\ndelete e\r\n".to_vec(),
+        ),
+        (
+            "a flushed item is met by a get",
+            b"set f 0 0 1\r\nx\r\nflush_all\r\nget f\r\n".to_vec(),
+        ),
         ("a too-large value", too_large),
-        ("an incr that outgrows its item links a new one", b"set n 0 0 2\r\n99\r\nincr n 1\r\n".to_vec()),
+        (
+            "an incr that outgrows its item links a new one",
+            b"set n 0 0 2\r\n99\r\nincr n 1\r\n".to_vec(),
+        ),
         (
             "a multi-get cut short by a long key counts the keys before it",
             [&b"get a "[..], &[b'L'; 251], b"\r\n"].concat(),
@@ -593,9 +669,15 @@ fn stats_count_error_paths_as_memcached_does() {
         };
         let real = counters(&run_memcached(&s).seen);
         let ours = counters(&run_kvsim(&s).seen);
-        assert_eq!(real.len(), COUNTED.len(), "{name}: memcached's stats: {real:?}");
+        assert_eq!(
+            real.len(),
+            COUNTED.len(),
+            "{name}: memcached's stats: {real:?}"
+        );
         if real != ours {
-            differences.push(format!("{name}:\n  memcached: {real:?}\n  kvsim:     {ours:?}"));
+            differences.push(format!(
+                "{name}:\n  memcached: {real:?}\n  kvsim:     {ours:?}"
+            ));
         }
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));

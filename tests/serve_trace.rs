@@ -15,7 +15,11 @@ fn a_trace_that_stops_taking_lines_stops_the_server() {
     std::fs::create_dir_all(&dir).unwrap();
     let fifo = dir.join("trace.fifo");
     let _ = std::fs::remove_file(&fifo);
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     // The reader takes the first line, then goes away: later writes fail (EPIPE; the
     // test harness ignores SIGPIPE).
     let reader_path = fifo.clone();
@@ -39,7 +43,9 @@ fn a_trace_that_stops_taking_lines_stops_the_server() {
     let mut buf = [0u8; 64];
     let n = c.read(&mut buf).unwrap_or(0);
     assert_eq!(n, 0, "a reply: {:?}", String::from_utf8_lossy(&buf[..n]));
-    let err = server.wait().expect_err("the server stops on the trace's error");
+    let err = server
+        .wait()
+        .expect_err("the server stops on the trace's error");
     let _ = std::fs::remove_dir_all(&dir);
     let text = err.to_string();
     assert!(text.starts_with("cannot write the trace file "), "{text}");

@@ -234,7 +234,11 @@ impl Shared {
             if failure.is_some() {
                 return;
             }
-            let path = self.config.trace.as_deref().unwrap_or(std::path::Path::new(""));
+            let path = self
+                .config
+                .trace
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""));
             *failure = Some(io::Error::new(
                 e.kind(),
                 format!("cannot write the trace file {}: {e}", path.display()),
@@ -679,7 +683,9 @@ impl Server {
 
     /// Why the server stopped on its own, if it did (its trace could not be written).
     pub fn failure(&self) -> Option<String> {
-        lock(&self.shared.trace_error).as_ref().map(|e| e.to_string())
+        lock(&self.shared.trace_error)
+            .as_ref()
+            .map(|e| e.to_string())
     }
 
     /// Stops accepting, closes every connection, and waits for the acceptors to end.
@@ -860,7 +866,12 @@ impl Default for ReadBuffer {
 
 impl ReadBuffer {
     /// One read event: the bytes read into `buf` (0 at the end of the input).
-    fn read(&mut self, stream: &mut TcpStream, conn: &Connection, buf: &mut Vec<u8>) -> io::Result<usize> {
+    fn read(
+        &mut self,
+        stream: &mut TcpStream,
+        conn: &Connection,
+        buf: &mut Vec<u8>,
+    ) -> io::Result<usize> {
         let held = conn.buffered();
         if let Some(want) = conn.wants() {
             let cap = want.clamp(1, self.size);
