@@ -196,7 +196,9 @@ pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
     if let Some(addr) = server.control_addr() {
         eprintln!("kvsim serve: control on {addr}");
     }
-    server.wait();
+    server
+        .wait()
+        .map_err(|e| CliError::of("serve", e.to_string()))?;
     Ok(ExitCode::SUCCESS)
 }
 

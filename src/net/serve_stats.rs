@@ -3,8 +3,8 @@
 //! `cmd_get`), in memcached's order.
 
 use crate::command::{ArithVerb, Command, Reply};
-use crate::store::Store;
-use crate::wire::{StatsGroup, VERSION};
+use crate::store::{Store, Tally};
+use crate::wire::{Counted, StatsGroup, VERSION};
 
 /// The counters of one server process (a restart starts them again).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,6 +27,12 @@ pub struct Counters {
     pub get_hits: u64,
     /// Retrieval keys not found.
     pub get_misses: u64,
+    /// Lookups (of any command) that met an expired item.
+    pub get_expired: u64,
+    /// Lookups (of any command) that met a flushed item.
+    pub get_flushed: u64,
+    /// Values too large for an item.
+    pub store_too_large: u64,
     /// `delete` of a missing key.
     pub delete_misses: u64,
     /// `delete` of a present key.
@@ -53,14 +59,34 @@ pub struct Counters {
     pub bytes_read: u64,
     /// Bytes written to clients.
     pub bytes_written: u64,
-    /// Items stored since the start.
+    /// Items linked since the start (stores, appends, incrs that outgrew their item).
     pub total_items: u64,
     /// Items evicted (by the LRU and by faults).
     pub evictions: u64,
+    /// Dead (expired or flushed) items reaped in the background.
+    pub reclaimed: u64,
 }
 
 impl Counters {
+    /// Counts what the store did that its replies do not show ([`Tally`]).
+    pub fn tally(&mut self, tally: Tally) {
+        self.get_expired += tally.expired;
+        self.get_flushed += tally.flushed;
+        self.total_items += tally.linked;
+    }
+
+    /// Counts a request the protocol layer answered on its own.
+    pub fn counted(&mut self, counted: Counted) {
+        match counted {
+            Counted::SetCommand => self.cmd_set += 1,
+            Counted::Flush => self.cmd_flush += 1,
+            Counted::TooLarge => self.store_too_large += 1,
+        }
+    }
+
     /// Counts one applied command and its reply (a multi-get arrives as one-key gets).
+    /// As memcached 1.6.18 counts them: a `gat`/`gats` key is a touch (`cmd_touch`,
+    /// `touch_hits`, `touch_misses`), not a get.
     pub fn count(&mut self, command: &Command, reply: &Reply) {
         match command {
             Command::Get { keys, .. } | Command::Gat { keys, .. } => {
@@ -69,28 +95,21 @@ impl Counters {
                     _ => 0,
                 };
                 let missed = (keys.len() as u64).saturating_sub(found);
-                self.cmd_get += keys.len() as u64;
-                self.get_hits += found;
-                self.get_misses += missed;
                 if matches!(command, Command::Gat { .. }) {
                     self.cmd_touch += keys.len() as u64;
                     self.touch_hits += found;
                     self.touch_misses += missed;
+                } else {
+                    self.cmd_get += keys.len() as u64;
+                    self.get_hits += found;
+                    self.get_misses += missed;
                 }
             }
-            Command::Store { .. } => {
-                self.cmd_set += 1;
-                if matches!(reply, Reply::Stored) {
-                    self.total_items += 1;
-                }
-            }
+            Command::Store { .. } => self.cmd_set += 1,
             Command::Cas { .. } => {
                 self.cmd_set += 1;
                 match reply {
-                    Reply::Stored => {
-                        self.cas_hits += 1;
-                        self.total_items += 1;
-                    }
+                    Reply::Stored => self.cas_hits += 1,
                     Reply::Exists => self.cas_badval += 1,
                     _ => self.cas_misses += 1,
                 }
@@ -147,7 +166,8 @@ pub struct StatsContext<'a> {
 pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     let mut put = |name: &str, value: String| out.push((name.to_string(), value));
-    let items = ctx.store.live_keys(ctx.now_ms).len() as u64;
+    // memcached's curr_items counts the items linked, dead ones not yet reaped included.
+    let items = ctx.store.item_count() as u64;
     let bytes = ctx.store.used_bytes() as u64;
     let limit = ctx.store.config().memory_limit.unwrap_or(0) as u64;
     match group {
@@ -171,8 +191,8 @@ pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(S
             put("cmd_meta", c.cmd_meta.to_string());
             put("get_hits", c.get_hits.to_string());
             put("get_misses", c.get_misses.to_string());
-            put("get_expired", "0".into());
-            put("get_flushed", "0".into());
+            put("get_expired", c.get_expired.to_string());
+            put("get_flushed", c.get_flushed.to_string());
             put("delete_misses", c.delete_misses.to_string());
             put("delete_hits", c.delete_hits.to_string());
             put("incr_misses", c.incr_misses.to_string());
@@ -184,6 +204,8 @@ pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(S
             put("cas_badval", c.cas_badval.to_string());
             put("touch_hits", c.touch_hits.to_string());
             put("touch_misses", c.touch_misses.to_string());
+            put("store_too_large", c.store_too_large.to_string());
+            put("store_no_memory", "0".into());
             put("bytes_read", c.bytes_read.to_string());
             put("bytes_written", c.bytes_written.to_string());
             put("limit_maxbytes", limit.to_string());
@@ -193,7 +215,7 @@ pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(S
             put("curr_items", items.to_string());
             put("total_items", c.total_items.to_string());
             put("evictions", c.evictions.to_string());
-            put("reclaimed", "0".into());
+            put("reclaimed", c.reclaimed.to_string());
         }
         StatsGroup::Items if items > 0 => {
             put("items:1:number", items.to_string());

@@ -22,8 +22,12 @@
 //! - the store's own: `memory_limit` with LRU eviction, `evict: false` for memcached `-M`
 //!   (out-of-memory errors), `persistent` (never evicts).
 //!
-//! Expired items are reclaimed as commands arrive ([`CRAWL_PER_COMMAND`] after each), as
-//! memcached's LRU crawler reclaims them in the background.
+//! Expired and flushed items are reaped as memcached's LRU maintainer thread reaps them in
+//! the background: before a command (or `stats`) that comes after the server was quiet
+//! for [`MAINTAINER_QUIET_MS`] (at most [`CRAWL_PER_QUIET`] expired items, and every
+//! item a flush hides). Commands that arrive together meet the dead items a real
+//! memcached would still hold (`get_expired`, `get_flushed`, `curr_items` count them);
+//! after a pause they are gone, so a `flush_all <delay>` cannot bring flushed items back.
 //!
 //! Bounded as memcached is: at most `max_connections` open at once (memcached's `-c`,
 //! 1024); a connection past them is answered `ERROR Too many open connections` and closed,
@@ -38,7 +42,7 @@ use super::serve_trace::{TraceWriter, DEFAULT_TRACE_MAX_BYTES};
 use crate::command::{Command, Reply};
 use crate::rng::SimRng;
 use crate::store::{Store, StoreConfig};
-use crate::wire::{Connection, Service, StatsGroup};
+use crate::wire::{Connection, Counted, Service, StatsGroup};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -81,9 +85,14 @@ pub struct ServeConfig {
     pub lockstep: Option<LockstepConfig>,
 }
 
-/// Expired items reclaimed after each command, as memcached's LRU crawler reclaims them
-/// in the background: a store that keeps being used does not keep dead items.
-pub const CRAWL_PER_COMMAND: usize = 8;
+/// Expired items reaped after a quiet spell, as memcached's LRU maintainer reaps them in
+/// the background: a store that keeps being used does not keep dead items.
+pub const CRAWL_PER_QUIET: usize = 4096;
+
+/// How long the server must have been without commands before the next one (or `stats`)
+/// reaps dead items first. memcached's maintainer wakes every few milliseconds on a young
+/// server; commands read together never see it run between them.
+pub const MAINTAINER_QUIET_MS: u64 = 20;
 
 /// The most faults armed and waiting for one connection's next command (or for `next`).
 pub const MAX_ARMED: usize = 1024;
@@ -122,7 +131,21 @@ struct State {
     jump_ms: u64,
     /// When this server process started (server clock, ms): a restart starts it again.
     started_ms: u64,
+    /// When the last command or `stats` was served (server clock, ms).
+    busy_ms: u64,
     counters: Counters,
+}
+
+impl State {
+    /// The maintainer's work after a quiet spell (see the module doc).
+    fn maintain(&mut self, now: u64) {
+        if now.saturating_sub(self.busy_ms) >= MAINTAINER_QUIET_MS {
+            let reaped =
+                self.store.crawl_expired(now, CRAWL_PER_QUIET) + self.store.reap_flushed(now);
+            self.counters.reclaimed += reaped as u64;
+        }
+        self.busy_ms = now;
+    }
 }
 
 /// An open client connection.
@@ -168,6 +191,8 @@ pub(crate) struct Shared {
     pub(crate) controls: Mutex<BTreeMap<u64, TcpStream>>,
     bytes_read: AtomicU64,
     bytes_written: AtomicU64,
+    /// Why the trace could not be written (the server stopped on it).
+    trace_error: Mutex<Option<io::Error>>,
 }
 
 /// A mutex's guard; a panicked holder's data is still consistent here (every critical
@@ -195,7 +220,39 @@ impl Shared {
 
     pub(crate) fn trace(&self, conn: Option<u64>, kind: &str, text: &str) {
         if let Some(t) = &self.trace {
-            lock(t).line(conn, kind, text);
+            let written = lock(t).line(conn, kind, text);
+            self.check_trace(written);
+        }
+    }
+
+    /// A trace write that failed stops the server: the error is kept for
+    /// [`Server::wait`], the acceptor is woken and every connection closed.
+    fn check_trace(&self, written: io::Result<()>) {
+        let Err(e) = written else { return };
+        {
+            let mut failure = lock(&self.trace_error);
+            if failure.is_some() {
+                return;
+            }
+            let path = self
+                .config
+                .trace
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""));
+            *failure = Some(io::Error::new(
+                e.kind(),
+                format!("cannot write the trace file {}: {e}", path.display()),
+            ));
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        let ip = match self.config.listen.ip() {
+            ip if ip.is_unspecified() => std::net::IpAddr::from([127, 0, 0, 1]),
+            ip => ip,
+        };
+        let wake = SocketAddr::new(ip, self.port);
+        let _ = TcpStream::connect_timeout(&wake, Duration::from_millis(200));
+        for c in lock(&self.conns).open.values() {
+            let _ = c.stream.shutdown(Shutdown::Both);
         }
     }
 
@@ -302,6 +359,7 @@ impl Shared {
             return Vec::new();
         }
         let now = self.now(&mut state);
+        state.maintain(now);
         let mut counters = state.counters.clone();
         counters.bytes_read = self.bytes_read.load(Ordering::Relaxed);
         counters.bytes_written = self.bytes_written.load(Ordering::Relaxed);
@@ -349,8 +407,9 @@ impl Shared {
         Turn(self.lockstep.as_ref())
     }
 
-    /// Applies one store command (after the configured delay and random evictions).
-    fn apply(&self, id: u64, command: &Command) -> Reply {
+    /// Applies one store command (after the configured delay and random evictions),
+    /// counted in `stats` as a command of its own unless `counted` is `false`.
+    fn apply(&self, id: u64, command: &Command, counted: bool) -> Reply {
         if let Some((lo, hi)) = self.config.delay_ms {
             let ms = lock(&self.state).rng.range_inclusive(lo, hi);
             if ms > 0 {
@@ -359,6 +418,7 @@ impl Shared {
         }
         let mut state = lock(&self.state);
         let now = self.now(&mut state);
+        state.maintain(now);
         if self.config.evict_probability > 0.0 {
             for key in command.keys() {
                 if state.rng.chance(self.config.evict_probability) {
@@ -368,20 +428,25 @@ impl Shared {
             }
         }
         let reply = state.store.apply(now, command);
-        state.counters.count(command, &reply);
-        state.store.crawl_expired(now, CRAWL_PER_COMMAND);
+        if counted {
+            state.counters.count(command, &reply);
+        }
+        let tally = state.store.take_tally();
+        state.counters.tally(tally);
         let evicted = state.store.take_evicted();
         state.counters.evictions += evicted.len() as u64;
         // Traced under the store's lock, so the trace's order is the order of
         // application; the command, the evictions it caused and its reply together.
         if let Some(t) = &self.trace {
             let mut t = lock(t);
-            t.line(Some(id), "command", &command.to_string());
+            let mut written = t.line(Some(id), "command", &command.to_string());
             for key in evicted {
                 let text = format!("lru evicts {}", String::from_utf8_lossy(&key));
-                t.line(None, "fault", &text);
+                written = written.and_then(|()| t.line(None, "fault", &text));
             }
-            t.line(Some(id), "reply", &reply.to_string());
+            written = written.and_then(|()| t.line(Some(id), "reply", &reply.to_string()));
+            drop(t);
+            self.check_trace(written);
         }
         drop(state);
         reply
@@ -402,6 +467,8 @@ struct ConnFaults {
 struct ConnService<'a> {
     shared: &'a Shared,
     faults: &'a ConnFaults,
+    /// The command being applied is an effect only ([`Service::apply_uncounted`]).
+    uncounted: bool,
 }
 
 /// A lockstep turn, given back when the request has been served (whichever way).
@@ -472,9 +539,10 @@ impl Service for ConnService<'_> {
                 _ => {}
             }
         }
-        let reply = shared.apply(id, command);
+        let reply = shared.apply(id, command, !self.uncounted);
         drop(turn);
-        if drop_reply {
+        // A server stopping (its trace failed) sends nothing more.
+        if drop_reply || shared.stopping() {
             self.faults.dropped.set(true);
         }
         reply
@@ -482,6 +550,17 @@ impl Service for ConnService<'_> {
 
     fn stats(&mut self, group: StatsGroup) -> Vec<(String, String)> {
         self.shared.stats(group)
+    }
+
+    fn count(&mut self, counted: Counted) {
+        lock(&self.shared.state).counters.counted(counted);
+    }
+
+    fn apply_uncounted(&mut self, command: &Command) -> Reply {
+        self.uncounted = true;
+        let reply = self.apply(command);
+        self.uncounted = false;
+        reply
     }
 }
 
@@ -523,9 +602,10 @@ impl Server {
             .trace
             .as_deref()
             .map(|p| {
-                TraceWriter::create(p, config.trace_max_bytes, Instant::now()).map_err(context(
-                    format!("cannot create the trace file {}", p.display()),
-                ))
+                let text = format!("kvsim serve listening on {addr}");
+                TraceWriter::create(p, config.trace_max_bytes, Instant::now(), &text).map_err(
+                    context(format!("cannot write the trace file {}", p.display())),
+                )
             })
             .transpose()?
             .map(Mutex::new);
@@ -538,6 +618,7 @@ impl Server {
                 last_ms: start_ms,
                 jump_ms: 0,
                 started_ms: start_ms,
+                busy_ms: start_ms,
                 counters: Counters::default(),
             }),
             port: addr.port(),
@@ -551,6 +632,7 @@ impl Server {
             controls: Mutex::new(BTreeMap::new()),
             bytes_read: AtomicU64::new(0),
             bytes_written: AtomicU64::new(0),
+            trace_error: Mutex::new(None),
         });
         let accept_shared = Arc::clone(&shared);
         let accept = std::thread::Builder::new()
@@ -586,16 +668,37 @@ impl Server {
         self.control_addr
     }
 
-    /// Blocks until the server stops (it runs until the process ends).
-    pub fn wait(mut self) {
+    /// Blocks until the server stops: it runs until the process ends, unless its trace
+    /// cannot be written, which stops it with that error.
+    pub fn wait(mut self) -> io::Result<()> {
         if let Some(handle) = self.accept.take() {
             let _ = handle.join();
         }
+        self.shutdown_rest();
+        match lock(&self.shared.trace_error).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Why the server stopped on its own, if it did (its trace could not be written).
+    pub fn failure(&self) -> Option<String> {
+        lock(&self.shared.trace_error)
+            .as_ref()
+            .map(|e| e.to_string())
     }
 
     /// Stops accepting, closes every connection, and waits for the acceptors to end.
     pub fn stop(mut self) {
         self.shutdown();
+    }
+
+    /// After the acceptor ended on its own: closes the control channel and its
+    /// connections too.
+    fn shutdown_rest(&mut self) {
+        if self.control.is_some() {
+            self.shutdown();
+        }
     }
 
     fn shutdown(&mut self) {
@@ -695,23 +798,21 @@ fn serve_connection(mut stream: TcpStream, id: u64, shared: &Shared) {
         dropped: Cell::new(false),
         hold_ms: Cell::new(0),
     };
-    // memcached's read buffer size: what one read event can hold.
-    let mut buf = vec![0u8; 16 * 1024];
+    let mut rbuf = ReadBuffer::default();
+    let mut buf = Vec::new();
     loop {
-        // A data block is read exactly to its end, as memcached reads it.
-        let cap = conn.wants().map_or(buf.len(), |n| n.clamp(1, buf.len()));
-        let n = match stream.read(&mut buf[..cap]) {
+        let n = match rbuf.read(&mut stream, &conn, &mut buf) {
             Ok(0) => break,
             Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
         shared.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
         let service = ConnService {
             shared,
             faults: &faults,
+            uncounted: false,
         };
-        let close = conn.serve(&buf[..n], service, |bytes| {
+        let close = conn.serve(&buf, service, |bytes| {
             if faults.dropped.get() {
                 return false;
             }
@@ -728,5 +829,112 @@ fn serve_connection(mut stream: TcpStream, id: u64, shared: &Shared) {
             break;
         }
     }
-    let _ = stream.shutdown(Shutdown::Both);
+    // Closed as memcached closes it, without a shutdown first: input left unread makes
+    // the close a reset (RST), as it does for memcached; otherwise the client sees FIN.
+    // (The connection's clone in `Shared::conns` is dropped right after this returns.)
+    drop(stream);
+}
+
+/// memcached's `READ_BUFFER_SIZE`: what one read takes while it waits for a command.
+pub const READ_BUFFER_SIZE: usize = 16 * 1024;
+
+/// How much a connection reads at a time, as memcached 1.6.18 sizes its reads (which
+/// decides, for instance, whether a long line is seen whole or closes the connection
+/// for lack of a `\n` in its first 2048 bytes, and how much unread input a close leaves
+/// behind, which makes the close a reset):
+/// - waiting for a command line, one read fills what its read buffer (16 KiB) has free
+///   next to the incomplete line already held;
+/// - a line of a multi-get longer than 2048 bytes moves the buffer to one of twice the
+///   size, which then doubles (at most 4 times a read event) whenever a read fills it,
+///   and reads go on while input is waiting; it goes back to 16 KiB once empty;
+/// - a data block (or a swallowed one) is read exactly to its end, at most a buffer's
+///   worth at a time ([`Connection::wants`]).
+#[derive(Debug)]
+struct ReadBuffer {
+    size: usize,
+    malloced: bool,
+}
+
+impl Default for ReadBuffer {
+    fn default() -> Self {
+        ReadBuffer {
+            size: READ_BUFFER_SIZE,
+            malloced: false,
+        }
+    }
+}
+
+impl ReadBuffer {
+    /// One read event: the bytes read into `buf` (0 at the end of the input).
+    fn read(
+        &mut self,
+        stream: &mut TcpStream,
+        conn: &Connection,
+        buf: &mut Vec<u8>,
+    ) -> io::Result<usize> {
+        let held = conn.buffered();
+        if let Some(want) = conn.wants() {
+            let cap = want.clamp(1, self.size);
+            return read_some(stream, buf, cap);
+        }
+        if held == 0 {
+            *self = ReadBuffer::default();
+        } else if !self.malloced && held > crate::wire::LINE_LIMIT {
+            // try_read_command_ascii kept a long multi-get line: rbuf_switch_to_malloc.
+            self.size *= 2;
+            self.malloced = true;
+        }
+        let mut got = 0;
+        let mut allocs = 0;
+        loop {
+            if self.malloced && held + got >= self.size {
+                if allocs == 4 {
+                    break;
+                }
+                allocs += 1;
+                self.size *= 2;
+            }
+            let avail = self.size - held - got;
+            let n = if got == 0 {
+                read_some(stream, buf, avail)?
+            } else {
+                // Only what is waiting already (memcached's socket is non-blocking).
+                stream.set_nonblocking(true)?;
+                let mut more = Vec::new();
+                let r = read_some(stream, &mut more, avail);
+                stream.set_nonblocking(false)?;
+                match r {
+                    Ok(n) => {
+                        buf.extend_from_slice(&more[..n]);
+                        n
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(e),
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            got += n;
+            if !(n == avail && self.malloced) {
+                break;
+            }
+        }
+        Ok(got)
+    }
+}
+
+/// Reads at most `cap` bytes into `buf` (replacing what it held); retries on EINTR.
+fn read_some(stream: &mut TcpStream, buf: &mut Vec<u8>, cap: usize) -> io::Result<usize> {
+    buf.resize(cap, 0);
+    loop {
+        match stream.read(&mut buf[..cap]) {
+            Ok(n) => {
+                buf.truncate(n);
+                return Ok(n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
 }

@@ -89,6 +89,7 @@ impl Store {
             // "Avoid stale data persisting in cache because we failed alloc": set only,
             // but `ms` in every mode.
             if op == Op::Plain(StoreVerb::Set) || meta.is_some() {
+                self.met_dead(key, now_s);
                 self.unlink(key);
             }
             return (Reply::ServerError(error), 0);
@@ -126,7 +127,9 @@ impl Store {
             Ok(cas)
         };
         if op == Op::Plain(StoreVerb::Set) {
-            // Dead or alive, the old item is replaced: no need to look first.
+            // Dead or alive, the old item is replaced; memcached looks it up all the same
+            // (and counts a dead one).
+            self.met_dead(key, now_s);
             return linked(self, exp);
         }
         if let Op::Plain(verb @ (StoreVerb::Append | StoreVerb::Prepend)) = op {
@@ -185,6 +188,7 @@ impl Store {
         let (old_size, new_size) = match self.items.get(key) {
             None => return Err(Reply::NotStored),
             Some(item) if dead(&self.flush, item, now_s) => {
+                self.met_dead(key, now_s);
                 self.unlink(key); // reaped, as `find` does
                 return Err(Reply::NotStored);
             }
@@ -198,6 +202,7 @@ impl Store {
             return Err(Reply::NotStored);
         }
         let cas = self.next_cas();
+        self.tally.linked += 1;
         let tracks = self.tracks_lru();
         let Some(item) = self.items.get_mut(key) else {
             return Err(Reply::NotStored);
@@ -314,6 +319,7 @@ impl Store {
                 item.time = now_s;
             }
         } else {
+            self.tally.linked += 1;
             item.data.clear();
             item.data.extend_from_slice(digits);
             item.time = now_s;
@@ -340,6 +346,7 @@ impl Store {
         // oldest_live = new_oldest - 1, in rel time; rel 0 means "no flush".
         let oldest_live = new_oldest - 1;
         self.flush.oldest_live = (oldest_live > self.clock.started).then_some(oldest_live);
+        self.flush_reaped = false;
         if oldest_live <= now_s {
             self.flush.oldest_cas = self.next_cas();
         }

@@ -39,9 +39,11 @@
 //! still returns its reply here; the codec drops it.
 //!
 //! Flushed and expired items are reaped lazily, as memcached does: when a command meets
-//! them, or when memory is needed. So, as on a real 1.6.18, a `flush_all <future>` sent
-//! after an immediate `flush_all` brings back the items no command has touched since
-//! (memcached's background LRU crawler may reap some first; kvsim's never runs).
+//! them, when memory is needed, or when the owner calls [`Store::crawl_expired`] and
+//! [`Store::reap_flushed`] (what memcached's background LRU maintainer does; `kvsim
+//! serve` calls them when a connection has been quiet). By 1.6.18's oldest-live rules
+//! alone, a `flush_all <future>` sent after an immediate `flush_all` brings back the
+//! items nothing has reaped since; once reaped they stay gone.
 //!
 //! `touch` and `gat` with any negative exptime expire the item at once (observed on a live
 //! 1.6.18 even for `-1000000`, which plain `realtime()` arithmetic would wrap into the far
@@ -120,12 +122,45 @@ pub struct Store {
     /// The last cas unique handed out (`cas_id`).
     cas_id: u64,
     flush: Flush,
+    /// Whether the items the current flush hides were reaped since it took effect
+    /// ([`Store::reap_flushed`]).
+    flush_reaped: bool,
     /// Total size of the items held (plus an allocation in flight during a command).
     used: usize,
     /// Keys evicted by the LRU since the last [`Store::take_evicted`].
     evicted: Vec<Vec<u8>>,
     /// The latest time the store was given (for [`Store::evict`]); not part of its identity.
     seen: Seen,
+    /// What lookups met and what was linked, since the last [`Store::take_tally`]; not
+    /// part of its identity.
+    tally: Tally,
+}
+
+/// What a store's commands did that memcached counts in `stats` but the replies do not
+/// show: lookups that met an expired or a flushed item (`get_expired`, `get_flushed`:
+/// memcached's `do_item_get` counts them for every command that looks an item up, a
+/// `set` included), and items linked (`total_items`: every store, an append, an incr
+/// that outgrew its item). Equal and hash-neutral for every value, like [`Seen`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    /// Lookups that met an expired item.
+    pub expired: u64,
+    /// Lookups that met a flushed item.
+    pub flushed: u64,
+    /// Items linked.
+    pub linked: u64,
+}
+
+impl PartialEq for Tally {
+    fn eq(&self, _: &Tally) -> bool {
+        true
+    }
+}
+
+impl Eq for Tally {}
+
+impl std::hash::Hash for Tally {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// Names for cas uniques, given in order of first appearance: what
@@ -200,9 +235,11 @@ impl Store {
             lru: Lru::default(),
             cas_id: 0,
             flush: Flush::default(),
+            flush_reaped: false,
             used: 0,
             evicted: Vec::new(),
             seen: Seen(now_ms),
+            tally: Tally::default(),
         }
     }
 
@@ -350,6 +387,40 @@ impl Store {
         }
         self.clock = ProcessClock::start(now_ms);
         self.flush = Flush::default();
+        self.flush_reaped = false;
+    }
+
+    /// Reaps every item a flush that has taken effect hides, as memcached's LRU
+    /// maintainer thread reaps flushed items from its LRU tails soon after the flush;
+    /// the number reaped. What a command answers is unchanged for those items (a flushed
+    /// item is a miss either way), but a later `flush_all <delay>`, which moves
+    /// `oldest_live` into the future, can no longer bring them back (on a real 1.6.18
+    /// they come back only if no maintainer reaped them first: `-o no_lru_maintainer`, or
+    /// the commands arrive together). Scans the items once per flush that takes effect.
+    pub fn reap_flushed(&mut self, now_ms: u64) -> usize {
+        self.seen.0 = self.seen.0.max(now_ms);
+        let now_s = now_secs(now_ms);
+        match self.flush.oldest_live {
+            Some(ol) if ol <= now_s && !self.flush_reaped => {}
+            _ => return 0,
+        }
+        self.flush_reaped = true;
+        let flushed: Vec<Arc<[u8]>> = self
+            .items
+            .unordered()
+            .filter(|it| self.flush.is_flushed(it.time, it.cas, now_s))
+            .map(|it| Arc::clone(&it.key))
+            .collect();
+        for key in &flushed {
+            self.unlink(key);
+        }
+        flushed.len()
+    }
+
+    /// How many items the store holds, dead ones not yet reaped included (memcached's
+    /// `curr_items`).
+    pub fn item_count(&self) -> usize {
+        self.items.len()
     }
 
     /// The live (unexpired, unflushed) keys at `now_ms`, sorted.
@@ -361,6 +432,11 @@ impl Store {
             .filter(|it| !self.is_dead(it, now_s))
             .map(|it| it.key.to_vec())
             .collect()
+    }
+
+    /// What the commands since the last call did that `stats` counts ([`Tally`]).
+    pub fn take_tally(&mut self) -> Tally {
+        std::mem::take(&mut self.tally)
     }
 
     /// Keys the LRU evicted since the last call (oldest eviction first).
@@ -541,9 +617,11 @@ impl Store {
             lru,
             cas_id: _,
             flush,
+            flush_reaped,
             used,
             evicted,
             seen: _,
+            tally: _,
         } = self;
         config.hash(h);
         if !timeless {
@@ -565,6 +643,7 @@ impl Store {
             lru.hash(h);
         }
         flush.hash(h);
+        flush_reaped.hash(h);
         used.hash(h);
         evicted.hash(h);
     }
@@ -581,14 +660,28 @@ impl Store {
     /// `do_item_get`'s liveness check: whether a live item is under `key`; a dead one is
     /// unlinked on the way.
     fn find(&mut self, key: &[u8], now_s: i64) -> bool {
-        let dead = match self.items.get(key) {
-            None => return false,
-            Some(item) => self.is_dead(item, now_s),
-        };
+        let dead = self.met_dead(key, now_s);
         if dead {
             self.unlink(key);
         }
-        !dead
+        self.items.get(key).is_some()
+    }
+
+    /// Whether the item under `key` is dead; if it is, the lookup that met it is counted
+    /// (`do_item_get`: flushed before expired).
+    fn met_dead(&mut self, key: &[u8], now_s: i64) -> bool {
+        let Some(item) = self.items.get(key) else {
+            return false;
+        };
+        if self.flush.is_flushed(item.time, item.cas, now_s) {
+            self.tally.flushed += 1;
+            true
+        } else if is_expired(item.exptime, now_s) {
+            self.tally.expired += 1;
+            true
+        } else {
+            false
+        }
     }
 
     fn unlink(&mut self, key: &[u8]) -> Option<Item> {
@@ -643,6 +736,7 @@ impl Store {
     /// now, the most recently used position, no marks. Returns the unique.
     fn link(&mut self, key: &[u8], data: &[u8], flags: u32, exp: i64, now_s: i64) -> u64 {
         let cas = self.next_cas();
+        self.tally.linked += 1;
         let tracks = self.tracks_lru();
         if let Some(item) = self.items.get_mut(key) {
             // item_replace: the old item goes, a new one takes its place.

@@ -198,3 +198,54 @@ fn a_repeated_read_changes_nothing() {
     s.apply(T0 + 5_000, &meta("mg k v"));
     assert_eq!(s, before);
 }
+
+/// 1.6.18's oldest-live rules: an immediate `flush_all` sets `oldest_live` to the second
+/// before now and takes the cas bound; a later `flush_all <delay>` moves `oldest_live`
+/// into the future, so by the rules alone an item flushed and not yet reaped is visible
+/// again. memcached's LRU maintainer reaps flushed items soon after the flush, and so
+/// does [`Store::reap_flushed`]: once reaped, the item stays gone (issue #32.3).
+#[test]
+fn a_reaped_flushed_item_does_not_come_back() {
+    let get = |key: &str| Command::Get {
+        with_cas: false,
+        keys: vec![key.as_bytes().to_vec()],
+    };
+    let flush = |delay: Option<i64>| Command::FlushAll {
+        delay,
+        noreply: false,
+    };
+    for reap in [false, true] {
+        let mut s = Store::new(StoreConfig::default(), T0);
+        s.apply(T0, &set("k1", "v", 0));
+        assert_eq!(s.apply(T0 + 100, &flush(None)), Reply::Ok);
+        assert_eq!(s.item_count(), 1, "flushed, not yet reaped");
+        assert_eq!(s.apply(T0 + 100, &get("k1")), Reply::Values(vec![]));
+        assert_eq!(s.item_count(), 0, "the get met it and reaped it");
+        // Stored in the same second after the flush: visible (the cas cliff).
+        s.apply(T0 + 200, &set("k2", "w", 0));
+        if reap {
+            assert_eq!(s.reap_flushed(T0 + 1_100), 0, "k1 was reaped by the get");
+            s.apply(T0 + 1_100, &set("k3", "x", 0));
+            assert_eq!(s.apply(T0 + 1_100, &flush(None)), Reply::Ok);
+            assert_eq!(s.reap_flushed(T0 + 1_200), 2, "k2 and k3");
+            assert_eq!(s.reap_flushed(T0 + 1_200), 0, "once per flush");
+            assert_eq!(s.item_count(), 0);
+        } else {
+            s.apply(T0 + 1_100, &set("k3", "x", 0));
+            assert_eq!(s.apply(T0 + 1_100, &flush(None)), Reply::Ok);
+        }
+        assert_eq!(s.apply(T0 + 1_300, &flush(Some(100))), Reply::Ok);
+        let k3 = s.apply(T0 + 1_400, &get("k3"));
+        if reap {
+            assert_eq!(k3, Reply::Values(vec![]));
+        } else {
+            // The rules alone: oldest_live is in the future again, nothing is flushed.
+            assert!(matches!(&k3, Reply::Values(v) if v.len() == 1), "{k3:?}");
+        }
+        // The delayed flush takes effect at its deadline: k3 and everything older go.
+        s.apply(T0 + 2_000, &set("k4", "y", 0));
+        assert_eq!(s.apply(T0 + 101_000, &get("k4")), Reply::Values(vec![]));
+        assert_eq!(s.apply(T0 + 101_000, &get("k3")), Reply::Values(vec![]));
+        s.check_invariants().unwrap();
+    }
+}

@@ -14,7 +14,7 @@
 //! pipelined, fragmented and half-closed input byte for byte as memcached does (given the
 //! same read boundaries).
 
-use super::request::{Request, RequestParser, StatsGroup};
+use super::request::{Counted, Request, RequestParser, StatsGroup};
 use crate::command::{Command, MetaVerb, Reply};
 
 /// What a connection serves: the store's commands, and the server's own `stats`
@@ -28,6 +28,17 @@ pub trait Service {
     fn stats(&mut self, group: StatsGroup) -> Vec<(String, String)> {
         let _ = group;
         Vec::new()
+    }
+
+    /// Counts a request the protocol layer answered on its own ([`Counted`]).
+    fn count(&mut self, counted: Counted) {
+        let _ = counted;
+    }
+
+    /// Applies a command for its effect only, without counting it as a command of its
+    /// own (the unlink of a too-large `set`).
+    fn apply_uncounted(&mut self, command: &Command) -> Reply {
+        self.apply(command)
     }
 }
 
@@ -147,9 +158,20 @@ impl Connection {
                         }
                     }
                 },
-                Request::Answer { effect, reply } => {
+                Request::Answer {
+                    effect,
+                    reply,
+                    counted,
+                } => {
+                    if let Some(counted) = counted {
+                        service.count(*counted);
+                    }
                     if let Some(effect) = effect {
-                        service.apply(effect);
+                        if *counted == Some(Counted::TooLarge) {
+                            service.apply_uncounted(effect);
+                        } else {
+                            service.apply(effect);
+                        }
                     }
                     request.encode_own_reply(&mut self.unsent);
                     if matches!(reply, Some(Reply::Values(_))) {
@@ -208,6 +230,12 @@ impl Connection {
     /// end before it reads anything else. `None` while waiting for a command line.
     pub fn wants(&self) -> Option<usize> {
         self.parser.wants()
+    }
+
+    /// Bytes read but not yet used: the start of a command line still incomplete (what
+    /// memcached's read buffer holds between reads).
+    pub fn buffered(&self) -> usize {
+        self.parser.buffered()
     }
 
     /// Runs a retrieval's one-key `lookups`, encoding their values into `unsent` and

@@ -22,7 +22,10 @@ pub use cnum::{is_c_space, safe_strtol, safe_strtoul, safe_strtoull};
 pub use conn::{Connection, Output, Service, STREAM_BYTES};
 pub use encode::{command_bytes, encode_command};
 pub use reply::ReplyParser;
-pub use request::{item_fits, Request, RequestParser, StatsGroup, DEFAULT_ITEM_SIZE_MAX, VERSION};
+pub use request::{
+    item_fits, Counted, Request, RequestParser, StatsGroup, DEFAULT_ITEM_SIZE_MAX, LINE_LIMIT,
+    VERSION,
+};
 
 /// Bytes from a server that are not a memcached reply.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -81,6 +81,8 @@ pub enum Request {
         effect: Option<Command>,
         /// What goes on the wire.
         reply: Option<Reply>,
+        /// What memcached counts in `stats` for it, if anything.
+        counted: Option<Counted>,
     },
     /// A multi-key retrieval cut short by a key over 250 bytes: apply `effect` (the keys
     /// before it, if any) and discard its reply, then discard every reply of this
@@ -107,6 +109,7 @@ impl Request {
         Request::Answer {
             effect: None,
             reply: Some(reply),
+            counted: None,
         }
     }
 
@@ -115,6 +118,16 @@ impl Request {
         Request::Answer {
             effect: None,
             reply: (!noreply).then_some(reply),
+            counted: None,
+        }
+    }
+
+    /// [`Request::error`], counted in `stats` as `counted`.
+    fn counted_error(noreply: bool, reply: Reply, counted: Counted) -> Self {
+        Request::Answer {
+            effect: None,
+            reply: (!noreply).then_some(reply),
+            counted: Some(counted),
         }
     }
 
@@ -136,6 +149,20 @@ impl Request {
             _ => {}
         }
     }
+}
+
+/// What memcached counts in `stats` for a request the protocol layer answers on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Counted {
+    /// A storage command whose data block was read, a bad one included (`cmd_set`:
+    /// memcached counts it before it checks the block's `\r\n`).
+    SetCommand,
+    /// A `flush_all` refused for its argument (`cmd_flush`: counted before the argument
+    /// is read).
+    Flush,
+    /// A value too large for an item (`store_too_large`); the old item the `set` unlinks
+    /// is not a `delete` in the counters.
+    TooLarge,
 }
 
 /// The groups of `stats` a server answers (memcached's `process_stat`).
@@ -322,9 +349,10 @@ impl RequestParser {
                     let data = block[..pending.len].to_vec();
                     self.pos += need;
                     if !ok {
-                        return Some(Request::error(
+                        return Some(Request::counted_error(
                             pending.noreply,
                             Reply::ClientError(ClientError::BadDataChunk),
+                            Counted::SetCommand,
                         ));
                     }
                     return Some(Request::Command(pending.into_command(data)));
@@ -512,6 +540,7 @@ fn parse_store(t: &Tokens, verb: StoreVerb, cas: bool, item_size_max: usize) -> 
         let request = Request::Answer {
             effect,
             reply: (!noreply).then_some(Reply::ServerError(ServerError::ObjectTooLarge)),
+            counted: Some(Counted::TooLarge),
         };
         return LineOutcome::Swallow(len + 2, request);
     }
@@ -659,9 +688,10 @@ fn parse_flush_all(t: &Tokens) -> LineOutcome {
         match safe_strtol(t.words[1]) {
             Some(d) => delay = Some(i64::from(d)),
             None => {
-                return LineOutcome::Done(Request::error(
+                return LineOutcome::Done(Request::counted_error(
                     noreply,
                     Reply::ClientError(ClientError::InvalidExptime),
+                    Counted::Flush,
                 ))
             }
         }
@@ -727,7 +757,11 @@ mod tests {
         assert_eq!(
             reqs,
             vec![
-                answer(Reply::ClientError(ClientError::BadDataChunk)),
+                Request::counted_error(
+                    false,
+                    Reply::ClientError(ClientError::BadDataChunk),
+                    Counted::SetCommand
+                ),
                 answer(Reply::Error)
             ]
         );
@@ -745,7 +779,8 @@ mod tests {
                     key: b"k".to_vec(),
                     noreply: true
                 }),
-                reply: None
+                reply: None,
+                counted: Some(Counted::TooLarge),
             }
         );
         p.feed(&vec![b'x'; 1000]);

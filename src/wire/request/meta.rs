@@ -86,6 +86,7 @@ fn parse_set(t: &Tokens, item_size_max: usize) -> LineOutcome {
             Request::Answer {
                 effect: None,
                 reply: Some(e),
+                counted: None,
             },
         )
     };
@@ -125,6 +126,7 @@ fn parse_set(t: &Tokens, item_size_max: usize) -> LineOutcome {
                     noreply: true,
                 }),
                 reply: Some(Reply::ServerError(ServerError::ObjectTooLarge)),
+                counted: Some(super::Counted::TooLarge),
             },
         );
     }
