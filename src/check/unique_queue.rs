@@ -521,7 +521,7 @@ pub fn linearizable_queue<V>(
     limits: CheckerLimits,
 ) -> Verdict
 where
-    V: Clone + Ord + Hash + Debug,
+    V: Clone + Ord + Hash + Debug + 'static,
 {
     match check(history) {
         UniqueCheck::Ok(_) => Verdict::Ok,
