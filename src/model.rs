@@ -1,11 +1,26 @@
 //! The [`Model`] trait: a structure, its workload and its property, ready to be checked.
 
+use crate::check::CheckerLimits;
 use crate::history::{History, JsonlFormat};
 use crate::kv::{Kv, KvError};
 use crate::rng::SimRng;
 use crate::verdict::Verdict;
 use std::fmt::Debug;
 use std::hash::Hash;
+
+/// Search steps a simulated run's check may take before it answers `Unknown`
+/// (deterministic, unlike a time limit): what the simulator and the explorer pass to
+/// [`Model::check_with`] ([`SIMULATED_LIMITS`]). The seed structures' histories need far
+/// fewer.
+pub const SIMULATED_MAX_STEPS: u64 = 5_000_000;
+
+/// The checker limits of a simulated run's check: [`SIMULATED_MAX_STEPS`] steps, no time
+/// or memory bound (both would make a verdict depend on the machine).
+pub const SIMULATED_LIMITS: CheckerLimits = CheckerLimits {
+    time: None,
+    max_steps: Some(SIMULATED_MAX_STEPS),
+    max_memory: None,
+};
 
 /// A structure under test: how to set it up, what one operation does, which operations
 /// clients run, and what its histories must satisfy.
@@ -63,17 +78,52 @@ pub trait Model {
     }
 
     /// Judges a complete history (linearizability against a spec, mutual exclusion, a
-    /// time-window spec, …).
+    /// time-window spec, …). A model whose check takes limits (a search that may run long)
+    /// judges here with its own deterministic default, e.g. [`SIMULATED_LIMITS`], and
+    /// overrides [`Model::check_with`] too.
     fn check(&self, history: &History<Self::Op, Self::Ret>) -> Verdict;
+
+    /// Judges a complete history as [`Model::check`] does, bounded by `limits` (hitting
+    /// one makes the verdict `Unknown`). The simulator and the explorer call this one, with
+    /// [`SIMULATED_LIMITS`]. Default: [`Model::check`], `limits` unused (for a property
+    /// whose check is cheap). A model whose check takes limits overrides this one and
+    /// passes them to its checker.
+    ///
+    /// (`check` stays the required method and this one the provided, not the other way
+    /// round, so that models written before this method keep compiling and judging as
+    /// they did.)
+    fn check_with(
+        &self,
+        history: &History<Self::Op, Self::Ret>,
+        limits: &CheckerLimits,
+    ) -> Verdict {
+        let _ = limits;
+        self.check(history)
+    }
 
     /// Judges a long history, from `kvsim stress` (thousands to millions of operations
     /// from real servers), by the same property as [`Model::check`]. Default:
     /// [`Model::check`]. A model whose property has a check polynomial in the history's
     /// length overrides it (the FIFO's with [`crate::check::unique_queue`], the counter's
     /// with [`crate::check::counter`]), so that a long run gets a verdict within bounded
-    /// memory where the general search would not; simulated runs keep [`Model::check`].
+    /// memory where the general search would not; simulated runs keep [`Model::check_with`].
     fn check_long(&self, history: &History<Self::Op, Self::Ret>) -> Verdict {
         self.check(history)
+    }
+
+    /// Judges a long history as [`Model::check_long`] does, bounded by `limits` (those of
+    /// `kvsim stress`: `--check-time-limit`, `--check-max-steps`, a share of
+    /// `--max-memory`). `kvsim stress` calls this one. Default: [`Model::check_long`],
+    /// `limits` unused, so that a model written before this method judges as it did. A
+    /// model that overrides [`Model::check_with`] overrides this one too (at least with
+    /// `self.check_with(history, limits)`), or a stress run's checks ignore the limits.
+    fn check_long_with(
+        &self,
+        history: &History<Self::Op, Self::Ret>,
+        limits: &CheckerLimits,
+    ) -> Verdict {
+        let _ = limits;
+        self.check_long(history)
     }
 
     /// How the operations are written to a history file that `kvsim check-history` can

@@ -36,6 +36,16 @@ impl Verdict {
         matches!(self, Verdict::Violation(_))
     }
 
+    /// Why it is not `Ok`, in one line: `property: reason` for a violation, the bound or
+    /// cause for `Unknown`; `None` for `Ok`.
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            Verdict::Ok => None,
+            Verdict::Violation(x) => Some(format!("{}: {}", x.property, x.reason)),
+            Verdict::Unknown(why) => Some(why.clone()),
+        }
+    }
+
     /// The process exit code for this verdict: 0 ok, 1 violation, 3 unknown.
     pub fn exit_code(&self) -> i32 {
         match self {
@@ -167,6 +177,18 @@ impl fmt::Display for Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verdicts_reason_is_one_line_and_none_for_ok() {
+        assert_eq!(Verdict::Ok.reason(), None);
+        let v = Violation::new("linearizability", "dequeue returned b", vec![1]).verdict();
+        assert_eq!(
+            v.reason().as_deref(),
+            Some("linearizability: dequeue returned b")
+        );
+        let u = Verdict::Unknown("the step bound (10) was hit".into());
+        assert_eq!(u.reason().as_deref(), Some("the step bound (10) was hit"));
+    }
 
     #[test]
     fn reason_classes_blank_the_particulars() {

@@ -536,7 +536,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             "violating_runs": report.violating_runs,
             "millis": report.millis,
             "replay": replay,
-            "reason": reason(&report.verdict),
+            "reason": report.verdict.reason(),
             "findings": findings,
             "probes": report.probes,
             "sometimes": job.scenario.required(entries[job.entry].target(job.variant).probes()),
@@ -773,15 +773,6 @@ fn print_findings(results: &[CheckReport]) -> Result<(), CliError> {
         out!("{}", kvsim::report::text_styled(&f.counterexample, colour))?;
     }
     Ok(())
-}
-
-/// A verdict's reason in one line: `property: reason`, or why it is unknown.
-pub(crate) fn reason(v: &Verdict) -> Option<String> {
-    match v {
-        Verdict::Ok => None,
-        Verdict::Violation(x) => Some(format!("{}: {}", x.property, x.reason)),
-        Verdict::Unknown(why) => Some(why.clone()),
-    }
 }
 
 fn print_table(jobs: &[Job], results: &[CheckReport]) -> Result<(), CliError> {

@@ -239,16 +239,11 @@ pub fn header(target: &str, scope: &Scope, workloads: (u64, bool)) -> String {
 /// The JSON form: `verdict` (`ok`, `violation`, `unknown`), `reason`, the state counts,
 /// `millis`, the scope, and for a violation the counterexample's report and token.
 pub fn to_json(r: &ExploreReport) -> serde_json::Value {
-    let reason = match &r.verdict {
-        Verdict::Ok => None,
-        Verdict::Violation(v) => Some(format!("{}: {}", v.property, v.reason)),
-        Verdict::Unknown(why) => Some(why.clone()),
-    };
     json!({
         "target": r.target,
         "scope": r.scope,
         "verdict": r.verdict.name(),
-        "reason": reason,
+        "reason": r.verdict.reason(),
         "unique_states": r.unique_states,
         "total_states": r.total_states,
         "max_depth": r.max_depth,

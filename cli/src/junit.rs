@@ -8,7 +8,6 @@
 //! as `kvsim check` prints it, then the line that replays it. Every case's
 //! `<system-out>` gives its seed, knobs, runs, verdict and findings.
 
-use crate::check::reason;
 use crate::error::CliError;
 use kvsim::records::{CheckReport, RunReport};
 use std::fmt::Write as _;
@@ -56,7 +55,7 @@ impl Case {
             scenario: report.scenario.clone(),
             millis: report.millis,
             verdict: report.verdict.name().to_string(),
-            reason: reason(&report.verdict),
+            reason: report.verdict.reason(),
             expected: expected.map(str::to_string),
             passed,
             knobs,

@@ -121,6 +121,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, CliError> {
     config.seed = args.seed;
     config.max_history_bytes = Some((args.max_memory << 20) / 2);
     config.flush_first = args.flush;
+    config.check_limits = limits;
     config.stagger = args.stagger_ms.map(Duration::from_millis);
     config.io_timeout = positive_seconds(args.timeout, "timeout").map_err(bad)?;
     config.connect_timeout = config.io_timeout.min(Duration::from_secs(1));
@@ -137,8 +138,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, CliError> {
         args.seed
     )?;
     let started = Instant::now();
-    let run = kvsim_models::lincheck::with_limits(limits, || target.stress(&config))
-        .map_err(|e| bad(e.to_string()))?;
+    let run = target.stress(&config).map_err(|e| bad(e.to_string()))?;
     let checked = started.elapsed().saturating_sub(run.elapsed);
     let secs = run.elapsed.as_secs_f64();
     outln!(

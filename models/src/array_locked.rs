@@ -60,9 +60,10 @@
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
 use crate::lock::{published_try_lock, published_unlock};
+use kvsim::check::CheckerLimits;
 use kvsim::history::History;
 use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::Model;
+use kvsim::model::{Model, SIMULATED_LIMITS};
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
@@ -278,7 +279,15 @@ impl Model for ArrayLocked {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        lincheck::check(&ArraySpec, history, |r| *r == Ret::Lost)
+        self.check_with(history, &SIMULATED_LIMITS)
+    }
+
+    fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
+        lincheck::check(&ArraySpec, history, limits, |r| *r == Ret::Lost)
+    }
+
+    fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
+        self.check_with(history, limits)
     }
 }
 

@@ -49,9 +49,10 @@
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
+use kvsim::check::CheckerLimits;
 use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::Model;
+use kvsim::model::{Model, SIMULATED_LIMITS};
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
@@ -285,13 +286,21 @@ impl Model for Counter {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        lincheck::check(&SumSpec, history, |r| *r == Ret::Lost)
+        self.check_with(history, &SIMULATED_LIMITS)
+    }
+
+    fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
+        lincheck::check(&SumSpec, history, limits, |r| *r == Ret::Lost)
+    }
+
+    fn check_long(&self, history: &History<Op, Ret>) -> Verdict {
+        self.check_long_with(history, &SIMULATED_LIMITS)
     }
 
     /// [`kvsim::check::counter`], polynomial in the history's length (a `Lost` answer
-    /// had no effect); the general search of [`Model::check`] only where it is
-    /// inconclusive (more operations at once than it handles).
-    fn check_long(&self, history: &History<Op, Ret>) -> Verdict {
+    /// had no effect); the general search of [`Model::check_with`], within `limits`, only
+    /// where it is inconclusive (more operations at once than it handles).
+    fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
         use kvsim::check::counter::{check_by, CounterCheck, CounterView};
         use kvsim::history::Outcome;
         let int = |n: u64| i64::try_from(n).map_err(|_| format!("{n} is too big"));
@@ -310,7 +319,7 @@ impl Model for Counter {
         match checked {
             CounterCheck::Ok => Verdict::Ok,
             CounterCheck::Violation(v) => Verdict::Violation(v),
-            CounterCheck::Inconclusive(_) => self.check(history),
+            CounterCheck::Inconclusive(_) => self.check_with(history, limits),
         }
     }
 }

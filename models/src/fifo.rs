@@ -87,9 +87,10 @@
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
+use kvsim::check::CheckerLimits;
 use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, Versioned};
-use kvsim::model::Model;
+use kvsim::model::{Model, SIMULATED_LIMITS};
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
@@ -449,13 +450,22 @@ impl Model for Fifo {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        lincheck::check(&QueueSpec, history, |r| *r == Ret::Lost)
+        self.check_with(history, &SIMULATED_LIMITS)
+    }
+
+    fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
+        lincheck::check(&QueueSpec, history, limits, |r| *r == Ret::Lost)
+    }
+
+    fn check_long(&self, history: &History<Op, Ret>) -> Verdict {
+        self.check_long_with(history, &SIMULATED_LIMITS)
     }
 
     /// [`kvsim::check::unique_queue`] (the workload's values are unique: `c<client>x<index>`),
     /// polynomial in the history's length (a `Lost` answer had no effect); the general
-    /// search of [`Model::check`] only where it does not settle the question.
-    fn check_long(&self, history: &History<Op, Ret>) -> Verdict {
+    /// search of [`Model::check_with`], within `limits`, only where it does not settle the
+    /// question.
+    fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
         use kvsim::check::unique_queue::{check, UniqueCheck};
         use kvsim::history::{Operation, Outcome};
         use kvsim::specs::queue::{QueueOp, QueueRet};
@@ -484,7 +494,9 @@ impl Model for Fifo {
         match check(&History { ops }) {
             UniqueCheck::Ok(_) => Verdict::Ok,
             UniqueCheck::Violation(v) => Verdict::Violation(v),
-            UniqueCheck::Inconclusive(_) | UniqueCheck::NotUnique(_) => self.check(history),
+            UniqueCheck::Inconclusive(_) | UniqueCheck::NotUnique(_) => {
+                self.check_with(history, limits)
+            }
         }
     }
 }

@@ -7,34 +7,22 @@ use kvsim::history::{History, Outcome};
 use kvsim::spec::SequentialSpec;
 use kvsim::verdict::Verdict;
 
-/// Search steps one check may take before it answers `Unknown` (deterministic, unlike a
-/// time limit). The seed structures' histories need far fewer.
-pub const MAX_STEPS: u64 = 5_000_000;
+/// Search steps one check of a simulated run may take before it answers `Unknown`
+/// (deterministic, unlike a time limit): [`kvsim::model::SIMULATED_MAX_STEPS`], the bound
+/// of the limits the simulator and the explorer pass to [`kvsim::model::Model::check_with`]
+/// ([`kvsim::model::SIMULATED_LIMITS`]), and the default of `kvsim stress
+/// --check-max-steps`. The seed structures' histories need far fewer.
+pub const MAX_STEPS: u64 = kvsim::model::SIMULATED_MAX_STEPS;
 
-thread_local! {
-    /// The limits [`with_limits`] set for this thread, if any.
-    static LIMITS: std::cell::Cell<Option<CheckerLimits>> = const { std::cell::Cell::new(None) };
-}
-
-/// Runs `f` with the models' checks on this thread bounded by `limits` instead of
-/// [`MAX_STEPS`] (for `kvsim stress`, whose histories come from real servers; simulated
-/// runs keep the deterministic step limit). Hitting a limit makes a check `Unknown`.
-pub fn with_limits<R>(limits: CheckerLimits, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<CheckerLimits>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            LIMITS.with(|l| l.set(self.0));
-        }
-    }
-    let _restore = Restore(LIMITS.with(|l| l.replace(Some(limits))));
-    f()
-}
-
-/// Checks `history` against `spec`, treating operations that returned what `no_effect`
-/// accepts as failed (certainly no effect).
+/// Checks `history` against `spec` within `limits` (hitting one makes the verdict
+/// `Unknown`), treating operations that returned what `no_effect` accepts as failed
+/// (certainly no effect). A model's [`kvsim::model::Model::check_with`] passes its limits
+/// on here: [`kvsim::model::SIMULATED_LIMITS`] in simulated runs, `kvsim stress`'s flags
+/// in a stress run.
 pub fn check<S: SequentialSpec>(
     spec: &S,
     history: &History<S::Op, S::Ret>,
+    limits: &CheckerLimits,
     no_effect: impl Fn(&S::Ret) -> bool,
 ) -> Verdict {
     let mut h = history.clone();
@@ -43,10 +31,7 @@ pub fn check<S: SequentialSpec>(
             o.outcome = Outcome::Failed;
         }
     }
-    let limits = LIMITS
-        .with(std::cell::Cell::get)
-        .unwrap_or(CheckerLimits::steps(MAX_STEPS));
-    let v = linearizable(spec, &h, limits);
+    let v = linearizable(spec, &h, *limits);
     match v {
         Verdict::Violation(mut x) => {
             x.property = format!("linearizability ({})", spec.name());
@@ -101,22 +86,78 @@ mod tests {
         let h = History {
             ops: vec![op(0, 1, Some(5), 9), op(2, 3, None, 0)],
         };
-        assert!(check(&Register, &h, |_| false).is_violation());
-        assert_eq!(check(&Register, &h, |r| *r == 9), Verdict::Ok);
-        // One search step is not enough for three reads: unknown, then back to normal.
+        let sim = &kvsim::model::SIMULATED_LIMITS;
+        assert!(check(&Register, &h, sim, |_| false).is_violation());
+        assert_eq!(check(&Register, &h, sim, |r| *r == 9), Verdict::Ok);
+        // One search step is not enough for three reads: unknown; the simulated limits
+        // are.
         let reads = History {
             ops: vec![op(0, 1, None, 0), op(2, 3, None, 0), op(4, 5, None, 0)],
         };
-        let bounded = with_limits(CheckerLimits::steps(1), || {
-            check(&Register, &reads, |_| false)
-        });
+        let bounded = check(&Register, &reads, &CheckerLimits::steps(1), |_| false);
         assert!(matches!(bounded, Verdict::Unknown(_)), "{bounded}");
-        assert_eq!(check(&Register, &reads, |_| false), Verdict::Ok);
-        let v = check(&Register, &h, |_| false);
+        assert_eq!(check(&Register, &reads, sim, |_| false), Verdict::Ok);
+        let v = check(&Register, &h, sim, |_| false);
         assert!(
             v.to_string()
                 .starts_with("violation: linearizability (register)"),
             "{v}"
         );
+    }
+
+    #[test]
+    fn a_models_check_with_bounds_its_search_by_the_limits_it_is_given() {
+        use crate::counter::{self, Op, Ret};
+        use kvsim::model::Model;
+        let read = |call: u64| Operation {
+            client: call as usize,
+            op: Op::Value,
+            call,
+            ret: Some(call + 1),
+            call_ms: 0,
+            ret_ms: None,
+            outcome: Outcome::Ok(Ret::Value(0)),
+            marks: vec![],
+        };
+        let reads = History {
+            ops: vec![read(0), read(2), read(4)],
+        };
+        let model = counter::fixed();
+        // No thread-local, no wrapper: the limits are the argument.
+        let one = CheckerLimits::steps(1);
+        let bounded = model.check_with(&reads, &one);
+        assert!(matches!(bounded, Verdict::Unknown(_)), "{bounded}");
+        assert_eq!(model.check(&reads), Verdict::Ok);
+        assert_eq!(
+            model.check_with(&reads, &kvsim::model::SIMULATED_LIMITS),
+            Verdict::Ok
+        );
+        // The long check's own counter check needs no search; the limits reach only its
+        // fallback.
+        assert_eq!(model.check_long_with(&reads, &one), Verdict::Ok);
+        // The FIFO's long check falls back to the search on repeated values: bounded by
+        // the limits given.
+        use crate::fifo::{self, Op as Q, Ret as R};
+        let fifo_op = |call: u64, op: Q, ret: R| Operation {
+            client: call as usize,
+            op,
+            call,
+            ret: Some(call + 1),
+            call_ms: 0,
+            ret_ms: None,
+            outcome: Outcome::Ok(ret),
+            marks: vec![],
+        };
+        let twice = History {
+            ops: vec![
+                fifo_op(0, Q::Enqueue("a".into()), R::Enqueued),
+                fifo_op(2, Q::Enqueue("a".into()), R::Enqueued),
+                fifo_op(4, Q::Dequeue, R::Dequeued(Some("a".into()))),
+            ],
+        };
+        let fifo = fifo::fixed();
+        let bounded = fifo.check_long_with(&twice, &one);
+        assert!(matches!(bounded, Verdict::Unknown(_)), "{bounded}");
+        assert_eq!(fifo.check_long(&twice), Verdict::Ok);
     }
 }

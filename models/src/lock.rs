@@ -86,9 +86,10 @@
 use crate::counter::{fenced_increment, parse_number};
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use crate::lincheck;
+use kvsim::check::CheckerLimits;
 use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::Model;
+use kvsim::model::{Model, SIMULATED_LIMITS};
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
@@ -346,11 +347,19 @@ impl Model for Lock {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        self.check_with(history, &SIMULATED_LIMITS)
+    }
+
+    fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
         let v = kvsim::check::mutual_exclusion(history);
         if v != Verdict::Ok {
             return v;
         }
-        lincheck::check(&FetchIncrement, history, |r| *r == Ret::Lost)
+        lincheck::check(&FetchIncrement, history, limits, |r| *r == Ret::Lost)
+    }
+
+    fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
+        self.check_with(history, limits)
     }
 }
 

@@ -95,9 +95,10 @@
 use crate::counter::{fenced_increment, gets_retrying, parse_number};
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
+use kvsim::check::CheckerLimits;
 use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::Model;
+use kvsim::model::{Model, SIMULATED_LIMITS};
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
@@ -404,13 +405,21 @@ impl Model for SpinLock {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
+        self.check_with(history, &SIMULATED_LIMITS)
+    }
+
+    fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
         let v = kvsim::check::mutual_exclusion(history);
         if v != Verdict::Ok {
             return v;
         }
-        lincheck::check(&GuardedCounterSpec, history, |r| {
+        lincheck::check(&GuardedCounterSpec, history, limits, |r| {
             matches!(r, Ret::Lost | Ret::GaveUp)
         })
+    }
+
+    fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
+        self.check_with(history, limits)
     }
 }
 

@@ -62,9 +62,10 @@
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
 use crate::lock::{published_try_lock, published_unlock};
+use kvsim::check::CheckerLimits;
 use kvsim::history::{History, JsonlFormat, JsonlOp};
 use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::Model;
+use kvsim::model::{Model, SIMULATED_LIMITS};
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::spec::SequentialSpec;
@@ -330,7 +331,15 @@ impl Model for Table {
     }
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
-        lincheck::check(&SetSpec, history, |r| *r == Ret::Lost)
+        self.check_with(history, &SIMULATED_LIMITS)
+    }
+
+    fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
+        lincheck::check(&SetSpec, history, limits, |r| *r == Ret::Lost)
+    }
+
+    fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
+        self.check_with(history, limits)
     }
 }
 

@@ -12,8 +12,8 @@ pub const DEFAULT_HORIZON_MS: u64 = 10_000;
 /// than 24 steps (KV calls and wake-ups) is not expanded further.
 pub const DEFAULT_MAX_OP_STEPS: u32 = 24;
 
-/// What an exhaustive search covers. Built with [`Scope::new`] or [`Scope::from_scenario`]
-/// and then changed field by field (fields may be added later).
+/// What an exhaustive search covers. Built with [`Scope::new`] and then changed field by
+/// field (fields may be added later).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Scope {
@@ -117,35 +117,6 @@ impl Scope {
             memory_limit: None,
             persistent: false,
             shards: 1,
-            times: true,
-            draw_values: DEFAULT_DRAW_VALUES,
-            every_value_up_to: super::EVERY_VALUE_UP_TO,
-            seeded_workload: false,
-            symmetry: true,
-            timeout_ms: 0,
-            fairness_abstraction: true,
-            time_shift: true,
-        }
-    }
-
-    /// A scenario's clients, operations, store and faults, each fault kind with the
-    /// scenario's whole budget.
-    pub fn from_scenario(s: &Scenario) -> Scope {
-        Scope {
-            clients: s.clients,
-            ops: s.ops,
-            faults: s
-                .faults
-                .kinds()
-                .iter()
-                .map(|k| (*k, s.fault_budget))
-                .collect(),
-            horizon_ms: DEFAULT_HORIZON_MS,
-            max_op_steps: DEFAULT_MAX_OP_STEPS,
-            seed: 1,
-            memory_limit: s.memory_limit,
-            persistent: s.persistent,
-            shards: s.shards,
             times: true,
             draw_values: DEFAULT_DRAW_VALUES,
             every_value_up_to: super::EVERY_VALUE_UP_TO,

@@ -25,6 +25,7 @@
 
 use super::client::{AddrError, StopSignal, TcpKv, TcpKvConfig};
 use super::recorder::{Pending, Recorder};
+use crate::check::CheckerLimits;
 use crate::command::{Command, Reply};
 use crate::history::{History, JsonlFormat, JsonlOp, Outcome};
 use crate::kv::{block_on_ready, Kv, KvError};
@@ -95,6 +96,9 @@ pub struct StressConfig {
     /// operation): once it holds that many operations, no thread starts another, and a
     /// run that finds no violation is `Unknown` naming the bound (`None`: no bound).
     pub max_history_bytes: Option<u64>,
+    /// The limits of the history's check, passed to [`Model::check_long_with`] (hitting
+    /// one makes the verdict `Unknown`). Default: [`crate::model::SIMULATED_LIMITS`].
+    pub check_limits: CheckerLimits,
 }
 
 /// A key prefix no other run uses: `kvsim.<seed>.<12 hex digits>:`, the digits mixed from
@@ -115,7 +119,7 @@ pub fn fresh_prefix(seed: u64) -> String {
 
 impl StressConfig {
     /// `threads` clients × `ops` operations against `servers`, seed 0, 1 s to connect,
-    /// 2 s per reply.
+    /// 2 s per reply, the check bounded by [`crate::model::SIMULATED_LIMITS`].
     pub fn new(servers: Vec<String>, threads: usize, ops: usize) -> Self {
         StressConfig {
             servers,
@@ -129,6 +133,7 @@ impl StressConfig {
             flush_first: false,
             key_prefix: None,
             max_history_bytes: None,
+            check_limits: crate::model::SIMULATED_LIMITS,
         }
     }
 }
@@ -464,7 +469,7 @@ where
     let stopped = stop.reason();
     let dead = stop.dead_server();
     let first_error = first_error.into_inner().unwrap_or_else(|p| p.into_inner());
-    let verdict = match model.check_long(&history) {
+    let verdict = match model.check_long_with(&history, &config.check_limits) {
         checked @ Verdict::Violation(_) => checked,
         _ if ok + failed == 0 => Verdict::Unknown(format!(
             "no operation has a known outcome ({unknown} of {} unknown{})",

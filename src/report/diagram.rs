@@ -4,7 +4,7 @@
 //! [`Layout`] places the lanes; [`Drawing`] draws the rows top to bottom; [`frame`] puts
 //! the lanes and the operations' bars around them.
 
-use super::html::escape;
+use super::escape::escape;
 use super::rows::{self, Row, Who};
 use crate::command::Command;
 use crate::records::RunReport;

@@ -4,27 +4,12 @@
 //! the step table and the replay command ([`super::diagram`] draws the diagram). Inline
 //! CSS, no script, no network.
 
+use super::escape::escape;
 use super::rows::{self, Who};
 use super::text::knobs;
 use crate::records::RunReport;
 use crate::verdict::Verdict;
 use std::fmt::Write;
-
-/// Escapes text for HTML and SVG.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = "
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px 32px;color:#1d2330;background:#fff}

@@ -121,7 +121,7 @@ pub(crate) fn judge_end<M: Model>(
             "client C{client} awaited something other than its kv handle (a structure must \
              take time, sleep and randomness from the kv handle)"
         )),
-        None => match model.check(history) {
+        None => match model.check_with(history, &crate::model::SIMULATED_LIMITS) {
             Verdict::Violation(v) => Verdict::Violation(v),
             other => match quiet {
                 Some(q) => lockout(model, history, q, faulted).map_or(other, Verdict::Violation),

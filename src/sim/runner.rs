@@ -3,7 +3,7 @@
 
 use super::client::{ClientClock, Request, SimClient};
 use super::config::{SimConfig, EPOCH_MS};
-use super::strategy::Chooser;
+use super::strategy::{Chooser, Choosing};
 use super::trace::{Delivery, Event, Fault, TraceStep};
 use super::world::{
     handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, FaultAction, OpStart, PollAt,
@@ -14,7 +14,7 @@ use crate::history::History;
 use crate::kv::KvError;
 use crate::model::Model;
 use crate::rng::{mix64, SimRng};
-use crate::scenario::FaultKind;
+use crate::scenario::{FaultKind, Strategy};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -281,20 +281,15 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
         }
     }
 
-    /// The faults the world can take now (none once the run's budget is spent).
-    pub(super) fn fault_actions(&self, out: &mut Vec<FaultAction>) {
-        out.clear();
-        if self.faults_used() >= self.cfg.fault_budget {
-            return;
-        }
-        let rules = rules!(self.cfg, self.drift);
-        self.world.faults(rules, &self.faults_on, out);
-    }
-
-    /// The client the fairness rule steps now, if one has waited too long.
-    pub(super) fn starved(&self) -> Option<usize> {
-        self.world
-            .starved(rules!(self.cfg, self.drift), self.runnable.iter().copied())
+    /// The chooser for a fresh run of `strategy` (swarm also draws the run's faults here).
+    pub(crate) fn chooser_for(&mut self, strategy: Strategy) -> Chooser {
+        Chooser::new(
+            strategy,
+            self.seed,
+            self.cfg,
+            &mut self.faults_on,
+            &mut self.fault_probability,
+        )
     }
 
     /// Faults applied so far.
@@ -377,7 +372,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                 break;
             }
             self.steps += 1;
-            let choice = self.choose(&mut chooser, &mut faults);
+            let choice = chooser.choose(&self, &mut faults);
             self.choices.push(choice);
             let rules = rules!(self.cfg, self.drift);
             if (choice as usize) < n {
@@ -422,6 +417,46 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             kv_calls: self.log.kv_calls,
             faults_on: self.faults_on,
         }
+    }
+}
+
+impl<M: Model> Choosing for Runner<'_, '_, M> {
+    fn clients(&self) -> usize {
+        self.world.clients.len()
+    }
+
+    fn runnable(&self) -> &[usize] {
+        &self.runnable
+    }
+
+    fn starved(&self) -> Option<usize> {
+        self.world
+            .starved(rules!(self.cfg, self.drift), self.runnable.iter().copied())
+    }
+
+    fn ties_with(&self, forced: usize, c: usize) -> bool {
+        self.world.ties_with(forced, c)
+    }
+
+    fn fault_actions(&self, out: &mut Vec<FaultAction>) {
+        out.clear();
+        if self.faults_used() >= self.cfg.fault_budget {
+            return;
+        }
+        let rules = rules!(self.cfg, self.drift);
+        self.world.faults(rules, &self.faults_on, out);
+    }
+
+    fn may_fault(&self) -> bool {
+        !self.faults_on.is_empty() && self.faults_used() < self.cfg.fault_budget
+    }
+
+    fn fault_probability(&self) -> f64 {
+        self.fault_probability
+    }
+
+    fn steps(&self) -> u32 {
+        self.steps
     }
 }
 

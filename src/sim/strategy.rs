@@ -1,11 +1,31 @@
 //! The simulator's strategies: how a run chooses its next step (random walk, swarm, PCT,
 //! or a replay of recorded choices), with the fairness rule every strategy obeys.
 
-use super::runner::Runner;
+use super::config::SimConfig;
 use super::world::FaultAction;
-use crate::model::Model;
 use crate::rng::SimRng;
 use crate::scenario::{FaultKind, Strategy};
+
+/// What a chooser asks of the run it chooses for (the simulator's runner answers).
+pub(super) trait Choosing {
+    /// Clients in the run.
+    fn clients(&self) -> usize;
+    /// The clients that can be stepped now, in order.
+    fn runnable(&self) -> &[usize];
+    /// The client the fairness rule steps now, if one has waited too long.
+    fn starved(&self) -> Option<usize>;
+    /// Whether client `c` has waited as long as `forced`, the starved client (either may
+    /// be stepped).
+    fn ties_with(&self, forced: usize, c: usize) -> bool;
+    /// The faults the world can take now (none once the run's budget is spent).
+    fn fault_actions(&self, out: &mut Vec<FaultAction>);
+    /// Whether a fault may be drawn at all: some kind is on and the budget is not spent.
+    fn may_fault(&self) -> bool;
+    /// The chance that a random step is a fault.
+    fn fault_probability(&self) -> f64;
+    /// Steps taken so far.
+    fn steps(&self) -> u32;
+}
 
 /// How choices are made in this run.
 pub(crate) enum Chooser {
@@ -26,28 +46,35 @@ pub(crate) enum Chooser {
     },
 }
 
-impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
-    /// Builds the chooser for a fresh run of `strategy` (swarm also draws its faults here).
-    pub(crate) fn chooser_for(&mut self, strategy: Strategy) -> Chooser {
-        let mut rng = SimRng::derive(self.seed, 0);
+impl Chooser {
+    /// The chooser for a fresh run of `strategy` under `cfg` from `seed` (swarm also draws
+    /// the run's fault kinds and rate here, into `faults_on` and `fault_probability`).
+    pub(super) fn new(
+        strategy: Strategy,
+        seed: u64,
+        cfg: &SimConfig,
+        faults_on: &mut Vec<FaultKind>,
+        fault_probability: &mut f64,
+    ) -> Chooser {
+        let mut rng = SimRng::derive(seed, 0);
         match strategy {
             Strategy::Random => Chooser::Random { rng },
             Strategy::Swarm => {
-                let all = self.cfg.faults.kinds().to_vec();
+                let all = cfg.faults.kinds().to_vec();
                 if !all.is_empty() {
                     let mut on: Vec<FaultKind> =
                         all.iter().copied().filter(|_| rng.chance(0.5)).collect();
                     if on.is_empty() {
                         on.push(all[rng.index(all.len())]);
                     }
-                    self.faults_on = on;
+                    *faults_on = on;
                 }
                 const RATES: [f64; 4] = [0.01, 0.03, 0.1, 0.25];
-                self.fault_probability = RATES[rng.index(RATES.len())];
+                *fault_probability = RATES[rng.index(RATES.len())];
                 Chooser::Random { rng }
             }
             Strategy::Pct { depth } => {
-                let n = self.cfg.clients as u64;
+                let n = cfg.clients as u64;
                 let d = depth.max(1) as u64;
                 // Distinct initial priorities d..d+n in random order.
                 let mut priorities: Vec<u64> = (0..n).map(|i| d + i).collect();
@@ -55,7 +82,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                     let j = rng.index(i + 1);
                     priorities.swap(i, j);
                 }
-                let k = (self.cfg.clients * self.cfg.ops * 8).max(8) as u64;
+                let k = (cfg.clients * cfg.ops * 8).max(8) as u64;
                 let mut change_points: Vec<u32> =
                     (1..d).map(|_| rng.range_inclusive(1, k) as u32).collect();
                 change_points.sort_unstable();
@@ -69,21 +96,23 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
         }
     }
 
-    pub(super) fn choose(&mut self, chooser: &mut Chooser, faults: &mut Vec<FaultAction>) -> u32 {
-        let n = self.world.clients.len() as u32;
+    /// The next step of `run`: a client (`0..clients`) or a fault (`clients + i`, the
+    /// `i`-th of `faults`, which this fills as needed).
+    pub(super) fn choose(&mut self, run: &impl Choosing, faults: &mut Vec<FaultAction>) -> u32 {
+        let n = run.clients() as u32;
         // Fairness, whatever the strategy: a client that has been runnable for longer than
         // the bound is stepped now. A longer stall is a pause, and only the `pause` fault
         // injects one (so reports show it). A replay consumes the recorded choice, which a
         // recording made under the same rule holds this client.
-        if let Some(c) = self.starved() {
-            if let Chooser::Replay { pos, choices, .. } = chooser {
+        if let Some(c) = run.starved() {
+            if let Chooser::Replay { pos, choices, .. } = self {
                 if let Some(&choice) = choices.get(*pos) {
                     *pos += 1;
                     // A recording may break a tie between clients that have waited
                     // equally long either way (`kvsim explore` under symmetry does).
-                    let tied = (choice as usize) < self.world.clients.len()
-                        && self.runnable.contains(&(choice as usize))
-                        && self.world.ties_with(c, choice as usize);
+                    let tied = (choice as usize) < run.clients()
+                        && run.runnable().contains(&(choice as usize))
+                        && run.ties_with(c, choice as usize);
                     if tied {
                         return choice;
                     }
@@ -91,7 +120,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             }
             return c as u32;
         }
-        match chooser {
+        match self {
             Chooser::Replay { choices, pos, next } => {
                 // Past the recorded choices, or where a recorded choice no longer fits,
                 // clients take turns (round robin): a fair scheduler, so that a shrunk run
@@ -106,26 +135,26 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                     pick as u32
                 };
                 let Some(&c) = choices.get(*pos) else {
-                    return fair(&self.runnable, next);
+                    return fair(run.runnable(), next);
                 };
                 *pos += 1;
                 if c < n {
-                    if self.runnable.contains(&(c as usize)) {
+                    if run.runnable().contains(&(c as usize)) {
                         return c;
                     }
-                    return fair(&self.runnable, next);
+                    return fair(run.runnable(), next);
                 }
-                self.fault_actions(faults);
+                run.fault_actions(faults);
                 if faults.is_empty() {
-                    return fair(&self.runnable, next);
+                    return fair(run.runnable(), next);
                 }
                 n + (c - n) % faults.len() as u32
             }
             Chooser::Random { rng } => {
-                if let Some(f) = self.pick_fault(rng, faults) {
+                if let Some(f) = pick_fault(run, rng, faults) {
                     return n + f;
                 }
-                self.runnable[rng.index(self.runnable.len())] as u32
+                run.runnable()[rng.index(run.runnable().len())] as u32
             }
             Chooser::Pct {
                 rng,
@@ -133,20 +162,20 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                 change_points,
                 next_low,
             } => {
-                if let Some(f) = self.pick_fault(rng, faults) {
+                if let Some(f) = pick_fault(run, rng, faults) {
                     return n + f;
                 }
-                let best = *self
-                    .runnable
+                let best = *run
+                    .runnable()
                     .iter()
                     .max_by_key(|&&c| priorities[c])
                     .expect("runnable is not empty");
-                if change_points.first() == Some(&self.steps) {
+                if change_points.first() == Some(&run.steps()) {
                     change_points.remove(0);
                     priorities[best] = *next_low;
                     *next_low = next_low.saturating_sub(1);
-                    return *self
-                        .runnable
+                    return *run
+                        .runnable()
                         .iter()
                         .max_by_key(|&&c| priorities[c])
                         .expect("runnable is not empty") as u32;
@@ -155,25 +184,23 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             }
         }
     }
+}
 
-    fn pick_fault(&self, rng: &mut SimRng, faults: &mut Vec<FaultAction>) -> Option<u32> {
-        if self.faults_on.is_empty()
-            || self.faults_used() >= self.cfg.fault_budget
-            || !rng.chance(self.fault_probability)
-        {
-            return None;
-        }
-        self.fault_actions(faults);
-        if faults.is_empty() {
-            return None;
-        }
-        // Pick a kind uniformly among those possible now, then an action of that kind.
-        let mut kinds: Vec<FaultKind> = faults.iter().map(FaultAction::kind).collect();
-        kinds.dedup();
-        let kind = kinds[rng.index(kinds.len())];
-        let of_kind: Vec<usize> = (0..faults.len())
-            .filter(|&i| faults[i].kind() == kind)
-            .collect();
-        Some(of_kind[rng.index(of_kind.len())] as u32)
+/// A random chooser's fault, if it draws one now: the index of the action in `faults`.
+fn pick_fault(run: &impl Choosing, rng: &mut SimRng, faults: &mut Vec<FaultAction>) -> Option<u32> {
+    if !run.may_fault() || !rng.chance(run.fault_probability()) {
+        return None;
     }
+    run.fault_actions(faults);
+    if faults.is_empty() {
+        return None;
+    }
+    // Pick a kind uniformly among those possible now, then an action of that kind.
+    let mut kinds: Vec<FaultKind> = faults.iter().map(FaultAction::kind).collect();
+    kinds.dedup();
+    let kind = kinds[rng.index(kinds.len())];
+    let of_kind: Vec<usize> = (0..faults.len())
+        .filter(|&i| faults[i].kind() == kind)
+        .collect();
+    Some(of_kind[rng.index(of_kind.len())] as u32)
 }

@@ -10,6 +10,7 @@
 //! which other load on the machine barely changes; the kernel updates that counter at
 //! scheduler ticks (4 ms here), so it means something only for the slow files.
 
+use super::round;
 use kvsim::check::{check_linearizability_parallel, CheckerLimits, Linearization};
 use kvsim::formats::{read_history, Format, Value};
 use kvsim::history::History;
@@ -168,11 +169,6 @@ pub fn run() -> Result<Map<String, Json>, String> {
     }
     super::long_history::run(&mut out)?;
     Ok(out)
-}
-
-/// `x` to three decimals, as a JSON number.
-pub fn round(x: f64) -> Json {
-    Json::from((x * 1000.0).round() / 1000.0)
 }
 
 /// The process's peak resident memory (Linux `VmHWM`), in KiB.

@@ -9,6 +9,7 @@
 //! symmetry-reduced, on every core), within 1 GiB: verdict, time, states per second and
 //! peak memory.
 
+use kvsim::check::CheckerLimits;
 use kvsim::explore::{self, Scope, SearchLimits};
 use kvsim::history::History;
 use kvsim::kv::{Kv, KvError};
@@ -44,6 +45,10 @@ impl Model for PeersFifo {
 
     fn check(&self, history: &History<Op, Ret>) -> Verdict {
         self.0.check(history)
+    }
+
+    fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
+        self.0.check_with(history, limits)
     }
 }
 

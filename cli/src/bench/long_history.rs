@@ -149,11 +149,11 @@ pub fn run(out: &mut Map<String, Json>) -> Result<(), String> {
             .and_then(|()| check(&file));
         let _ = std::fs::remove_file(&file);
         let (millis, peak) = result?;
-        out.insert(format!("long_{name}_millis"), super::checker::round(millis));
+        out.insert(format!("long_{name}_millis"), super::round(millis));
         if let Some(kib) = peak {
             out.insert(
                 format!("long_{name}_peak_rss_mib"),
-                super::checker::round(kib as f64 / 1024.0),
+                super::round(kib as f64 / 1024.0),
             );
         }
     }

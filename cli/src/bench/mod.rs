@@ -15,6 +15,11 @@ pub mod first_violation;
 pub mod serve;
 pub mod sim;
 
+/// A figure: `x` to three decimals, as a JSON number.
+pub fn round(x: f64) -> Value {
+    Value::from((x * 1000.0).round() / 1000.0)
+}
+
 /// One benchmark suite.
 pub struct Suite {
     /// The suite's name (the section of `kvsim bench --json`).
