@@ -103,6 +103,7 @@ pub mod findings;
 pub mod formats;
 pub mod history;
 pub mod kv;
+mod memory;
 pub mod memstore;
 pub mod model;
 pub mod net;

@@ -6,7 +6,6 @@ use kvsim::scenario::Scenario;
 use kvsim::sim::{SimConfig, Token};
 use kvsim_models::registry::registry;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 /// Runs `kvsim replay ARGS…`: (exit code, stdout, stderr).
 fn replay(args: &[&str]) -> (i32, String, String) {
@@ -95,7 +94,7 @@ fn a_token_of_a_scenario_the_model_does_not_have_is_an_error() {
 }
 
 #[test]
-fn tokens_that_do_not_decode_exit_2_quickly() {
+fn tokens_that_do_not_decode_exit_2_before_anything_runs() {
     let mut huge = token("counter/published", None);
     huge.config.max_steps = u32::MAX;
     huge.config.ops = 1 << 40;
@@ -119,13 +118,12 @@ fn tokens_that_do_not_decode_exit_2_quickly() {
         (&typo, "checksum mismatch"),
     ];
     for (t, expected) in cases {
-        let start = Instant::now();
         let (code, out, err) = replay(&[t]);
         assert_eq!(code, 2, "{t}: {out}{err}");
+        assert!(out.is_empty(), "{t}: refused, yet it printed a run: {out}");
         assert!(
             err.starts_with("kvsim: bad replay token: ") && err.contains(expected),
             "{t}: {err}"
         );
-        assert!(start.elapsed() < Duration::from_secs(10), "{t}");
     }
 }

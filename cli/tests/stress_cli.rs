@@ -83,9 +83,11 @@ fn a_server_killed_mid_run_ends_the_run_within_the_timeout_and_never_passes() {
         };
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
         // --timeout 1: the server is declared dead 1 s after its first failure; then the
-        // check of a few thousand operations.
+        // check of a few thousand operations. A run that did not notice would go on to its
+        // 60 s duration: the bound sits far between the two, so that a loaded machine
+        // never fails it (no test depends on the machine's speed).
         assert!(
-            after < Duration::from_secs(4),
+            after < Duration::from_secs(30),
             "{target}: ended {after:?} after the kill\n{stdout}{stderr}"
         );
         assert_eq!(out.status.code(), Some(3), "{target}: {stdout}{stderr}");

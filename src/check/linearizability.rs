@@ -104,7 +104,7 @@ impl CheckerLimits {
     /// Three quarters of the memory available now (as `kvsim explore`'s bound; 4 GiB
     /// where the OS does not say), at least 64 MiB: the memo bound of `kvsim stress`.
     pub fn default_memory() -> u64 {
-        crate::explore::available_bytes()
+        crate::memory::available_bytes()
             .map_or(4 << 30, |a| a / 4 * 3)
             .max(64 << 20)
     }

@@ -3,6 +3,7 @@
 //! saying which bound it hit. A time-free search is stopped the same way when a client
 //! turns out to depend on the time (it is then searched again with times).
 
+use crate::memory::resident_bytes;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -124,21 +125,6 @@ impl Guard {
     pub(crate) fn steps_cut(&self) -> usize {
         self.steps_cut.load(Ordering::Relaxed)
     }
-}
-
-/// The process's resident memory, where the OS tells (Linux: `/proc/self/statm`).
-pub(crate) fn resident_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
-}
-
-/// Memory the machine can still give (Linux: `MemAvailable` in `/proc/meminfo`).
-pub(crate) fn available_bytes() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 #[cfg(test)]

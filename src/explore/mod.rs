@@ -49,7 +49,6 @@
 //!
 //! [stateright]: https://docs.rs/stateright
 
-pub(crate) use guard::available_bytes;
 mod bridge;
 mod canon;
 mod explorer;
@@ -254,7 +253,7 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) ->
                     checker.unique_state_count(),
                     checker.max_depth(),
                     total as f64 / secs.max(1e-9),
-                    guard::resident_bytes().unwrap_or(0) >> 20,
+                    crate::memory::resident_bytes().unwrap_or(0) >> 20,
                     secs
                 );
             }
