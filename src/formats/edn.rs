@@ -181,7 +181,7 @@ impl<'a> Reader<'a> {
                             digits.parse::<i64>().map(Value::Int).map_err(|_| {
                                 let sign = digits.strip_prefix(['-', '+']).unwrap_or(digits);
                                 let what = if sign.bytes().all(|b| b.is_ascii_digit()) {
-                                    super::jsonl::INTEGER_64
+                                    super::INTEGER_64
                                 } else {
                                     "an integer (floats and ratios are not supported)"
                                 };

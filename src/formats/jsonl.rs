@@ -11,7 +11,7 @@
 //! optional. The fields are Jepsen's, so the same events read the same in every format.
 
 use super::jepsen_edn::event_from_map;
-use super::{excerpt, HistoryEvent, LineError, Value};
+use super::{excerpt, HistoryEvent, LineError, Value, INTEGER_64};
 
 /// Parses JSON lines into events; its messages write values as JSON.
 pub fn parse(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
@@ -56,10 +56,6 @@ fn parse_json_lines(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
     }
     Ok(events)
 }
-
-/// What a number too large for a value is expected to be.
-pub(crate) const INTEGER_64: &str =
-    "an integer of at most 64 bits (from -9223372036854775808 to 9223372036854775807)";
 
 /// The number literals of a JSON text, as written (serde_json keeps only an `f64` of a
 /// number too large for 64 bits).

@@ -38,6 +38,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
+/// What a number too large for a value is expected to be (both readers say it alike).
+pub(crate) const INTEGER_64: &str =
+    "an integer of at most 64 bits (from -9223372036854775808 to 9223372036854775807)";
+
 /// A value in a history file (EDN's data model, which covers JSON's). Its `Debug` form is
 /// its EDN text, so spec messages read `read returned 3`, not `Int(3)`.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
