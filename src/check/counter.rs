@@ -464,68 +464,18 @@ mod tests {
     }
 
     fn random_history(rng: &mut SimRng, n: usize) -> History<CounterOp, CounterRet> {
-        let mut ops: Vec<O> = Vec::new();
-        let mut value = 0i64;
-        let mut running: [Option<(usize, bool)>; 3] = [None; 3];
-        let (mut seq, mut started) = (0, 0);
-        loop {
-            let c = rng.index(3);
-            match running[c] {
-                None if started < n => {
-                    let o = match rng.below(10) {
-                        0..=3 => CounterOp::Read,
-                        4..=7 => CounterOp::Add(rng.range_inclusive(1, 3) as i64),
-                        8 => CounterOp::AddGet(rng.range_inclusive(1, 2) as i64),
-                        _ => CounterOp::Add(-1),
-                    };
-                    ops.push(op(c, o, seq, None, Outcome::Unknown));
-                    running[c] = Some((ops.len() - 1, false));
-                    started += 1;
-                }
-                Some((i, false)) => {
-                    let r = match ops[i].op {
-                        CounterOp::Read => CounterRet::Value(value),
-                        CounterOp::Add(n) => {
-                            value += n;
-                            CounterRet::Done
-                        }
-                        CounterOp::AddGet(n) => {
-                            value += n;
-                            CounterRet::Value(value)
-                        }
-                    };
-                    ops[i].outcome = Outcome::Ok(r);
-                    running[c] = Some((i, true));
-                    continue;
-                }
-                Some((i, true)) => {
-                    ops[i].ret = Some(seq);
-                    running[c] = None;
-                }
-                None => {
-                    if running.iter().all(Option::is_none) {
-                        break;
-                    }
-                    continue;
-                }
+        let draw = |rng: &mut SimRng| match rng.below(10) {
+            0..=3 => CounterOp::Read,
+            4..=7 => CounterOp::Add(rng.range_inclusive(1, 3) as i64),
+            8 => CounterOp::AddGet(rng.range_inclusive(1, 2) as i64),
+            _ => CounterOp::Add(-1),
+        };
+        let corrupt = |rng: &mut SimRng, r: &mut CounterRet| {
+            if let CounterRet::Value(x) = r {
+                *x += rng.range_inclusive(0, 2) as i64 - 1;
             }
-            seq += 1;
-        }
-        for o in &mut ops {
-            if rng.chance(0.1) {
-                o.outcome = Outcome::Unknown;
-                if rng.chance(0.5) {
-                    o.ret = None;
-                }
-            } else if rng.chance(0.05) {
-                o.outcome = Outcome::Failed;
-            } else if rng.chance(0.15) {
-                if let Outcome::Ok(CounterRet::Value(x)) = &mut o.outcome {
-                    *x += rng.range_inclusive(0, 2) as i64 - 1;
-                }
-            }
-        }
-        History { ops }
+        };
+        super::super::random_history::random_history(&CounterSpec, rng, n, draw, 0.15, corrupt)
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub mod mutex;
 mod opset;
 mod placement;
 pub mod progress;
+#[cfg(test)]
+mod random_history;
 pub mod unique_queue;
 pub mod unique_set;
 

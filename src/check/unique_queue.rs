@@ -692,71 +692,26 @@ mod tests {
         assert_eq!(check(&h), UniqueCheck::Ok(vec![1, 0, 2, 3, 4]));
     }
 
-    /// A random history of at most `n` operations by 3 clients: run against a real queue
-    /// with random linearization points, then (sometimes) a return corrupted, outcomes
-    /// made unknown or failed, operations left pending.
+    /// A random history of at most `n` operations by 3 clients, every enqueued value
+    /// unique ([`crate::check::random_history`]); a corrupted dequeue returns any value
+    /// or nothing.
     fn random_history(rng: &mut SimRng, n: usize) -> History<Q, R> {
-        let mut ops: Vec<Operation<Q, R>> = Vec::new();
-        let mut queue = std::collections::VecDeque::new();
-        let mut running: [Option<(usize, bool)>; 3] = [None; 3]; // (op, linearized)
-        let mut seq = 0;
-        let mut next_value = 0;
-        let mut started = 0;
-        loop {
-            let c = rng.index(3);
-            match running[c] {
-                None if started < n => {
-                    let o = if rng.chance(0.5) {
-                        next_value += 1;
-                        QueueOp::Enqueue(next_value)
-                    } else {
-                        QueueOp::Dequeue
-                    };
-                    ops.push(op(c, o, seq, None, Outcome::Unknown));
-                    running[c] = Some((ops.len() - 1, false));
-                    started += 1;
-                }
-                Some((i, false)) => {
-                    let r = match ops[i].op {
-                        QueueOp::Enqueue(v) => {
-                            queue.push_back(v);
-                            QueueRet::Enqueued
-                        }
-                        QueueOp::Dequeue => QueueRet::Dequeued(queue.pop_front()),
-                    };
-                    ops[i].outcome = Outcome::Ok(r);
-                    running[c] = Some((i, true));
-                    continue; // no event
-                }
-                Some((i, true)) => {
-                    ops[i].ret = Some(seq);
-                    running[c] = None;
-                }
-                None => {
-                    if running.iter().all(Option::is_none) {
-                        break;
-                    }
-                    continue;
-                }
+        let next = std::cell::Cell::new(0u32);
+        let draw = |rng: &mut SimRng| {
+            if rng.chance(0.5) {
+                next.set(next.get() + 1);
+                QueueOp::Enqueue(next.get())
+            } else {
+                QueueOp::Dequeue
             }
-            seq += 1;
-        }
-        for o in &mut ops {
-            if rng.chance(0.1) {
-                o.outcome = Outcome::Unknown;
-                if rng.chance(0.5) {
-                    o.ret = None;
-                }
-            } else if rng.chance(0.05) {
-                o.outcome = Outcome::Failed;
-            } else if rng.chance(0.1) {
-                if let Outcome::Ok(QueueRet::Dequeued(_)) = o.outcome {
-                    let v = rng.below(next_value as u64 + 1) as u32;
-                    o.outcome = Outcome::Ok(QueueRet::Dequeued((v > 0).then_some(v)));
-                }
+        };
+        let corrupt = |rng: &mut SimRng, r: &mut R| {
+            if let QueueRet::Dequeued(d) = r {
+                let v = rng.below(next.get() as u64 + 1) as u32;
+                *d = (v > 0).then_some(v);
             }
-        }
-        History { ops }
+        };
+        super::super::random_history::random_history(&QueueSpec::new(), rng, n, draw, 0.1, corrupt)
     }
 
     #[test]

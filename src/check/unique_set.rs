@@ -249,7 +249,6 @@ mod tests {
     use crate::check::bruteforce;
     use crate::history::Operation;
     use crate::rng::SimRng;
-    use std::collections::BTreeSet;
 
     type O = Operation<SetOp<u32>, SetRet<u32>>;
 
@@ -339,74 +338,26 @@ mod tests {
     }
 
     fn random_history(rng: &mut SimRng, n: usize) -> History<SetOp<u32>, SetRet<u32>> {
-        let mut ops: Vec<O> = Vec::new();
-        let mut set = BTreeSet::new();
-        let mut running: [Option<(usize, bool)>; 3] = [None; 3];
-        let (mut seq, mut started, mut next) = (0, 0, 0);
-        loop {
-            let c = rng.index(3);
-            match running[c] {
-                None if started < n => {
-                    let o = match rng.below(3) {
-                        0 => {
-                            next += 1;
-                            SetOp::Add(next)
-                        }
-                        1 => SetOp::Contains(rng.range_inclusive(1, next as u64 + 1) as u32),
-                        _ => SetOp::Read,
-                    };
-                    ops.push(op(c, o, seq, None, Outcome::Unknown));
-                    running[c] = Some((ops.len() - 1, false));
-                    started += 1;
-                }
-                Some((i, false)) => {
-                    let r = match &ops[i].op {
-                        SetOp::Add(v) => {
-                            set.insert(*v);
-                            SetRet::Done
-                        }
-                        SetOp::Contains(v) => SetRet::Member(set.contains(v)),
-                        _ => SetRet::Members(set.clone()),
-                    };
-                    ops[i].outcome = Outcome::Ok(r);
-                    running[c] = Some((i, true));
-                    continue;
-                }
-                Some((i, true)) => {
-                    ops[i].ret = Some(seq);
-                    running[c] = None;
-                }
-                None => {
-                    if running.iter().all(Option::is_none) {
-                        break;
-                    }
-                    continue;
+        let next = std::cell::Cell::new(0u32);
+        let draw = |rng: &mut SimRng| match rng.below(3) {
+            0 => {
+                next.set(next.get() + 1);
+                SetOp::Add(next.get())
+            }
+            1 => SetOp::Contains(rng.range_inclusive(1, next.get() as u64 + 1) as u32),
+            _ => SetOp::Read,
+        };
+        let corrupt = |rng: &mut SimRng, r: &mut SetRet<u32>| match r {
+            SetRet::Member(m) => *m = !*m,
+            SetRet::Members(m) => {
+                let v = rng.range_inclusive(1, next.get() as u64 + 1) as u32;
+                if !m.remove(&v) {
+                    m.insert(v);
                 }
             }
-            seq += 1;
-        }
-        for o in &mut ops {
-            if rng.chance(0.1) {
-                o.outcome = Outcome::Unknown;
-                if rng.chance(0.5) {
-                    o.ret = None;
-                }
-            } else if rng.chance(0.05) {
-                o.outcome = Outcome::Failed;
-            } else if rng.chance(0.15) {
-                match &mut o.outcome {
-                    Outcome::Ok(SetRet::Member(m)) => *m = !*m,
-                    Outcome::Ok(SetRet::Members(m)) => {
-                        let v = rng.range_inclusive(1, next as u64 + 1) as u32;
-                        if !m.remove(&v) {
-                            m.insert(v);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        History { ops }
+            _ => {}
+        };
+        super::super::random_history::random_history(&SetSpec::new(), rng, n, draw, 0.15, corrupt)
     }
 
     #[test]
