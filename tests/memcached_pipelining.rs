@@ -12,8 +12,11 @@
 //! Without memcached installed the test passes vacuously, unless
 //! `KVSIM_REQUIRE_MEMCACHED=1` (as in CI), which makes a missing memcached a failure.
 
+#[path = "differential_support/show.rs"]
+mod show;
 use kvsim::net::{MemcachedProcess, ServeConfig, Server};
 use kvsim::rng::SimRng;
+use show::show;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::Duration;
@@ -46,24 +49,6 @@ fn read_until_quiet(stream: &mut TcpStream, quiet: Duration) -> (Vec<u8>, Option
             Err(_) => return (got, Some("RST")),
         }
     }
-}
-
-/// Bytes as text, long runs of one byte shortened (`a×20000`), so a diff stays readable.
-fn show(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let run = bytes[i..].iter().take_while(|&&b| b == bytes[i]).count();
-        if run > 16 {
-            out.push_str(&format!("{}×{run}", bytes[i].escape_ascii()));
-        } else {
-            for &b in &bytes[i..i + run] {
-                out.push_str(&b.escape_ascii().to_string());
-            }
-        }
-        i += run;
-    }
-    out
 }
 
 fn transcript(addr: &str, pieces: &[Vec<u8>]) -> Transcript {
