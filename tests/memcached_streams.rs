@@ -25,9 +25,12 @@
 //! Without memcached installed the test passes vacuously, unless
 //! `KVSIM_REQUIRE_MEMCACHED=1` (as in CI), which makes a missing memcached a failure.
 
+#[path = "differential_support/show.rs"]
+mod show;
 use kvsim::net::{MemcachedProcess, ServeConfig, Server};
 use kvsim::rng::SimRng;
 use kvsim::store::StoreConfig;
+use show::show;
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -469,23 +472,6 @@ fn fixed_streams() -> Vec<Stream> {
     ]
 }
 
-fn show(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let run = bytes[i..].iter().take_while(|&&b| b == bytes[i]).count();
-        if run > 16 {
-            out.push_str(&format!("{}×{run}", bytes[i].escape_ascii()));
-        } else {
-            for &b in &bytes[i..i + run] {
-                out.push_str(&b.escape_ascii().to_string());
-            }
-        }
-        i += run;
-    }
-    out
-}
-
 /// Compares one stream; `Err` describes a difference memcached does not make itself.
 fn compare(n: usize, s: &Stream) -> Result<(), String> {
     let ours = run_kvsim(s);
@@ -686,7 +672,7 @@ fn stats_count_error_paths_as_memcached_does() {
 /// `set k1`, `flush_all`, `flush_all 100 noreply`, `get k1`, each on its own connection
 /// with a pause between (issue #32.3): memcached's LRU maintainer has reaped k1 by the
 /// time the delayed flush moves `oldest_live` into the future, so it stays gone; so does
-/// kvsim's. Sent in one write, the item comes back on both (nothing reaped it yet).
+/// kvsim's. Sent in one write, the item usually comes back on both (nothing reaped it yet).
 #[test]
 fn a_flushed_item_stays_gone_after_a_delayed_flush() {
     if MemcachedProcess::for_test("memcached_streams", &[]).is_none() {
@@ -728,7 +714,16 @@ fn a_flushed_item_stays_gone_after_a_delayed_flush() {
     let ours = apart(&server.local_addr().to_string());
     assert_eq!(real[3], b"END\r\n", "memcached: {real:?}");
     assert_eq!(ours, real);
-    let real = run_memcached(&together).seen.replies;
+    // In one write, whether memcached's maintainer thread reaps k1 before the delayed
+    // flush is a race of its own (seen both ways on a loaded machine): kvsim must answer
+    // as one of a few memcached runs does.
     let ours = run_kvsim(&together).seen.replies;
-    assert_eq!(show(&ours), show(&real));
+    let mut real = Vec::new();
+    for _ in 0..5 {
+        real.push(show(&run_memcached(&together).seen.replies));
+        if real.last() == Some(&show(&ours)) {
+            return;
+        }
+    }
+    panic!("kvsim: {}\nmemcached: {real:#?}", show(&ours));
 }
