@@ -124,6 +124,17 @@ pub fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// FNV-1a, 64 bits, of `bytes`: a stable hash of a byte string (the same on every machine
+/// and release), for checksums and digests that are written down (replay tokens, a
+/// check's identity), never for hash tables.
+pub fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    bytes
+        .into_iter()
+        .fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,12 +51,7 @@ fn write_canonical(v: &Value, s: &mut String) {
 
 /// The digest of an identity: FNV-1a 64 of its canonical JSON, 16 hex digits.
 pub fn digest(identity: &Value) -> String {
-    let hash = canonical(identity)
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
-    format!("{hash:016x}")
+    format!("{:016x}", kvsim::rng::fnv1a64(canonical(identity).bytes()))
 }
 
 /// The first field in which two identities differ.

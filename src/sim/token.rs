@@ -8,7 +8,7 @@
 //! one version byte, are told apart). Golden tokens of every version stay in the tests.
 
 use super::config::{SimConfig, DEFAULT_DELAY_MS};
-use crate::rng::mix64;
+use crate::rng::{fnv1a64, mix64};
 use crate::scenario::{FaultKind, FaultSet, Strategy};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -504,15 +504,13 @@ fn read_payload(body: &[u8], layout: Layout) -> Result<Payload, TokenError> {
 /// The checksum of a token: SplitMix64's finalizer over FNV-1a-64 of `TARGET:SCENARIO:`
 /// and the payload before the checksum.
 fn checksum(target: &str, scenario: &str, body: &[u8]) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
     let bytes = target
         .bytes()
         .chain([b':'])
         .chain(scenario.bytes())
         .chain([b':'])
         .chain(body.iter().copied());
-    mix64(bytes.fold(OFFSET, |h, b| (h ^ b as u64).wrapping_mul(PRIME)))
+    mix64(fnv1a64(bytes))
 }
 
 /// The payload being written.
