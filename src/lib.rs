@@ -99,26 +99,22 @@
 pub mod check;
 pub mod command;
 pub mod explore;
-pub mod findings;
 pub mod formats;
+pub mod harness;
 pub mod history;
 pub mod kv;
 mod memory;
 pub mod memstore;
 pub mod model;
 pub mod net;
-pub mod records;
 pub mod report;
 pub mod rng;
 pub mod scenario;
-pub mod shrink;
 pub mod sim;
 pub mod spec;
 pub mod specs;
 pub mod store;
-pub mod target;
-mod testing;
 pub mod verdict;
 pub mod wire;
 
-pub use testing::{Check, CheckOutcome, Explore, ExploreOutcome};
+pub use harness::{Check, CheckOutcome, Explore, ExploreOutcome};

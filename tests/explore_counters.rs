@@ -3,12 +3,12 @@
 //! simulator with the same verdict.
 
 use kvsim::explore::{self, Scope, SearchLimits};
+use kvsim::harness::target::{ModelTarget, Target};
 use kvsim::history::{History, Outcome};
 use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::sim::Token;
-use kvsim::target::{ModelTarget, Target};
 use kvsim::verdict::{Verdict, Violation};
 use std::sync::Arc;
 

@@ -2,9 +2,9 @@
 
 mod report_support;
 
+use kvsim::harness::shrink::{self, ShrinkLimits};
+use kvsim::harness::target::RunReport;
 use kvsim::scenario::{FaultKind, Strategy};
-use kvsim::shrink::{self, ShrinkLimits};
-use kvsim::target::RunReport;
 use report_support::*;
 use serde_json::Value;
 

@@ -2,10 +2,10 @@
 
 mod report_support;
 
+use kvsim::harness::shrink::{self, ShrinkLimits};
+use kvsim::harness::target::Target;
 use kvsim::scenario::{FaultKind, Strategy};
-use kvsim::shrink::{self, ShrinkLimits};
 use kvsim::sim::Token;
-use kvsim::target::Target;
 use kvsim::verdict::Verdict;
 use report_support::*;
 

@@ -2,9 +2,9 @@
 
 mod report_support;
 
+use kvsim::harness::shrink::{self, ShrinkLimits};
+use kvsim::harness::target::{RunReport, Target};
 use kvsim::scenario::{FaultKind, Strategy};
-use kvsim::shrink::{self, ShrinkLimits};
-use kvsim::target::{RunReport, Target};
 use report_support::*;
 
 fn lost_update() -> RunReport {

@@ -1,12 +1,13 @@
 //! The simulator: finding a lost update, determinism, replay tokens, and every fault's
 //! effect in a trace.
 
+use kvsim::harness::sweep::{self, RunBudget};
 use kvsim::history::{History, Outcome};
 use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario, Strategy};
-use kvsim::sim::{self, Delivery, Event, Fault, RunBudget, SimConfig, Token};
+use kvsim::sim::{self, Delivery, Event, Fault, SimConfig, Token};
 use kvsim::verdict::{Verdict, Violation};
 
 /// A counter whose increment returns the new value; `by_incr` picks the atomic `incr`,
@@ -67,16 +68,16 @@ fn limits(runs: u64) -> RunBudget {
         seed: 1,
         runs,
         time_limit: None,
-        shard: kvsim::sim::Shard::ALL,
+        shard: kvsim::harness::sweep::Shard::ALL,
         min_runs: None,
-        clock: kvsim::sim::Clock::Wall,
+        clock: kvsim::harness::sweep::Clock::Wall,
     }
 }
 
 #[test]
 fn random_walk_finds_the_lost_update_of_get_then_set() {
     let model = Counter { by_incr: false };
-    let r = sim::sweep(&model, &config(2, 2, Strategy::Random), &limits(1000));
+    let r = sweep::sweep(&model, &config(2, 2, Strategy::Random), &limits(1000));
     assert!(r.verdict.is_violation(), "{}", r.verdict);
     // A check keeps going after its first violation: every run is made, and the
     // violating ones are grouped (one defect: one property, one reason class).
@@ -95,24 +96,24 @@ fn random_walk_finds_the_lost_update_of_get_then_set() {
 /// groups and kv calls add up to the whole check's.
 #[test]
 fn shards_do_every_run_of_a_check_once() {
-    use kvsim::sim::Shard;
+    use kvsim::harness::sweep::Shard;
     let model = Counter { by_incr: false };
     let cfg = config(2, 2, Strategy::Random);
-    let whole = sim::sweep(&model, &cfg, &limits(301));
+    let whole = sweep::sweep(&model, &cfg, &limits(301));
     let shards: Vec<_> = (1..=4)
         .map(|i| {
             let budget = RunBudget {
                 shard: Shard::parse(&format!("{i}/4")).unwrap(),
                 ..limits(301)
             };
-            sim::sweep(&model, &cfg, &budget)
+            sweep::sweep(&model, &cfg, &budget)
         })
         .collect();
     assert_eq!(
         shards.iter().map(|r| r.runs).collect::<Vec<_>>(),
         [76, 75, 75, 75]
     );
-    let sum = |f: fn(&sim::CheckResult<Counter>) -> u64| shards.iter().map(f).sum::<u64>();
+    let sum = |f: fn(&sweep::CheckResult<Counter>) -> u64| shards.iter().map(f).sum::<u64>();
     assert_eq!(sum(|r| r.runs), whole.runs);
     assert_eq!(sum(|r| r.violating_runs), whole.violating_runs);
     assert_eq!(sum(|r| r.kv_calls), whole.kv_calls);
@@ -130,7 +131,7 @@ fn shards_do_every_run_of_a_check_once() {
         shard: Shard::parse("4/4").unwrap(),
         ..limits(3)
     };
-    let none = sim::sweep(&Counter { by_incr: true }, &cfg, &empty);
+    let none = sweep::sweep(&Counter { by_incr: true }, &cfg, &empty);
     assert_eq!(none.runs, 0);
     assert!(
         matches!(none.verdict, Verdict::Unknown(_)),
@@ -146,7 +147,7 @@ fn shards_do_every_run_of_a_check_once() {
 #[test]
 fn pct_finds_the_lost_update_too() {
     let model = Counter { by_incr: false };
-    let r = sim::sweep(
+    let r = sweep::sweep(
         &model,
         &config(2, 2, Strategy::Pct { depth: 2 }),
         &limits(1000),
@@ -162,7 +163,7 @@ fn incr_counter_never_loses_an_update_without_faults() {
         Strategy::Pct { depth: 3 },
         Strategy::Swarm,
     ] {
-        let r = sim::sweep(&model, &config(3, 3, strategy), &limits(2000));
+        let r = sweep::sweep(&model, &config(3, 3, strategy), &limits(2000));
         assert_eq!(r.verdict, Verdict::Ok, "{strategy}");
         assert_eq!(r.runs, 2000);
     }
@@ -809,9 +810,9 @@ fn a_time_budget_judges_the_runs_that_fit_and_never_passes_below_its_floor() {
         ..limits(1000)
     };
     let model = Counter { by_incr: true };
-    let r = sim::sweep(&model, &cfg, &budget(Some(1)));
+    let r = sweep::sweep(&model, &cfg, &budget(Some(1)));
     assert_eq!((r.runs, &r.verdict), (1, &Verdict::Ok));
-    let r = sim::sweep(&model, &cfg, &budget(Some(5)));
+    let r = sweep::sweep(&model, &cfg, &budget(Some(5)));
     assert_eq!(r.runs, 1);
     let Verdict::Unknown(why) = &r.verdict else {
         panic!("{}", r.verdict)
@@ -822,12 +823,12 @@ fn a_time_budget_judges_the_runs_that_fit_and_never_passes_below_its_floor() {
     );
     // Without a floor the limit cuts the planned runs: unknown too.
     assert!(matches!(
-        sim::sweep(&model, &cfg, &budget(None)).verdict,
+        sweep::sweep(&model, &cfg, &budget(None)).verdict,
         Verdict::Unknown(_)
     ));
     // A violation is never turned into a pass or an unknown by the budget.
     for floor in [Some(1), Some(5), None] {
-        assert!(sim::sweep(&AlwaysWrong, &cfg, &budget(floor))
+        assert!(sweep::sweep(&AlwaysWrong, &cfg, &budget(floor))
             .verdict
             .is_violation());
     }
@@ -840,7 +841,7 @@ fn a_time_budget_judges_the_runs_that_fit_and_never_passes_below_its_floor() {
 /// more; 21 have spent 210 ms).
 #[test]
 fn the_gate_takes_a_time_budget() {
-    use kvsim::sim::Clock;
+    use kvsim::harness::sweep::Clock;
     use std::time::Duration;
     let gate = |budget_ms, min_runs| {
         let scenario = Scenario::new("budget", 2, 2).runs(5);
@@ -880,7 +881,7 @@ fn the_gate_takes_a_time_budget() {
 /// would do all 1000), a 100 ms one 11, and a time limit without a floor is unknown.
 #[test]
 fn a_time_budget_on_a_virtual_clock_stops_where_the_clock_says() {
-    use kvsim::sim::Clock;
+    use kvsim::harness::sweep::Clock;
     use std::time::Duration;
     let cfg = config(2, 1, Strategy::Random);
     let budget = |ms, min_runs| RunBudget {
@@ -891,19 +892,19 @@ fn a_time_budget_on_a_virtual_clock_stops_where_the_clock_says() {
     };
     let model = Counter { by_incr: true };
     for (ms, runs) in [(95, 10), (100, 11), (0, 1), (9_990, 1000), (100_000, 1000)] {
-        let r = sim::sweep(&model, &cfg, &budget(ms, Some(1)));
+        let r = sweep::sweep(&model, &cfg, &budget(ms, Some(1)));
         assert_eq!((r.runs, &r.verdict), (runs, &Verdict::Ok), "{ms} ms");
         assert_eq!(r.elapsed, Duration::from_millis(10 * runs), "{ms} ms");
     }
-    let r = sim::sweep(&model, &cfg, &budget(95, Some(11)));
+    let r = sweep::sweep(&model, &cfg, &budget(95, Some(11)));
     assert_eq!(r.runs, 10);
     assert!(matches!(r.verdict, Verdict::Unknown(_)), "{}", r.verdict);
     // Without a floor, a limit that cuts the planned runs is unknown; one that does not,
     // ok.
-    let r = sim::sweep(&model, &cfg, &budget(95, None));
+    let r = sweep::sweep(&model, &cfg, &budget(95, None));
     assert_eq!(r.runs, 10);
     assert!(matches!(r.verdict, Verdict::Unknown(_)), "{}", r.verdict);
-    let r = sim::sweep(&model, &cfg, &budget(100_000, None));
+    let r = sweep::sweep(&model, &cfg, &budget(100_000, None));
     assert_eq!((r.runs, &r.verdict), (1000, &Verdict::Ok));
 }
 
@@ -948,7 +949,7 @@ impl Model for Probed {
 /// probe the scenario requires that no run hits makes it unknown, never a pass.
 #[test]
 fn probes_are_counted_and_a_required_one_never_hit_is_unknown() {
-    use kvsim::target::{ModelTarget, Target};
+    use kvsim::harness::target::{ModelTarget, Target};
     let target = ModelTarget::new("probed/fixed", Probed);
     let check = |s: &Scenario| target.sweep(s, &SimConfig::from_scenario(s), &limits(50));
     let calm = Scenario::new("calm", 2, 3);

@@ -13,8 +13,8 @@ use kvsim::verdict::Verdict;
 use kvsim::Check;
 
 // Beyond the README: the minimizer's own checks.
-use kvsim::shrink::{is_minimal, total_ops, ShrinkLimits};
-use kvsim::target::ModelTarget;
+use kvsim::harness::shrink::{is_minimal, total_ops, ShrinkLimits};
+use kvsim::harness::target::ModelTarget;
 
 /// 1. The structure: plain async Rust against the KV trait.
 async fn increment<K: Kv>(kv: &K) -> Result<i64, KvError> {

@@ -5,11 +5,13 @@ use crate::corpus::Corpus;
 use crate::error::{self, CliError};
 use crate::junit;
 use crate::out::{out, outln};
-use kvsim::findings::Finding;
+use kvsim::harness::campaign::{self, Budget, Hooks, Plan, Runs, TimeBudget};
+use kvsim::harness::findings::Finding;
+use kvsim::harness::shrink::ShrinkLimits;
+use kvsim::harness::sweep::{Clock, Shard};
+use kvsim::harness::target::{CheckReport, RunReport, Target};
 use kvsim::scenario::{FaultKind, FaultSet, Scenario, Strategy};
-use kvsim::shrink::ShrinkLimits;
-use kvsim::sim::{RunBudget, Shard, SimConfig};
-use kvsim::target::CheckReport;
+use kvsim::sim::SimConfig;
 use kvsim::verdict::Verdict;
 use kvsim_models::expect::{ExpectedVerdict, Variant};
 use kvsim_models::registry::{self, registry, Entry};
@@ -132,12 +134,13 @@ pub struct Args {
 }
 
 /// One unit of work: a target against a scenario.
-#[derive(Clone)]
-struct Job {
+type Job = campaign::Job<Pick>;
+
+/// A job's target: a registry entry's variant, with the verdict it is expected to get.
+#[derive(Clone, Copy, Debug)]
+struct Pick {
     entry: usize,
     variant: Variant,
-    scenario: Scenario,
-    config: SimConfig,
     expected: Option<ExpectedVerdict>,
 }
 
@@ -160,14 +163,14 @@ struct Tuning {
     strategy: Option<Strategy>,
     runs: Option<u64>,
     time_limit: Option<Duration>,
-    time_budget: Option<Budget>,
+    time_budget: Option<TimeBudget>,
 }
 
 /// The most of each scope knob (a larger value is a usage error, never an attempt): within
 /// what a replay token carries ([`kvsim::sim::Token`]'s limits), so every run replays.
 const MAX_CLIENTS: usize = 64;
 const MAX_OPS: usize = kvsim::sim::Token::MAX_OPS as usize;
-const MAX_RUNS: u64 = 100_000_000;
+const MAX_RUNS: u64 = campaign::MAX_RUNS;
 
 fn at_least_one<T: PartialOrd + From<u8> + std::fmt::Display>(
     v: Option<T>,
@@ -219,7 +222,7 @@ impl Args {
             .transpose()?;
         let time_budget = match self.time_budget {
             None => None,
-            Some(t) => Some(Budget {
+            Some(t) => Some(TimeBudget {
                 total: seconds("time-budget", t)?,
                 min_runs: at_least_one(Some(self.min_runs), "min-runs", MAX_RUNS)?.unwrap_or(1),
                 cap: self.runs,
@@ -317,24 +320,6 @@ fn seconds(flag: &str, secs: f64) -> Result<Duration, String> {
         .ok_or_else(|| format!("bad --{flag} {secs}: expected seconds above 0, at most a year"))
 }
 
-/// A time budget for a whole check (`--time-budget`).
-#[derive(Clone, Copy, Debug)]
-struct Budget {
-    /// The whole check's wall-clock time.
-    total: Duration,
-    /// The fewest runs a scenario must do for a verdict.
-    min_runs: u64,
-    /// The most runs a scenario does (`--runs`), if given.
-    cap: Option<u64>,
-}
-
-impl Budget {
-    /// The share of the runs' time that ends the sweeps; the rest is for minimizing.
-    const SWEEP_SHARE: f64 = 0.75;
-    /// The share after which no more minimizing is started.
-    const SHRINK_SHARE: f64 = 0.9;
-}
-
 impl Tuning {
     /// The scenario with the command line's knobs applied (its faults kept unless
     /// `--faults` replaces them).
@@ -430,12 +415,16 @@ fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
             let scenario = tuning.scenario(scenario);
             let config = tuning.config(&scenario);
             for &variant in &variants {
+                let expected = (!gate).then(|| expect.of(variant));
                 jobs.push(Job {
-                    entry,
-                    variant,
+                    target: Pick {
+                        entry,
+                        variant,
+                        expected,
+                    },
                     scenario: scenario.clone(),
                     config: config.clone(),
-                    expected: if gate { None } else { Some(expect.of(variant)) },
+                    expect_violation: expected == Some(ExpectedVerdict::Violation),
                 });
             }
         }
@@ -451,58 +440,27 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let mut corpus = args.corpus.as_deref().map(Corpus::open).transpose()?;
     let junit_file = args.junit.as_deref().map(junit::create).transpose()?;
     if !args.json {
-        outln!(
-            "kvsim check · seed {}{}{} · {} checks{}",
-            args.seed,
-            if args.shard == Shard::ALL {
-                String::new()
-            } else {
-                format!(" · shard {}", args.shard)
-            },
-            match tuning.time_budget {
-                None => String::new(),
-                Some(b) => format!(
-                    " · time budget {} s, at least {} runs a scenario",
-                    b.total.as_secs_f64(),
-                    b.min_runs
-                ),
-            },
-            jobs.len(),
-            if args.targets.is_empty() {
-                " (every model × scenario, against expectations)"
-            } else {
-                ""
-            }
-        )?;
+        print_header(args, &tuning, jobs.len(), corpus.as_ref())?;
     }
-    if let (Some(c), false) = (&corpus, args.json) {
-        outln!(
-            "corpus {}: {} past failures, each replayed first by its scenario",
-            c.dir().display(),
-            c.entries().len()
-        )?;
-    }
-    let replays = Replays::default();
-    let results = run_jobs(args, &jobs, &tuning, corpus.as_ref(), &replays);
+    let around = Around {
+        corpus: corpus.as_ref(),
+        past: jobs.iter().map(|_| Mutex::default()).collect(),
+        replayed: AtomicUsize::new(0),
+        failing: AtomicUsize::new(0),
+        progress: crate::progress::Progress::new(jobs.len() as u64, args.json),
+    };
+    let results = run_jobs(args, jobs.clone(), &tuning, &around);
+    let (replayed, failing) = (around.replayed.into_inner(), around.failing.into_inner());
     let saved = match &mut corpus {
         Some(c) => c.save(&results)?,
         None => 0,
     };
-    let corpus_json = corpus.as_ref().map(|c| {
-        json!({
-            "dir": c.dir().display().to_string(),
-            "replayed": replays.replayed.load(Ordering::Relaxed),
-            "still_failing": replays.failing.load(Ordering::Relaxed),
-            "saved": saved,
-        })
-    });
     let gate = !args.targets.is_empty();
-    let mut code = 0;
     let mut mismatches = 0;
     let mut unknowns = 0;
     let mut rows = Vec::new();
     for (job, report) in jobs.iter().zip(&results) {
-        let ok = match job.expected {
+        let ok = match job.target.expected {
             Some(exp) => registry::matches(exp, &report.verdict),
             None => !report.verdict.is_violation(),
         };
@@ -510,89 +468,29 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             mismatches += 1;
             unknowns += usize::from(matches!(report.verdict, Verdict::Unknown(_)));
         }
-        let replay = report.failure.as_ref().map(|f| f.token.clone());
-        let findings: Vec<_> = report
-            .findings
-            .iter()
-            .map(|f| {
-                json!({
-                    "property": f.property,
-                    "reason": f.reason,
-                    "class": f.class,
-                    "faults": f.faults.iter().map(|k| k.name()).collect::<Vec<_>>(),
-                    "runs": f.runs,
-                    "minimized": f.minimized,
-                    "replay": f.replay,
-                })
-            })
-            .collect();
-        rows.push(json!({
-            "target": report.target,
-            "scenario": report.scenario,
-            "verdict": report.verdict.name(),
-            "expected": job.expected.map(|e| e.name()),
-            "matches": job.expected.map(|_| ok),
-            "runs": report.runs,
-            "violating_runs": report.violating_runs,
-            "millis": report.millis,
-            "replay": replay,
-            "reason": report.verdict.reason(),
-            "findings": findings,
-            "probes": report.probes,
-            "sometimes": job.scenario.required(entries[job.entry].target(job.variant).probes()),
-            "faults": job.scenario.faults.to_string(),
-            "fault_budget": job.config.fault_budget,
-            "fault_rate": job.config.fault_probability,
-            "pause_ms": job.config.pause_ms,
-            "delay_ms": job.config.delay_ms,
-            "timeout_ms": job.config.timeout_ms,
-            "retries": job.config.retries,
-            "memory_limit": job.config.memory_limit,
-            "neighbour_bytes": job.config.neighbour_bytes,
-            "work_ms": job.config.work_ms,
-            "starve_ms": job.config.starve_ms,
-            "clients": job.scenario.clients,
-            "ops": job.scenario.ops,
-            "strategy": job.scenario.strategy.to_string(),
-        }));
+        rows.push(json_row(job, report, ok, &entries));
     }
-    if gate {
-        if results.iter().any(|r| r.verdict.is_violation()) {
-            code = 1;
-        } else if results
-            .iter()
-            .any(|r| matches!(r.verdict, Verdict::Unknown(_)))
-        {
-            code = 3;
-        }
+    let code = if gate {
+        gate_code(&results)
     } else {
-        code = expectations_code(mismatches, unknowns);
-    }
+        expectations_code(mismatches, unknowns)
+    };
     if let Some(file) = junit_file {
-        let cases: Vec<junit::Case> = jobs
-            .iter()
-            .zip(&results)
-            .map(|(job, report)| {
-                junit::Case::of_report(
-                    report,
-                    job.expected.map(|e| e.name()),
-                    match job.expected {
-                        Some(exp) => registry::matches(exp, &report.verdict),
-                        None => report.verdict.is_ok(),
-                    },
-                    knobs(
-                        &job.scenario.faults,
-                        job.scenario.clients,
-                        job.scenario.ops,
-                        job.scenario.strategy,
-                    ),
-                )
-            })
-            .collect();
-        junit::write(file, &junit::render(args.seed, &cases))?;
+        junit::write(
+            file,
+            &junit::render(args.seed, &junit_cases(&jobs, &results)),
+        )?;
     }
     if args.json {
         let identity = identity(args, &tuning, &jobs, &entries);
+        let corpus_json = corpus.as_ref().map(|c| {
+            json!({
+                "dir": c.dir().display().to_string(),
+                "replayed": replayed,
+                "still_failing": failing,
+                "saved": saved,
+            })
+        });
         outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
@@ -612,8 +510,8 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         outln!(
             "\ncorpus {}: {} past failures replayed, {} still fail; {saved} new saved",
             c.dir().display(),
-            replays.replayed.load(Ordering::Relaxed),
-            replays.failing.load(Ordering::Relaxed),
+            replayed,
+            failing,
         )?;
     }
     if gate {
@@ -623,6 +521,133 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         print_expectations(mismatches, unknowns, results.len())?;
     }
     Ok(error::code(code))
+}
+
+/// The first lines of the text output: the check's seed, shard, budget and size, and the
+/// corpus it replays.
+fn print_header(
+    args: &Args,
+    tuning: &Tuning,
+    jobs: usize,
+    corpus: Option<&Corpus>,
+) -> Result<(), CliError> {
+    outln!(
+        "kvsim check · seed {}{}{} · {} checks{}",
+        args.seed,
+        if args.shard == Shard::ALL {
+            String::new()
+        } else {
+            format!(" · shard {}", args.shard)
+        },
+        match tuning.time_budget {
+            None => String::new(),
+            Some(b) => format!(
+                " · time budget {} s, at least {} runs a scenario",
+                b.total.as_secs_f64(),
+                b.min_runs
+            ),
+        },
+        jobs,
+        if args.targets.is_empty() {
+            " (every model × scenario, against expectations)"
+        } else {
+            ""
+        }
+    )?;
+    if let Some(c) = corpus {
+        outln!(
+            "corpus {}: {} past failures, each replayed first by its scenario",
+            c.dir().display(),
+            c.entries().len()
+        )?;
+    }
+    Ok(())
+}
+
+/// One job's row of `--json`: its verdict, findings, probes and knobs.
+fn json_row(job: &Job, report: &CheckReport, ok: bool, entries: &[Entry]) -> serde_json::Value {
+    let replay = report.failure.as_ref().map(|f| f.token.clone());
+    let findings: Vec<_> = report
+        .findings
+        .iter()
+        .map(|f| {
+            json!({
+                "property": f.property,
+                "reason": f.reason,
+                "class": f.class,
+                "faults": f.faults.iter().map(|k| k.name()).collect::<Vec<_>>(),
+                "runs": f.runs,
+                "minimized": f.minimized,
+                "replay": f.replay,
+            })
+        })
+        .collect();
+    json!({
+        "target": report.target,
+        "scenario": report.scenario,
+        "verdict": report.verdict.name(),
+        "expected": job.target.expected.map(|e| e.name()),
+        "matches": job.target.expected.map(|_| ok),
+        "runs": report.runs,
+        "violating_runs": report.violating_runs,
+        "millis": report.millis,
+        "replay": replay,
+        "reason": report.verdict.reason(),
+        "findings": findings,
+        "probes": report.probes,
+        "sometimes": job.scenario.required(entries[job.target.entry].target(job.target.variant).probes()),
+        "faults": job.scenario.faults.to_string(),
+        "fault_budget": job.config.fault_budget,
+        "fault_rate": job.config.fault_probability,
+        "pause_ms": job.config.pause_ms,
+        "delay_ms": job.config.delay_ms,
+        "timeout_ms": job.config.timeout_ms,
+        "retries": job.config.retries,
+        "memory_limit": job.config.memory_limit,
+        "neighbour_bytes": job.config.neighbour_bytes,
+        "work_ms": job.config.work_ms,
+        "starve_ms": job.config.starve_ms,
+        "clients": job.scenario.clients,
+        "ops": job.scenario.ops,
+        "strategy": job.scenario.strategy.to_string(),
+    })
+}
+
+/// The exit code of a gate (targets given): 1 on a violation, else 3 on an unknown.
+fn gate_code(results: &[CheckReport]) -> i32 {
+    if results.iter().any(|r| r.verdict.is_violation()) {
+        1
+    } else if results
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Unknown(_)))
+    {
+        3
+    } else {
+        0
+    }
+}
+
+/// The JUnit cases of the jobs: one per target × scenario.
+fn junit_cases(jobs: &[Job], results: &[CheckReport]) -> Vec<junit::Case> {
+    jobs.iter()
+        .zip(results)
+        .map(|(job, report)| {
+            junit::Case::of_report(
+                report,
+                job.target.expected.map(|e| e.name()),
+                match job.target.expected {
+                    Some(exp) => registry::matches(exp, &report.verdict),
+                    None => report.verdict.is_ok(),
+                },
+                knobs(
+                    &job.scenario.faults,
+                    job.scenario.clients,
+                    job.scenario.ops,
+                    job.scenario.strategy,
+                ),
+            )
+        })
+        .collect()
 }
 
 /// The check's identity (see [`crate::identity`]): everything that decides what it
@@ -643,11 +668,11 @@ fn identity(args: &Args, tuning: &Tuning, jobs: &[Job], entries: &[Entry]) -> se
     let checks: Vec<serde_json::Value> = jobs
         .iter()
         .map(|job| {
-            let target = entries[job.entry].target(job.variant);
+            let target = entries[job.target.entry].target(job.target.variant);
             json!({
                 "target": target.name(),
                 "scenario": job.scenario.name,
-                "expected": job.expected.map(|e| e.name()),
+                "expected": job.target.expected.map(|e| e.name()),
                 "planned_runs": planned_runs(job, tuning),
                 "sometimes": job.scenario.required(target.probes()),
                 "config": serde_json::to_value(&job.config).expect("a config is JSON"),
@@ -799,8 +824,8 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) -> Result<(), CliError> {
         "findings"
     )?;
     for (job, r) in jobs.iter().zip(results) {
-        let exp = job.expected.map_or("-", |e| e.name());
-        let mark = match job.expected {
+        let exp = job.target.expected.map_or("-", |e| e.name());
+        let mark = match job.target.expected {
             Some(e) if !registry::matches(e, &r.verdict) => " ✗",
             _ => "",
         };
@@ -823,204 +848,67 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Runs the jobs on worker threads (each with its own registry: targets stay on their
-/// thread); results come back in job order.
-/// What the corpus's replays gave over a check.
-#[derive(Default)]
-struct Replays {
+/// What `kvsim check` does around each job: its corpus's past failures replayed first
+/// and added to its report, and the progress bar.
+struct Around<'a> {
+    corpus: Option<&'a Corpus>,
+    /// Each job's replays, from its start to its end.
+    past: Vec<Mutex<Vec<RunReport>>>,
     /// Past failures replayed.
     replayed: AtomicUsize,
     /// Those that still fail.
     failing: AtomicUsize,
+    progress: crate::progress::Progress,
 }
 
-impl Replays {
-    /// Replays `job`'s past failures from `corpus` (before its runs).
-    fn replay(
-        &self,
-        corpus: Option<&Corpus>,
-        target: &dyn kvsim::target::Target,
-        job: &Job,
-    ) -> Vec<kvsim::records::RunReport> {
-        let runs = corpus.map_or_else(Vec::new, |c| c.replay(target, &job.scenario.name));
+impl Hooks<Pick> for Around<'_> {
+    fn before(&self, i: usize, job: &Job, target: &dyn Target) {
+        let runs = self
+            .corpus
+            .map_or_else(Vec::new, |c| c.replay(target, &job.scenario.name));
         self.replayed.fetch_add(runs.len(), Ordering::Relaxed);
-        runs
+        *self.past[i]
+            .lock()
+            .expect("no worker panics holding the lock") = runs;
     }
 
-    /// Adds the replays to the job's report (after its runs).
-    fn add(&self, report: &mut CheckReport, runs: Vec<kvsim::records::RunReport>) {
+    fn after(&self, i: usize, _: &Job, report: &mut CheckReport) {
+        let runs = std::mem::take(&mut *self.past[i].lock().expect("no worker panicked"));
         self.failing
             .fetch_add(crate::corpus::add(report, runs), Ordering::Relaxed);
+        self.progress
+            .tick(&format!("{} {}", report.target, report.scenario));
     }
 }
 
-fn run_jobs(
-    args: &Args,
-    jobs: &[Job],
-    tuning: &Tuning,
-    corpus: Option<&Corpus>,
-    replays: &Replays,
-) -> Vec<CheckReport> {
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, jobs.len().max(1));
-    let progress = crate::progress::Progress::new(jobs.len() as u64, args.json);
+/// Runs the jobs as one campaign (each worker thread with its own registry: targets stay
+/// on their thread); results come back in job order.
+fn run_jobs(args: &Args, jobs: Vec<Job>, tuning: &Tuning, around: &Around) -> Vec<CheckReport> {
     let started = Instant::now();
-    let mut shrink = (!args.no_shrink).then(ShrinkLimits::default);
-    let tick = |report: &CheckReport| {
-        progress.tick(&format!("{} {}", report.target, report.scenario));
+    let plan = Plan {
+        jobs,
+        budget: Budget {
+            seed: args.seed,
+            runs: match tuning.time_budget {
+                None => Runs::Scenario {
+                    time_limit: tuning.time_limit,
+                },
+                Some(budget) => Runs::Shared(budget),
+            },
+            shard: args.shard,
+            threads: args.threads.unwrap_or_else(Budget::cores),
+            clock: Clock::Wall,
+        },
+        shrink: (!args.no_shrink).then(ShrinkLimits::default),
     };
-    let results = match tuning.time_budget {
-        None => each_job(jobs, threads, |_, job, target| {
-            let past = replays.replay(corpus, target, job);
-            let limits = RunBudget {
-                seed: args.seed,
-                runs: job.scenario.runs,
-                time_limit: tuning.time_limit,
-                shard: args.shard,
-                min_runs: None,
-                clock: kvsim::sim::Clock::Wall,
-            };
-            let mut report = kvsim::findings::check(
-                target,
-                &job.scenario,
-                &job.config,
-                &limits,
-                shrink.as_ref(),
-            );
-            replays.add(&mut report, past);
-            tick(&report);
-            report
-        }),
-        // Every scenario's runs first, in its share of the budget; then the findings of
-        // all, minimized until the budget's minimizing share ends.
-        Some(budget) => {
-            if let Some(limits) = &mut shrink {
-                limits.deadline = Some(started + budget.total.mul_f64(Budget::SHRINK_SHARE));
-            }
-            let shares = Shares::new(budget, jobs, threads, started);
-            // A job's share is what is left when it starts, so the time its corpus
-            // replays took (before the share is taken) comes out of the budget too.
-            let past: Vec<Mutex<Vec<_>>> = jobs.iter().map(|_| Mutex::default()).collect();
-            let swept = each_job(jobs, threads, |i, job, target| {
-                *past[i].lock().expect("no worker panics holding the lock") =
-                    replays.replay(corpus, target, job);
-                let limits = shares.budget(i, args.seed, args.shard);
-                target.sweep(&job.scenario, &job.config, &limits)
-            });
-            let swept = Mutex::new(swept.into_iter().map(Some).collect::<Vec<_>>());
-            each_job(jobs, threads, |i, job, target| {
-                let mut report = swept.lock().expect("no worker panics holding the lock")[i]
-                    .take()
-                    .expect("each job once");
-                kvsim::findings::complete(target, &job.config, &mut report, shrink.as_ref());
-                let replayed = std::mem::take(&mut *past[i].lock().expect("no worker panicked"));
-                replays.add(&mut report, replayed);
-                shares.judge(job, &mut report);
-                tick(&report);
-                report
-            })
-        }
-    };
-    progress.finish(started.elapsed());
+    let results = campaign::run(
+        &plan,
+        &registry,
+        &|entries: &Vec<Entry>, pick: &Pick| entries[pick.entry].target(pick.variant),
+        around,
+    );
+    around.progress.finish(started.elapsed());
     results
-}
-
-/// `work(index, job, target)` for every job, on `threads` threads; the results in the
-/// jobs' order.
-fn each_job<F>(jobs: &[Job], threads: usize, work: F) -> Vec<CheckReport>
-where
-    F: Fn(usize, &Job, &dyn kvsim::target::Target) -> CheckReport + Sync,
-{
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<CheckReport>>> = Mutex::new(vec![None; jobs.len()]);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                let entries = registry();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else { break };
-                    let target = entries[job.entry].target(job.variant);
-                    let report = work(i, job, target);
-                    results.lock().expect("no worker panics holding the lock")[i] = Some(report);
-                }
-            });
-        }
-    });
-    results
-        .into_inner()
-        .expect("no worker panicked")
-        .into_iter()
-        .map(|r| r.expect("every job ran"))
-        .collect()
-}
-
-/// A time budget split over the jobs of a check: each job, when it starts, gets the time
-/// left for sweeping times the threads, in proportion to its planned runs among the jobs
-/// not yet started (and the ones still running).
-struct Shares {
-    budget: Budget,
-    threads: usize,
-    /// When the sweeps must end.
-    sweep_end: Instant,
-    /// Each job's planned runs, and the sum of those from each job on.
-    weights: Vec<u64>,
-    suffix: Vec<u64>,
-}
-
-impl Shares {
-    fn new(budget: Budget, jobs: &[Job], threads: usize, started: Instant) -> Shares {
-        let weights: Vec<u64> = jobs.iter().map(|j| j.scenario.runs.max(1)).collect();
-        let mut suffix = vec![0; weights.len() + 1];
-        for i in (0..weights.len()).rev() {
-            suffix[i] = suffix[i + 1] + weights[i];
-        }
-        Shares {
-            budget,
-            threads,
-            sweep_end: started + budget.total.mul_f64(Budget::SWEEP_SHARE),
-            weights,
-            suffix,
-        }
-    }
-
-    /// Job `i`'s run budget as it starts: as many runs as fit in its share (at most the
-    /// cap), at least the floor.
-    fn budget(&self, i: usize, seed: u64, shard: Shard) -> RunBudget {
-        let left = self.sweep_end.saturating_duration_since(Instant::now());
-        // The jobs still running on the other threads hold about as much as one average
-        // job each of what is left.
-        let ahead = self.suffix[i] as f64;
-        let running = (self.threads - 1) as f64 * ahead / (self.weights.len() - i) as f64;
-        let share = left.mul_f64(self.threads as f64 * self.weights[i] as f64 / (ahead + running));
-        RunBudget {
-            seed,
-            runs: self.budget.cap.unwrap_or(MAX_RUNS),
-            time_limit: Some(share.max(Duration::from_millis(1))),
-            shard,
-            min_runs: Some(self.budget.min_runs),
-            clock: kvsim::sim::Clock::Wall,
-        }
-    }
-
-    /// A job expected to fail that found nothing in its share has not shown what it was
-    /// meant to: `unknown`, not a pass that contradicts the expectation.
-    fn judge(&self, job: &Job, report: &mut CheckReport) {
-        if job.expected == Some(ExpectedVerdict::Violation)
-            && report.verdict.is_ok()
-            && report.runs < job.scenario.runs
-        {
-            report.verdict = Verdict::Unknown(format!(
-                "expected a violation, none in the {} runs that fit in this scenario's share \
-                 of the {} s time budget (it plans {})",
-                report.runs,
-                self.budget.total.as_secs_f64(),
-                job.scenario.runs
-            ));
-        }
-    }
 }
 
 /// A scenario's knobs in one line, as a JUnit case's log gives them.

@@ -14,9 +14,9 @@
 use crate::error::CliError;
 use crate::out::outln;
 use crate::replay;
-use kvsim::records::{CheckReport, RunReport};
+use kvsim::harness::records::{CheckReport, RunReport};
+use kvsim::harness::target::Target;
 use kvsim::sim::Token;
-use kvsim::target::Target;
 use kvsim_models::registry::{registry, Entry};
 use std::path::{Path, PathBuf};
 
@@ -145,12 +145,12 @@ impl Corpus {
     }
 }
 
-/// Adds the replays of past failures to `report` ([`kvsim::findings::add_replayed`]);
+/// Adds the replays of past failures to `report` ([`kvsim::harness::findings::add_replayed`]);
 /// returns how many still fail.
 pub fn add(report: &mut CheckReport, replays: Vec<RunReport>) -> usize {
     replays
         .into_iter()
-        .map(|r| usize::from(kvsim::findings::add_replayed(report, r)))
+        .map(|r| usize::from(kvsim::harness::findings::add_replayed(report, r)))
         .sum()
 }
 

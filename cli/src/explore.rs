@@ -4,7 +4,7 @@
 use crate::error::{self, CliError};
 use crate::out::{out, outln};
 use kvsim::explore::{Scope, SearchLimits};
-use kvsim::target::{ExploreReport, Target};
+use kvsim::harness::target::{ExploreReport, Target};
 use kvsim::verdict::Verdict;
 use kvsim_models::registry::{self, registry};
 use serde_json::json;
@@ -180,6 +180,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             scope.describe()
         );
         target
+            .subject()
             .serve_explorer(&scope, &addr)
             .map_err(CliError::new)?;
         return Ok(ExitCode::SUCCESS);

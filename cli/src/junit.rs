@@ -9,7 +9,7 @@
 //! `<system-out>` gives its seed, knobs, runs, verdict and findings.
 
 use crate::error::CliError;
-use kvsim::records::{CheckReport, RunReport};
+use kvsim::harness::records::{CheckReport, RunReport};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;

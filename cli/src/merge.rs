@@ -14,7 +14,7 @@ use crate::error::{self, CliError};
 use crate::identity;
 use crate::junit;
 use crate::out::outln;
-use kvsim::sim::Shard;
+use kvsim::harness::sweep::Shard;
 use kvsim_models::expect::ExpectedVerdict;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};

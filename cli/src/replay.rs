@@ -8,9 +8,9 @@
 
 use crate::error::{self, CliError};
 use crate::out::{out, outln};
+use kvsim::harness::target::Target;
 use kvsim::scenario::FaultKind;
 use kvsim::sim::Token;
-use kvsim::target::Target;
 use kvsim_models::registry::{registry, Entry};
 use std::process::ExitCode;
 
@@ -32,7 +32,11 @@ pub fn main(token: &str, json_out: bool, shrink: bool) -> Result<ExitCode, CliEr
         token.choices.as_deref(),
     );
     let report = if shrink {
-        kvsim::shrink::shrink(target, &report, &kvsim::shrink::ShrinkLimits::default())
+        kvsim::harness::shrink::shrink(
+            target,
+            &report,
+            &kvsim::harness::shrink::ShrinkLimits::default(),
+        )
     } else {
         report
     };

@@ -12,8 +12,8 @@ use crate::error::{self, CliError};
 use crate::out::outln;
 use clap::Args;
 use kvsim::check::CheckerLimits;
+use kvsim::harness::target::Target;
 use kvsim::net::StressConfig;
-use kvsim::target::Target;
 use kvsim_models::registry::{registry, resolve};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -138,7 +138,10 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, CliError> {
         args.seed
     )?;
     let started = Instant::now();
-    let run = target.stress(&config).map_err(|e| bad(e.to_string()))?;
+    let run = target
+        .subject()
+        .stress(&config)
+        .map_err(|e| bad(e.to_string()))?;
     let checked = started.elapsed().saturating_sub(run.elapsed);
     let secs = run.elapsed.as_secs_f64();
     outln!(

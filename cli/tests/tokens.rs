@@ -3,7 +3,7 @@
 //! in the docs (README.md, examples/, reports/) replays and ends in the violation it was
 //! printed for.
 
-use kvsim::records::RunReport;
+use kvsim::harness::records::RunReport;
 use kvsim::sim::Token;
 use kvsim_models::registry::registry;
 use std::path::{Path, PathBuf};

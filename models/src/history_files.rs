@@ -3,10 +3,11 @@
 
 use crate::expect::Expect;
 use kvsim::formats::{jsonl, pair, End, RawOp, Value};
+use kvsim::harness::sweep::run_seed;
 use kvsim::history::{History, Operation, Outcome};
 use kvsim::model::Model;
 use kvsim::scenario::Scenario;
-use kvsim::sim::{self, run_seed, SimConfig};
+use kvsim::sim::{self, SimConfig};
 use kvsim::verdict::Verdict;
 
 /// Ten simulated runs of each model in each scenario: each history is written in the

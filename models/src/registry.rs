@@ -4,8 +4,8 @@
 
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use kvsim::explore::Scope;
+use kvsim::harness::target::{ModelTarget, Target};
 use kvsim::scenario::Scenario;
-use kvsim::target::{ModelTarget, Target};
 
 /// One model: a structure in its variants, with its scenarios.
 pub struct Entry {

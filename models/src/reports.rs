@@ -17,17 +17,17 @@
 
 use crate::expect::Variant;
 use crate::registry::{registry, Entry};
-use kvsim::findings::Finding;
+use kvsim::harness::campaign::{self, Budget, Hooks, Job, Plan};
+use kvsim::harness::findings::Finding;
+use kvsim::harness::records::CheckReport;
+use kvsim::harness::shrink::ShrinkLimits;
+use kvsim::harness::target::RunReport;
 use kvsim::report::escape;
 use kvsim::scenario::{FaultKind, FaultSet, Scenario};
-use kvsim::shrink::ShrinkLimits;
-use kvsim::sim::{RunBudget, SimConfig};
-use kvsim::target::RunReport;
+use kvsim::sim::SimConfig;
 use kvsim::verdict::Verdict;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// The base seed of every check in the reports.
 pub const SEED: u64 = 1;
@@ -173,21 +173,9 @@ pub fn scenario_for(e: &Entry, profile: Profile) -> Scenario {
     s
 }
 
-/// Checks one cell and minimizes its counterexample.
-fn check_cell(e: &Entry, variant: Variant, profile: Profile) -> Cell {
-    let scenario = scenario_for(e, profile);
-    let target = e.target(variant);
-    let config = SimConfig::from_scenario(&scenario);
-    let limits = RunBudget {
-        seed: SEED,
-        runs: scenario.runs,
-        time_limit: None,
-        shard: kvsim::sim::Shard::ALL,
-        min_runs: None,
-        clock: kvsim::sim::Clock::Wall,
-    };
-    let report =
-        kvsim::findings::check(target, &scenario, &config, &limits, Some(&shrink_limits()));
+/// The cell of `profile` from its check's report: its minimal counterexample is the first
+/// minimized finding that the profile's fault (or no fault) shows.
+fn cell(variant: Variant, profile: Profile, scenario: Scenario, report: CheckReport) -> Cell {
     let counterexample = report
         .findings
         .iter()
@@ -226,38 +214,39 @@ pub fn matrices(threads: usize) -> Vec<Matrix> {
 /// the worker threads, in no fixed order).
 pub fn matrices_with(threads: usize, on_cell: &(dyn Fn(&str) + Sync)) -> Vec<Matrix> {
     let entries = registry();
-    let mut jobs: Vec<(usize, Variant, Profile)> = Vec::new();
+    let mut jobs = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         for variant in e.variants.iter().map(|(v, _)| *v) {
             for p in profiles(e) {
-                jobs.push((i, variant, p));
+                let scenario = scenario_for(e, p);
+                jobs.push(Job {
+                    target: (i, variant, p),
+                    config: SimConfig::from_scenario(&scenario),
+                    scenario,
+                    expect_violation: false,
+                });
             }
         }
     }
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<Cell>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
-            scope.spawn(|| {
-                let entries = registry();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(m, variant, profile)) = jobs.get(i) else {
-                        break;
-                    };
-                    let cell = check_cell(&entries[m], variant, profile);
-                    on_cell(&format!(
-                        "{}/{} {}",
-                        entries[m].name,
-                        variant.name(),
-                        profile.name()
-                    ));
-                    done.lock().expect("no worker panics holding the lock")[i] = Some(cell);
-                }
-            });
-        }
-    });
-    let mut cells = done.into_inner().expect("no worker panicked").into_iter();
+    let plan = Plan {
+        jobs,
+        budget: Budget {
+            threads,
+            ..Budget::runs(SEED)
+        },
+        shrink: Some(shrink_limits()),
+    };
+    let reports = campaign::run(
+        &plan,
+        &registry,
+        &|entries: &Vec<Entry>, &(m, variant, _)| entries[m].target(variant),
+        &Progress(on_cell),
+    );
+    let mut cells = plan
+        .jobs
+        .into_iter()
+        .zip(reports)
+        .map(|(job, report)| cell(job.target.1, job.target.2, job.scenario, report));
     entries
         .iter()
         .map(|e| {
@@ -266,15 +255,20 @@ pub fn matrices_with(threads: usize, on_cell: &(dyn Fn(&str) + Sync)) -> Vec<Mat
                 model: e.name,
                 about: e.about,
                 profiles: profiles(e),
-                cells: cells
-                    .by_ref()
-                    .take(n)
-                    .map(|c| c.expect("every cell ran"))
-                    .collect(),
+                cells: cells.by_ref().take(n).collect(),
                 notes: e.notes.clone(),
             }
         })
         .collect()
+}
+
+/// Calls its function with `MODEL/VARIANT PROFILE` as each cell is done.
+struct Progress<'a>(&'a (dyn Fn(&str) + Sync));
+
+impl Hooks<(usize, Variant, Profile)> for Progress<'_> {
+    fn after(&self, _: usize, job: &Job<(usize, Variant, Profile)>, report: &mut CheckReport) {
+        (self.0)(&format!("{} {}", report.target, job.target.2.name()));
+    }
 }
 
 /// The verdict of a cell in a few characters (`pass`, `✗ linearizability`, `unknown`).

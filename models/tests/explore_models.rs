@@ -44,8 +44,8 @@
 //!   unique states in 54 s: too slow for CI.
 
 use kvsim::explore::{Scope, SearchLimits};
+use kvsim::harness::target::ExploreReport;
 use kvsim::sim::Token;
-use kvsim::target::ExploreReport;
 use kvsim::verdict::Verdict;
 use kvsim_models::expect::Variant;
 use kvsim_models::registry::registry;

@@ -4,10 +4,11 @@
 //! scenario that names only the fault kinds, never the steps).
 
 use kvsim::explore::Explorable;
+use kvsim::harness::sweep::{self, run_seed};
+use kvsim::harness::target::{ModelTarget, Target};
 use kvsim::report::text;
 use kvsim::scenario::{FaultKind, Scenario, Strategy};
-use kvsim::sim::{self, run_seed, SimConfig};
-use kvsim::target::{ModelTarget, Target};
+use kvsim::sim::{self, SimConfig};
 use kvsim::verdict::Verdict;
 use kvsim_models::{
     array_append, array_locked, counter, event_log, fifo, lock, spinlock, table, visitor_counter,
@@ -139,15 +140,15 @@ fn lock_published_lease_is_a_second_shorter_than_its_ttl() {
         "the work shows in the trace:\n{report}"
     );
     insta::assert_snapshot!(report);
-    let budget = sim::RunBudget {
+    let budget = sweep::RunBudget {
         seed: 1,
         runs: 300,
         time_limit: None,
-        shard: sim::Shard::ALL,
+        shard: sweep::Shard::ALL,
         min_runs: None,
-        clock: sim::Clock::Wall,
+        clock: sweep::Clock::Wall,
     };
-    let fixed = sim::sweep(&lock::fixed(), &SimConfig::from_scenario(&s), &budget);
+    let fixed = sweep::sweep(&lock::fixed(), &SimConfig::from_scenario(&s), &budget);
     assert_eq!(fixed.verdict, Verdict::Ok);
 }
 

@@ -2,7 +2,7 @@
 //! counterexample in it is minimal, and the text report of one counterexample per model is
 //! pinned by a snapshot.
 
-use kvsim::shrink;
+use kvsim::harness::shrink;
 use kvsim::sim::Token;
 use kvsim_models::registry::{self, registry};
 use kvsim_models::reports::{self as report, default_dir, files, matrices};
@@ -43,7 +43,7 @@ fn committed_reports_are_current() {
     for m in &ms {
         for c in &m.cells {
             let Some(r) = &c.counterexample else { continue };
-            let needs = kvsim::findings::faults_of(r);
+            let needs = kvsim::harness::findings::faults_of(r);
             match c.profile {
                 report::Profile::NoFaults | report::Profile::SlowWork => {
                     assert!(needs.is_empty(), "{}/{}: {needs:?}", m.model, c.stem())

@@ -2,7 +2,8 @@
 //! both variants: each published variant shows its violations, each fixed variant passes
 //! the fault profiles it claims (and fails only where its doc says no design can hold).
 
-use kvsim::sim::{RunBudget, SimConfig};
+use kvsim::harness::sweep::RunBudget;
+use kvsim::sim::SimConfig;
 use kvsim_models::registry::{matches, registry};
 
 fn check_model(name: &str) {
@@ -18,9 +19,9 @@ fn check_model(name: &str) {
                 seed: 1,
                 runs: scenario.runs,
                 time_limit: None,
-                shard: kvsim::sim::Shard::ALL,
+                shard: kvsim::harness::sweep::Shard::ALL,
                 min_runs: None,
-                clock: kvsim::sim::Clock::Wall,
+                clock: kvsim::harness::sweep::Clock::Wall,
             };
             let report =
                 entry

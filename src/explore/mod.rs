@@ -376,6 +376,19 @@ fn cut_reason(horizon: usize, steps: usize, scope: &Scope) -> String {
     )
 }
 
+/// A model whose Explorer can be served without knowing its types: every [`Explorable`].
+pub trait Servable: Send + Sync {
+    /// Serves stateright's Explorer for the model in `scope` on `addr` ([`serve`]); blocks
+    /// for as long as the server runs.
+    fn serve_explorer(self: Arc<Self>, scope: &Scope, addr: &str) -> Result<(), String>;
+}
+
+impl<M: Explorable> Servable for M {
+    fn serve_explorer(self: Arc<Self>, scope: &Scope, addr: &str) -> Result<(), String> {
+        serve(self, scope, addr)
+    }
+}
+
 /// Serves stateright's Explorer for `model` in `scope` on `addr` (e.g. `127.0.0.1:3000`);
 /// blocks for as long as the server runs.
 pub fn serve<M: Explorable>(model: Arc<M>, scope: &Scope, addr: &str) -> Result<(), String> {

@@ -24,7 +24,9 @@ pub use serve_lockstep::LockstepConfig;
 pub use serve_trace::TraceLine;
 pub use server::{ConnTarget, ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
 pub(crate) mod stress;
+mod stressable;
 
 pub use stress::{
     fresh_prefix, stress, StressConfig, StressError, StressHistory, StressReport, StressRun,
 };
+pub use stressable::Stressable;

@@ -188,7 +188,7 @@ pub struct StressRun<Op, Ret> {
 }
 
 /// A stress run of any model, its operation types erased ([`StressRun::erase`]): what
-/// [`crate::target::Target::stress`] returns.
+/// [`Stressable::stress`](super::Stressable::stress) returns.
 pub struct StressReport {
     /// The model's judgement of the history.
     pub verdict: Verdict,

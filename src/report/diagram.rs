@@ -7,7 +7,7 @@
 use super::escape::escape;
 use super::rows::{self, Row, Who};
 use crate::command::Command;
-use crate::records::RunReport;
+use crate::harness::records::RunReport;
 use crate::sim::{Delivery, Event, Fault};
 use std::fmt::Write;
 

@@ -2,7 +2,7 @@
 //! [`crate::Explore`] panics with.
 
 use crate::explore::Scope;
-use crate::records::ExploreReport;
+use crate::harness::records::ExploreReport;
 use crate::verdict::Verdict;
 
 /// The first lines of the text form, printed before the search: the target, the scope,

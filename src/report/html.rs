@@ -7,7 +7,7 @@
 use super::escape::escape;
 use super::rows::{self, Who};
 use super::text::knobs;
-use crate::records::RunReport;
+use crate::harness::records::RunReport;
 use crate::verdict::Verdict;
 use std::fmt::Write;
 

@@ -4,7 +4,7 @@
 //! fields are exactly what the text report prints.
 
 use super::rows::{self, Who};
-use crate::records::{OpRecord, RunReport, ShrinkStats};
+use crate::harness::records::{OpRecord, RunReport, ShrinkStats};
 use crate::sim::{Event, SimConfig};
 use crate::verdict::Verdict;
 use serde::Serialize;

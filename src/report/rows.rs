@@ -1,7 +1,7 @@
 //! A run's trace as rows for people: who each step belongs to, which operation it is part
 //! of, and its text. Every renderer (text, JSON, HTML) reads the trace through this.
 
-use crate::records::RunReport;
+use crate::harness::records::RunReport;
 use crate::sim::{ms, Delivery, Event, TraceStep};
 use crate::verdict::Verdict;
 
@@ -115,7 +115,7 @@ pub fn secs(t: u64) -> String {
 }
 
 /// An operation with its outcome: `Enqueue("a") → Ok(())`, `… → error`, `… (never returned)`.
-pub fn op_label(o: &crate::records::OpRecord) -> String {
+pub fn op_label(o: &crate::harness::records::OpRecord) -> String {
     match (&o.ret, o.outcome.as_str()) {
         (Some(ret), _) => format!("{} → {}", o.op, ret),
         (None, "unknown") if o.ret_seq.is_some() => format!("{} → error (outcome unknown)", o.op),

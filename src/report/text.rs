@@ -5,7 +5,7 @@
 //! colour for terminals (see [`colour_wanted`]).
 
 use super::rows::{self, Who};
-use crate::records::RunReport;
+use crate::harness::records::RunReport;
 use crate::scenario::{FaultKind, Strategy};
 use crate::sim::{ms, SimConfig};
 use crate::verdict::Verdict;

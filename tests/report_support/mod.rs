@@ -2,13 +2,14 @@
 //! `kvsim-models`; these pin the harness on its own).
 #![allow(dead_code)]
 
+use kvsim::harness::sweep::RunBudget;
+use kvsim::harness::target::{ModelTarget, RunReport, Target};
 use kvsim::history::{History, Outcome};
 use kvsim::kv::{Kv, KvError};
 use kvsim::model::Model;
 use kvsim::rng::SimRng;
 use kvsim::scenario::{FaultKind, Scenario, Strategy};
-use kvsim::sim::{RunBudget, SimConfig};
-use kvsim::target::{ModelTarget, RunReport, Target};
+use kvsim::sim::SimConfig;
 use kvsim::verdict::{Verdict, Violation};
 
 /// A counter whose increment is get-then-set: two concurrent increments lose an update.
@@ -123,9 +124,9 @@ pub fn first_failure(target: &dyn Target, name: &str, config: &SimConfig) -> Run
         seed: 1,
         runs: 5000,
         time_limit: None,
-        shard: kvsim::sim::Shard::ALL,
+        shard: kvsim::harness::sweep::Shard::ALL,
         min_runs: None,
-        clock: kvsim::sim::Clock::Wall,
+        clock: kvsim::harness::sweep::Clock::Wall,
     };
     let report = target.sweep(&scenario, config, &limits);
     report.failure.expect("the check finds a violation")

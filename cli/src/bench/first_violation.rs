@@ -2,7 +2,8 @@
 //! expected to fail, searched from 11 base seeds; the median wall time and runs until the
 //! first violating run is found (detection only: no shrinking, no report).
 
-use kvsim::sim::{run_seed, SimConfig};
+use kvsim::harness::sweep::run_seed;
+use kvsim::sim::SimConfig;
 use kvsim_models::expect::{ExpectedVerdict, Variant};
 use kvsim_models::registry::registry;
 use serde_json::{json, Map, Value};

@@ -17,18 +17,17 @@
 //! outcome.assert_ok(); // on failure: panics with the report and how to replay it here
 //! ```
 
+use crate::harness::campaign::{self, Budget, Job, Plan, Runs};
+use crate::harness::records::{CheckReport, RunReport};
+use crate::harness::shrink::ShrinkLimits;
+use crate::harness::sweep::Clock;
+use crate::harness::target::ModelTarget;
 use crate::model::Model;
-use crate::records::{CheckReport, RunReport};
 use crate::report;
 use crate::scenario::Scenario;
-use crate::shrink::ShrinkLimits;
-use crate::sim::{Clock, RunBudget, SimConfig, TokenError};
-use crate::target::ModelTarget;
+use crate::sim::{SimConfig, TokenError};
 use crate::verdict::Verdict;
 use std::time::Duration;
-
-/// The most runs a time-budgeted check makes.
-const BUDGET_MAX_RUNS: u64 = 100_000_000;
 
 /// A check of one model against one scenario, built step by step.
 pub struct Check<M: Model> {
@@ -109,24 +108,32 @@ impl<M: crate::explore::Explorable> Check<M> {
     /// Runs the scenario's runs; stops at the first violation, which it minimizes
     /// (unless [`Check::no_shrink`]).
     pub fn run(&self) -> CheckOutcome {
-        let limits = RunBudget {
-            seed: self.seed,
-            runs: match self.min_runs {
-                Some(_) => BUDGET_MAX_RUNS,
-                None => self.scenario.runs,
+        let runs = match self.min_runs {
+            Some(min_runs) => Runs::Each {
+                time: self.time_limit.expect("a time budget sets its time"),
+                min_runs,
+                cap: campaign::MAX_RUNS,
             },
-            time_limit: self.time_limit,
-            shard: crate::sim::Shard::ALL,
-            min_runs: self.min_runs,
-            clock: self.clock,
+            None => Runs::Scenario {
+                time_limit: self.time_limit,
+            },
         };
-        CheckOutcome(crate::findings::check(
-            &self.target,
-            &self.scenario,
-            &self.config,
-            &limits,
-            self.shrink.as_ref(),
-        ))
+        let plan = Plan {
+            jobs: vec![Job {
+                target: (),
+                scenario: self.scenario.clone(),
+                config: self.config.clone(),
+                expect_violation: false,
+            }],
+            budget: Budget {
+                runs,
+                clock: self.clock,
+                ..Budget::runs(self.seed)
+            },
+            shrink: self.shrink.clone(),
+        };
+        let report = campaign::run(&plan, &|| &self.target, &|t, _| *t, &()).remove(0);
+        CheckOutcome(report)
     }
 
     /// Replays a token this check printed (see [`CheckOutcome::assert_ok`]): the run with its

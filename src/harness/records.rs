@@ -2,13 +2,13 @@
 //! ([`RunReport`]), a check ([`CheckReport`]) with its [`Finding`]s, an exhaustive search
 //! ([`ExploreReport`]) and how far a run shrank ([`ShrinkStats`]).
 //!
-//! [`crate::target`], [`crate::shrink`] and [`crate::findings`] make them (and re-export
+//! [`crate::harness::target`], [`crate::harness::shrink`] and [`crate::harness::findings`] make them (and re-export
 //! them under their old paths); [`crate::report`] reads them. This module imports none of
 //! those.
 
 use crate::explore::Scope;
 use crate::scenario::FaultKind;
-use crate::sim::{self, Delivery, Event, Fault, SimConfig, TraceStep};
+use crate::sim::{Delivery, Event, Fault, SimConfig, TraceStep};
 use crate::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 
@@ -81,14 +81,14 @@ pub struct CheckReport {
     pub millis: u64,
     /// KV calls delivered over all runs.
     pub kv_calls: u64,
-    /// The first failing run, if any (for a check made by [`crate::findings::check`], the
+    /// The first failing run, if any (for a check made by [`crate::harness::findings::check`], the
     /// first finding's counterexample).
     pub failure: Option<RunReport>,
     /// The violating runs, grouped by property, reason class and the faults they injected.
     #[serde(default)]
-    pub groups: Vec<sim::ViolationGroup>,
+    pub groups: Vec<crate::harness::sweep::ViolationGroup>,
     /// What the check found, one entry per defect; made from `groups` by
-    /// [`crate::findings::check`] (empty for a bare [`crate::target::Target::sweep`]).
+    /// [`crate::harness::findings::check`] (empty for a bare [`crate::harness::target::Target::sweep`]).
     #[serde(default)]
     pub findings: Vec<Finding>,
     /// How often each probe was hit over the runs ([`crate::kv::Kv::probe`]); 0 for a
@@ -97,7 +97,7 @@ pub struct CheckReport {
     pub probes: std::collections::BTreeMap<String, u64>,
 }
 
-/// The result of an exhaustive search of one target ([`crate::target::Target::explore`]).
+/// The result of an exhaustive search of one target ([`crate::harness::target::Target::explore`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExploreReport {
     /// `MODEL/VARIANT`.

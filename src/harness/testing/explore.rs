@@ -23,11 +23,11 @@
 //! ```
 
 use crate::explore::{Explorable, Scope, SearchLimits};
-use crate::records::{ExploreReport, RunReport};
+use crate::harness::records::{ExploreReport, RunReport};
+use crate::harness::target::{ModelTarget, Target};
 use crate::report;
 use crate::scenario::FaultKind;
 use crate::sim::TokenError;
-use crate::target::{ModelTarget, Target};
 use crate::verdict::Verdict;
 use std::time::Duration;
 

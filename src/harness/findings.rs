@@ -1,7 +1,7 @@
 //! Findings: what a check found, one entry per defect, each with its minimal
 //! counterexample.
 //!
-//! A check does not stop at its first violation ([`sim::sweep`]): it groups every
+//! A check does not stop at its first violation ([`sweep`](crate::harness::sweep::sweep)): it groups every
 //! violating run by property, reason class ([`Violation::class`]) and the fault kinds the
 //! run injected. [`check`] then minimizes one run of each group and groups again by what
 //! the minimal run still shows: its property, its reason's class, and the fault kinds it
@@ -12,14 +12,15 @@
 //! This is the one check → shrink → report path: `kvsim check`, `kvsim report` and
 //! [`crate::Check`] all call [`check`].
 
-use crate::records::{CheckReport, RunReport};
+use crate::harness::records::{CheckReport, RunReport};
+use crate::harness::shrink::{self, ShrinkLimits};
+use crate::harness::sweep::{RunBudget, ViolationGroup};
+use crate::harness::target::Target;
 use crate::scenario::{FaultKind, Scenario};
-use crate::shrink::{self, ShrinkLimits};
-use crate::sim::{self, RunBudget, SimConfig, ViolationGroup};
-use crate::target::Target;
+use crate::sim::{self, SimConfig};
 use crate::verdict::{Verdict, Violation};
 
-pub use crate::records::{describe_faults, Finding};
+pub use crate::harness::records::{describe_faults, Finding};
 
 /// Most violation groups minimized per check (fewest faults first); the rest are
 /// reported as found, marked not minimized.

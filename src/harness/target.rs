@@ -1,16 +1,17 @@
 //! [`Target`]: a model behind a name, with its types erased, so that a registry can hold
 //! many models and the CLI, reports and minimizer can drive any of them.
 
-use crate::explore::{self, Explorable, Scope, SearchLimits};
+use crate::explore::{self, Explorable, Scope, SearchLimits, Servable};
+use crate::harness::sweep::{self, RunBudget, Shard};
 use crate::history::Outcome;
 use crate::model::Model;
-use crate::net::{StressConfig, StressError, StressReport};
+use crate::net::Stressable;
 use crate::scenario::Scenario;
-use crate::sim::{self, RunBudget, SimConfig, Token};
+use crate::sim::{self, SimConfig, Token};
 use crate::verdict::Verdict;
 use std::sync::Arc;
 
-pub use crate::records::{CheckReport, ExploreReport, OpRecord, RunReport};
+pub use crate::harness::records::{CheckReport, ExploreReport, OpRecord, RunReport};
 
 /// A model behind a name (`MODEL/VARIANT`), driven without knowing its types.
 pub trait Target {
@@ -33,7 +34,7 @@ pub trait Target {
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict;
 
     /// Runs a scenario up to its limits, grouping the violations it finds (see
-    /// [`sim::sweep`]); [`crate::findings::check`] turns the groups into findings.
+    /// [`sweep::sweep`]); [`crate::harness::findings::check`] turns the groups into findings.
     fn sweep(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport;
 
     /// Explores every path of `scope` with stateright ([`crate::explore`]); a
@@ -45,13 +46,16 @@ pub trait Target {
     /// a choice among many values took only some of them.
     fn workloads(&self, scope: &Scope) -> Result<(u64, bool), String>;
 
-    /// Serves stateright's Explorer for `scope` on `addr`; blocks while it runs.
-    fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String>;
-
-    /// Runs the model from OS threads against real servers and checks its history
-    /// ([`crate::net::stress()`]): the engine of `kvsim stress`.
-    fn stress(&self, config: &StressConfig) -> Result<StressReport, StressError>;
+    /// The model itself, its types erased, for the engines beyond checking: `kvsim stress`
+    /// ([`crate::net::Stressable`]) and stateright's Explorer ([`crate::explore::Servable`]).
+    fn subject(&self) -> Arc<dyn Subject>;
 }
+
+/// A model as the engines beyond checking take it: stressed over TCP and served in the
+/// Explorer. Every [`Explorable`] model is one.
+pub trait Subject: Stressable + Servable {}
+
+impl<M: Explorable> Subject for M {}
 
 /// A [`Model`] with its name: the standard [`Target`].
 pub struct ModelTarget<M> {
@@ -186,13 +190,13 @@ impl<M: Explorable> Target for ModelTarget<M> {
     }
 
     fn sweep(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport {
-        let result = sim::sweep(&*self.model, config, limits);
+        let result = sweep::sweep(&*self.model, config, limits);
         let failure = result
             .failure
             .map(|(seed, out)| self.report(&scenario.name, config, seed, None, out));
         // A shard's runs are a part of the check's: `kvsim merge` judges the requirement
         // on the sum of the shards' counts.
-        let required = (limits.shard == sim::Shard::ALL)
+        let required = (limits.shard == Shard::ALL)
             .then(|| scenario.unreached(self.model.probes(), &result.probes))
             .flatten();
         let verdict = match required {
@@ -252,12 +256,8 @@ impl<M: Explorable> Target for ModelTarget<M> {
         explore::workloads(&*self.model, scope)
     }
 
-    fn serve_explorer(&self, scope: &Scope, addr: &str) -> Result<(), String> {
-        explore::serve(Arc::clone(&self.model), scope, addr)
-    }
-
-    fn stress(&self, config: &StressConfig) -> Result<StressReport, StressError> {
-        crate::net::stress(self.model(), config).map(|run| run.erase(self.model().history_format()))
+    fn subject(&self) -> Arc<dyn Subject> {
+        Arc::clone(&self.model) as Arc<dyn Subject>
     }
 }
 

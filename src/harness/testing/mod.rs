@@ -8,9 +8,9 @@ mod explore;
 pub use check::{Check, CheckOutcome};
 pub use explore::{Explore, ExploreOutcome};
 
-use crate::records::RunReport;
+use crate::harness::records::RunReport;
+use crate::harness::target::Target;
 use crate::sim::{Token, TokenError};
-use crate::target::Target;
 
 /// Replays `token` on `target`: the run it names, with its full trace. A token of another
 /// target is refused (a `MODEL/VARIANT` name must match), never replayed on this one.

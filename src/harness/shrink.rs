@@ -15,13 +15,14 @@
 //! choices are replayed and for every seed of the bounded search. Everything is a pure
 //! function of its inputs; the work is bounded by a probe count, never by wall-clock time.
 
-use crate::records::RunReport;
+use crate::harness::records::RunReport;
+use crate::harness::sweep::run_seed;
+use crate::harness::target::Target;
 use crate::scenario::FaultKind;
-use crate::sim::{run_seed, SimConfig};
-use crate::target::Target;
+use crate::sim::SimConfig;
 use crate::verdict::{Verdict, Violation};
 
-pub use crate::records::{active_clients, faults_in, total_ops, ShrinkStats};
+pub use crate::harness::records::{active_clients, faults_in, total_ops, ShrinkStats};
 
 /// How hard the minimizer tries.
 #[derive(Clone, Debug, PartialEq, Eq)]
