@@ -540,21 +540,13 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             "findings": findings,
             "probes": report.probes,
             "sometimes": job.scenario.required(entries[job.entry].target(job.variant).probes()),
-            "faults": job.scenario.faults.to_string(),
-            "fault_budget": job.config.fault_budget,
-            "fault_rate": job.config.fault_probability,
-            "pause_ms": job.config.pause_ms,
-            "delay_ms": job.config.delay_ms,
-            "timeout_ms": job.config.timeout_ms,
-            "retries": job.config.retries,
-            "memory_limit": job.config.memory_limit,
-            "neighbour_bytes": job.config.neighbour_bytes,
-            "work_ms": job.config.work_ms,
-            "starve_ms": job.config.starve_ms,
-            "clients": job.scenario.clients,
-            "ops": job.scenario.ops,
-            "strategy": job.scenario.strategy.to_string(),
         }));
+        // The run's knobs, as the knob table shows them in a row.
+        let knobs = kvsim::sim::knobs::json_row(&job.config, kvsim::sim::knobs::rows::CHECK);
+        rows.last_mut()
+            .and_then(|r| r.as_object_mut())
+            .expect("a row")
+            .extend(knobs);
     }
     if gate {
         if results.iter().any(|r| r.verdict.is_violation()) {
