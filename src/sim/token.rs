@@ -115,9 +115,11 @@ const CHECKSUM_BYTES: usize = 8;
 ///
 /// A token a newer kvsim printed (a version above 3) is refused saying so.
 ///
-/// Adding a knob to [`SimConfig`] is one line in [`Token::encode`] and one in the payload
-/// reader (which builds the config field by field, so a knob it does not read does not
-/// compile), a new version number, and a golden token of the version it replaces.
+/// The codec iterates the knob table ([`super::knobs::KNOBS`]): the head knobs in its
+/// order, then its trailing groups; a layout reads the knobs it carried (a knob's
+/// `since`) and leaves the others at their defaults. Adding a knob to [`SimConfig`] is
+/// one row in that table (a test fails for a field without one), appended as a new
+/// trailing group, a new version number, and a golden token of the version it replaces.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
     /// `MODEL/VARIANT`.
