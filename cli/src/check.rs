@@ -582,7 +582,7 @@ fn json_row(job: &Job, report: &CheckReport, ok: bool, entries: &[Entry]) -> ser
             })
         })
         .collect();
-    json!({
+    let mut row = json!({
         "target": report.target,
         "scenario": report.scenario,
         "verdict": report.verdict.name(),
@@ -596,21 +596,11 @@ fn json_row(job: &Job, report: &CheckReport, ok: bool, entries: &[Entry]) -> ser
         "findings": findings,
         "probes": report.probes,
         "sometimes": job.scenario.required(entries[job.target.entry].target(job.target.variant).probes()),
-        "faults": job.scenario.faults.to_string(),
-        "fault_budget": job.config.fault_budget,
-        "fault_rate": job.config.fault_probability,
-        "pause_ms": job.config.pause_ms,
-        "delay_ms": job.config.delay_ms,
-        "timeout_ms": job.config.timeout_ms,
-        "retries": job.config.retries,
-        "memory_limit": job.config.memory_limit,
-        "neighbour_bytes": job.config.neighbour_bytes,
-        "work_ms": job.config.work_ms,
-        "starve_ms": job.config.starve_ms,
-        "clients": job.scenario.clients,
-        "ops": job.scenario.ops,
-        "strategy": job.scenario.strategy.to_string(),
-    })
+    });
+    // The run's knobs, as the knob table shows them in a row.
+    let knobs = kvsim::sim::knobs::json_row(&job.config, kvsim::sim::knobs::rows::CHECK);
+    row.as_object_mut().expect("a row").extend(knobs);
+    row
 }
 
 /// The exit code of a gate (targets given): 1 on a violation, else 3 on an unknown.

@@ -7,9 +7,10 @@
 //!                     [--time-limit SECS] [--max-steps N] [--max-memory MIB]
 //!                     [--json] FILE...
 //! ```
-//! A sequential spec (`src/specs/`) is checked for linearizability; the time-window specs
+//! The specs come from the spec registry ([`kvsim_models::registry::specs`]): a sequential
+//! spec (`src/specs/`) is checked for linearizability; the time-window specs
 //! `visitor-counter` (`--period`) and `event-log` (`--window`) by their seed models'
-//! checkers ([`time_window`]).
+//! checkers.
 //! One line per file, `FILE: ok|violation|unknown MILLIS ms` (a violation's reason and an
 //! unknown's cause after a colon); `--json` prints an array of objects instead. Exit
 //! codes: 0 all ok, 1 any violation, 3 unknown (and no violation), 2 an error (usage, an
@@ -22,24 +23,15 @@
 use crate::error::{self, CliError};
 use clap::builder::PossibleValuesParser;
 use kvsim::check::linearizability::{step_limit_reason, time_limit_reason};
-use kvsim::check::{check_linearizability_parallel, CheckerLimits, Linearization};
-use kvsim::formats::{
-    in_syntax, no_known_outcome, nothing_recognised, pair, read_file, to_history_with, FailMeans,
-    Format, FormatError, FromRaw, Parsed, RawOp, Syntax, Value,
-};
-use kvsim::specs::{
-    cas_register::CasRegisterSpec, counter::CounterSpec, kv::KvSpec, list_append::ListAppendSpec,
-    multi_register::MultiRegisterSpec, mutex::MutexSpec, queue::QueueSpec, register::RegisterSpec,
-    set::SetSpec, NAMES,
-};
+use kvsim::check::CheckerLimits;
+use kvsim::formats::{FailMeans, Format, Value};
+use kvsim::specs::files::FileOptions;
+use kvsim::specs::registry::{SpecArgs, MAX_PARAMETER_SECS};
 use serde_json::{json, Value as Json};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
-use time_window::WindowSpec;
-
-mod time_window;
+use std::time::Duration;
 
 /// The longest `--time-limit` accepted, in seconds (about 31 years): longer ones cannot
 /// be added to the clock.
@@ -99,7 +91,7 @@ pub struct Args {
     ///
     /// A file with no value() completed (visitor-counter) or no fetch, fetch-range or
     /// poll completed (event-log) is unknown.
-    #[arg(long, value_parser = PossibleValuesParser::new(NAMES.iter().chain(&time_window::NAMES)))]
+    #[arg(long, value_parser = PossibleValuesParser::new(kvsim_models::registry::specs().names()))]
     spec: String,
     /// The files' format. Default: guessed from each file's first non-blank line
     /// (`{"` JSON lines, `{`, `[` or `(` Jepsen EDN, `jepsen.util - ` Jepsen log).
@@ -121,12 +113,12 @@ pub struct Args {
     /// The visitor counter's period T for `--spec visitor-counter` (required there), in
     /// whole seconds from 1 to 1000000000: the T of MCVisitorCounter(mc, name, T) (the
     /// article's example: 180; kvsim's visitor-counter model: 2).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=time_window::MAX_PARAMETER_SECS))]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_PARAMETER_SECS))]
     period: Option<u64>,
     /// The event log's window W = timeChunk * (numChunks-1) for `--spec event-log`
     /// (required there), in whole seconds from 1 to 1000000000 (MCEventLog's defaults,
     /// 10 and 10: 90; kvsim's event-log model, 5 and 3: 10).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=time_window::MAX_PARAMETER_SECS))]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=MAX_PARAMETER_SECS))]
     window: Option<u64>,
     /// Give up on a file after this many seconds of checking (its verdict is then
     /// `unknown`); more than 0, at most 1000000000. Default: no limit. Sequential specs
@@ -148,28 +140,6 @@ pub struct Args {
     /// History files.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-}
-
-/// The result for one file.
-struct FileResult {
-    verdict: &'static str,
-    millis: f64,
-    detail: Option<String>,
-    op_line: Option<usize>,
-    partial_lines: Vec<usize>,
-}
-
-impl FileResult {
-    /// `unknown` before any checking: the file gives nothing to check, for this reason.
-    fn unknown(why: String) -> FileResult {
-        FileResult {
-            verdict: "unknown",
-            millis: 0.0,
-            detail: Some(why),
-            op_line: None,
-            partial_lines: Vec::new(),
-        }
-    }
 }
 
 /// Runs the command, printing to stdout; returns the exit code.
@@ -197,27 +167,24 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
     if let Some(steps) = args.max_steps {
         limits.max_steps = Some(steps);
     }
-    let multi_register = match (&args.initial, args.spec.as_str()) {
-        (Some(Value::Map(entries)), "multi-register") => {
-            MultiRegisterSpec::with_initial(entries.iter().cloned())
-        }
-        (Some(_), spec) => {
-            return Err(CliError::new(format!(
-                "check-history: --initial: expected --spec multi-register, found --spec {spec}"
-            )));
-        }
-        (None, _) => MultiRegisterSpec::new(),
+    let specs = kvsim_models::registry::specs();
+    let spec_args = SpecArgs {
+        initial: args.initial.clone(),
+        period_secs: args.period,
+        window_secs: args.window,
     };
-    let window_spec = WindowSpec::from_args(&args.spec, args.period, args.window)
+    let checker = specs
+        .checker(&args.spec, &spec_args)
         .map_err(|e| CliError::new(format!("check-history: {e}")))?;
-    if let (Some(_), Some(reading)) = (window_spec, &args.fail_means) {
+    let sequential = specs.get(&args.spec).is_some_and(|e| e.sequential);
+    if let (false, Some(reading)) = (sequential, &args.fail_means) {
         return Err(CliError::new(format!(
             "check-history: --fail-means {reading}: expected a sequential spec, found --spec {} \
              (whose fail is always no effect)",
             args.spec
         )));
     }
-    let how = How {
+    let how = FileOptions {
         format,
         fail_means,
         limits,
@@ -226,23 +193,8 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
     let mut objects = Vec::new();
     for path in &args.files {
         let file = path.display().to_string();
-        let result = if let Some(spec) = window_spec {
-            time_window::check_file(spec, path, format)
-        } else {
-            match args.spec.as_str() {
-                "register" => check_file(&RegisterSpec::<Value>::new(), path, how),
-                "cas-register" => check_file(&CasRegisterSpec::<Value>::new(), path, how),
-                "kv" => check_file(&KvSpec, path, how),
-                "counter" => check_file(&CounterSpec, path, how),
-                "queue" => check_file(&QueueSpec::<Value>::new(), path, how),
-                "mutex" => check_file(&MutexSpec, path, how),
-                "set" => check_file(&SetSpec::<Value>::new(), path, how),
-                "list-append" => check_file(&ListAppendSpec::<Value>::new(), path, how),
-                "multi-register" => check_file(&multi_register, path, how),
-                other => unreachable!("clap admits only known specs, got {other}"),
-            }
-        };
-        let r = match result {
+        let result = checker.check_file(path, how);
+        let mut r = match result {
             Ok(r) => r,
             Err(e) => {
                 // Reported now; the other files are still checked.
@@ -253,7 +205,10 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
         };
         match r.verdict {
             "violation" => violations += 1,
-            "unknown" => unknowns += 1,
+            "unknown" => {
+                unknowns += 1;
+                r.detail = r.detail.map(|why| with_flag(why, limits));
+            }
             _ => {}
         }
         if args.json {
@@ -287,101 +242,6 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
     } else {
         Ok(ExitCode::SUCCESS)
     }
-}
-
-/// How to read and check each file.
-#[derive(Clone, Copy)]
-struct How {
-    /// The format, `None` to guess it per file.
-    format: Option<Format>,
-    /// The reading of `fail`, `None` for the format's own.
-    fail_means: Option<FailMeans>,
-    /// The checker's limits.
-    limits: CheckerLimits,
-}
-
-/// Parses one file (not timed) and checks it (timed); a file that gives nothing to check
-/// is `unknown`.
-fn check_file<S>(spec: &S, path: &std::path::Path, how: How) -> Result<FileResult, FormatError>
-where
-    S: FromRaw + Sync,
-    S::Op: Sync,
-    S::Ret: Sync,
-    S::State: Send,
-{
-    let parsed = read_file(path, how.format)?;
-    if let Some(why) = nothing_recognised(&parsed) {
-        return Ok(FileResult::unknown(why));
-    }
-    // Messages about a jsonl file write its values as JSON.
-    in_syntax(Syntax::of(parsed.format), || {
-        check_parsed(spec, path, how, parsed)
-    })
-}
-
-/// [`check_file`] once the file is parsed and gives something to check.
-fn check_parsed<S>(
-    spec: &S,
-    path: &std::path::Path,
-    how: How,
-    parsed: Parsed,
-) -> Result<FileResult, FormatError>
-where
-    S: FromRaw + Sync,
-    S::Op: Sync,
-    S::Ret: Sync,
-    S::State: Send,
-{
-    let file = path.display().to_string();
-    let raws: Vec<RawOp> = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
-    let fail_means = how
-        .fail_means
-        .unwrap_or_else(|| FailMeans::default_for(parsed.format));
-    // The events are in the operations now: a long history should not hold both while
-    // it is checked.
-    drop(parsed);
-    let history = to_history_with(spec, &raws, fail_means).map_err(|e| e.in_file(&file))?;
-    if let Some(why) = no_known_outcome(&history) {
-        return Ok(FileResult::unknown(why));
-    }
-    let limits = how.limits;
-    let start = Instant::now();
-    let result = check_linearizability_parallel(spec, &history, limits);
-    let millis = start.elapsed().as_secs_f64() * 1000.0;
-    Ok(match result {
-        Linearization::Ok(_) => FileResult {
-            verdict: "ok",
-            millis,
-            detail: None,
-            op_line: None,
-            partial_lines: Vec::new(),
-        },
-        Linearization::Unknown(why) => FileResult {
-            verdict: "unknown",
-            millis,
-            detail: Some(with_flag(why, limits)),
-            op_line: None,
-            partial_lines: Vec::new(),
-        },
-        Linearization::Violation(c) => {
-            let raw = &raws[c.op];
-            let detail = format!(
-                "{} (process {}, {} at line {}; {} operations linearized before it)",
-                c.reason,
-                raw.process,
-                raw.f,
-                raw.line,
-                c.partial.len()
-            );
-            FileResult {
-                verdict: "violation",
-                millis,
-                detail: Some(detail),
-                op_line: Some(raw.line),
-                partial_lines: c.partial.iter().map(|&i| raws[i].line).collect(),
-            }
-        }
-    })
 }
 
 /// A bound's reason with the flag that raises it (the memory bound names its own).

@@ -2,7 +2,7 @@
 
 use crate::error::CliError;
 use crate::out::outln;
-use kvsim::sim::SimConfig;
+use kvsim::sim::{knobs, SimConfig};
 use kvsim_models::registry::registry;
 use serde_json::json;
 use std::process::ExitCode;
@@ -27,23 +27,18 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                         "every_value_up_to": e.explore.every_value_up_to,
                         "timed": e.explore.times,
                     },
-                    "scenarios": e.scenarios.iter().map(|(s, x)| (s, x, SimConfig::from_scenario(s))).map(|(s, x, c)| json!({
-                        "name": s.name,
-                        "about": s.about,
-                        "clients": s.clients,
-                        "ops": s.ops,
-                        "faults": s.faults.to_string(),
-                        "fault_budget": s.fault_budget,
-                        "strategy": s.strategy.to_string(),
-                        "runs": s.runs,
-                        "persistent": s.persistent,
-                        "timeout_ms": s.timeout_ms,
-                        "retries": s.retries,
-                        "memory_limit": c.memory_limit,
-                        "neighbour_bytes": c.neighbour_bytes,
-                        "work_ms": c.work_ms,
-                        "expected": {"published": x.published.name(), "fixed": x.fixed.name()},
-                    })).collect::<Vec<_>>(),
+                    "scenarios": e.scenarios.iter().map(|(s, x)| {
+                        let mut row = json!({
+                            "name": s.name,
+                            "about": s.about,
+                            "runs": s.runs,
+                            "expected": {"published": x.published.name(), "fixed": x.fixed.name()},
+                        });
+                        // The scenario's knobs, as the knob table shows them in a row.
+                        let knobs = knobs::json_row(&SimConfig::from_scenario(s), knobs::rows::LIST);
+                        row.as_object_mut().expect("an object").extend(knobs);
+                        row
+                    }).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -78,34 +73,8 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What a scenario's line adds after its expectations: a persistent store, a timeout.
+/// What a scenario's line adds after its expectations: a persistent store, a timeout, …
+/// (the knob table's notes, [`knobs::list_notes`]).
 fn extras(s: &kvsim::scenario::Scenario) -> String {
-    let mut out = String::new();
-    if s.persistent {
-        out.push_str(" (persistent store)");
-    }
-    if s.timeout_ms > 0 {
-        out.push_str(&format!(" (timeout {})", kvsim::sim::ms(s.timeout_ms)));
-    }
-    if s.retries > 0 {
-        out.push_str(&format!(" (library retries {}×)", s.retries));
-    }
-    if s.work_ms != [0, 0] {
-        out.push_str(&format!(
-            " (its work takes {}–{} ms each time)",
-            s.work_ms[0], s.work_ms[1]
-        ));
-    }
-    let c = SimConfig::from_scenario(s);
-    if let Some(m) = c.memory_limit {
-        out.push_str(&format!(" (memory {m} B"));
-        if c.neighbour_bytes > 0 {
-            out.push_str(&format!(
-                ", a neighbour writes {} B a call",
-                c.neighbour_bytes
-            ));
-        }
-        out.push(')');
-    }
-    out
+    knobs::list_notes(&SimConfig::from_scenario(s))
 }

@@ -4,8 +4,11 @@
 
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use kvsim::explore::Scope;
-use kvsim::harness::target::{ModelTarget, Target};
+use kvsim::history::Outcome;
 use kvsim::scenario::Scenario;
+use kvsim::specs::files::Timed;
+use kvsim::specs::registry::{Param, SpecEntry, Specs};
+use kvsim::harness::target::{ModelTarget, Target};
 
 /// One model: a structure in its variants, with its scenarios.
 pub struct Entry {
@@ -284,4 +287,123 @@ pub fn resolve(entries: &[Entry], target: &str) -> Result<(usize, Vec<Variant>),
 /// Whether `verdict` matches what was expected (`Unknown` never matches).
 pub fn matches(expected: ExpectedVerdict, verdict: &kvsim::verdict::Verdict) -> bool {
     expected.matches_name(verdict.name())
+}
+
+/// Every spec `kvsim check-history --spec` takes: kvsim's sequential specs
+/// ([`Specs::shipped`]), then the seed models' time-window specs, each judged by its
+/// model's own checker (the one its `Model::check` runs) on the operations the model
+/// reads from a history file (the inverse of what `kvsim stress --history-out` writes):
+/// `visitor-counter` (`--period`) and `event-log` (`--window`).
+pub fn specs() -> Specs {
+    Specs::shipped().with([visitor_counter_spec(), event_log_spec()])
+}
+
+/// `visitor-counter`: 004's MCVisitorCounter, period `--period`.
+fn visitor_counter_spec() -> SpecEntry {
+    use crate::visitor_counter::{check_window, op_from_raw, Ret};
+    SpecEntry {
+        name: "visitor-counter",
+        param: Some(Param::Period),
+        sequential: false,
+        build: |args| match args.period_secs {
+            Some(secs) => Ok(Box::new(Timed {
+                from_raw: op_from_raw,
+                judged: |o| matches!(o.outcome, Outcome::Ok(Ret::Count(_))),
+                none_judged: "no value() completed",
+                check: Box::new(move |h| check_window(secs * 1000, h)),
+            })),
+            None => Err(
+                "--spec visitor-counter needs --period SECS: the counter's period T in seconds \
+                 (the T of MCVisitorCounter(mc, name, T); kvsim's visitor-counter model uses 2)"
+                    .to_string(),
+            ),
+        },
+    }
+}
+
+/// `event-log`: 001's MCEventLog, window `--window`.
+fn event_log_spec() -> SpecEntry {
+    use crate::event_log::{check_window, op_from_raw, Ret};
+    SpecEntry {
+        name: "event-log",
+        param: Some(Param::Window),
+        sequential: false,
+        build: |args| match args.window_secs {
+            Some(secs) => Ok(Box::new(Timed {
+                from_raw: op_from_raw,
+                judged: |o| {
+                    matches!(
+                        o.outcome,
+                        Outcome::Ok(Ret::Events(_) | Ret::Range(_) | Ret::Polled(_))
+                    )
+                },
+                none_judged: "no fetch, fetch-range or poll completed",
+                check: Box::new(move |h| check_window(secs * 1000, h)),
+            })),
+            None => Err(
+                "--spec event-log needs --window SECS: the log's window timeChunk * \
+                 (numChunks-1) in seconds (MCEventLog's defaults give 90; kvsim's event-log \
+                 model uses 10)"
+                    .to_string(),
+            ),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvsim::specs::registry::SpecArgs;
+
+    /// Builds spec `name` with `--period` and `--window`: the error, if any.
+    fn build(name: &str, period_secs: Option<u64>, window_secs: Option<u64>) -> Option<String> {
+        let args = SpecArgs {
+            period_secs,
+            window_secs,
+            ..SpecArgs::default()
+        };
+        specs().checker(name, &args).err()
+    }
+
+    #[test]
+    fn parameters_belong_to_their_spec() {
+        assert_eq!(build("register", None, None), None);
+        assert_eq!(build("visitor-counter", Some(2), None), None);
+        assert_eq!(build("event-log", None, Some(10)), None);
+        let e = build("visitor-counter", None, None).unwrap();
+        assert!(
+            e.starts_with("--spec visitor-counter needs --period SECS"),
+            "{e}"
+        );
+        let e = build("event-log", None, None).unwrap();
+        assert!(e.starts_with("--spec event-log needs --window SECS"), "{e}");
+        assert_eq!(
+            build("queue", Some(2), None),
+            Some("--period: expected --spec visitor-counter, found --spec queue".to_string())
+        );
+        assert_eq!(
+            build("visitor-counter", Some(2), Some(10)),
+            Some("--window: expected --spec event-log, found --spec visitor-counter".to_string())
+        );
+    }
+
+    #[test]
+    fn the_specs_are_the_shipped_ones_then_the_time_window_ones() {
+        assert_eq!(
+            specs().names(),
+            [
+                "register",
+                "cas-register",
+                "kv",
+                "counter",
+                "queue",
+                "mutex",
+                "set",
+                "list-append",
+                "multi-register",
+                "visitor-counter",
+                "event-log"
+            ]
+        );
+    }
 }

@@ -6,8 +6,8 @@
 
 use super::rows::{self, Who};
 use crate::harness::records::RunReport;
-use crate::scenario::{FaultKind, Strategy};
-use crate::sim::{ms, SimConfig};
+use crate::scenario::Strategy;
+use crate::sim::SimConfig;
 use crate::verdict::Verdict;
 use anstyle::{AnsiColor, Style};
 use std::fmt::Write;
@@ -215,74 +215,10 @@ fn ops_line(c: &SimConfig) -> String {
     )
 }
 
-/// The knobs besides clients, operations, faults and strategy: those that shape this run.
+/// The knobs besides clients, operations, faults and strategy: those that shape this run
+/// (the knob table's header lines, [`crate::sim::knobs::header`]).
 pub fn knobs(c: &SimConfig) -> Vec<String> {
-    let mut k = vec![format!("fault rate {}", c.fault_probability)];
-    k.push(format!("kv call {}", ms(c.step_ms)));
-    if let Some(m) = c.memory_limit {
-        k.push(format!("memory {m} B"));
-    }
-    if c.persistent {
-        k.push("persistent store".to_string());
-    }
-    if c.shards > 1 {
-        k.push(format!("{} servers", c.shards));
-    }
-    if c.faults.has(FaultKind::Pause) {
-        k.push(format!(
-            "pause {} or {}",
-            ms(c.pause_ms[0]),
-            ms(c.pause_ms[1])
-        ));
-    }
-    if c.faults.has(FaultKind::ShardFail) {
-        k.push(format!("server down {}", ms(c.shard_down_ms)));
-    }
-    if c.faults.has(FaultKind::Delay) {
-        k.push(format!(
-            "delay {} or {}",
-            ms(c.delay_ms[0]),
-            ms(c.delay_ms[1])
-        ));
-    }
-    if c.timeout_ms > 0 {
-        k.push(format!("timeout {}", ms(c.timeout_ms)));
-    }
-    if c.retries > 0 {
-        k.push(format!(
-            "the client library retries a timeout {}×",
-            c.retries
-        ));
-    }
-    if c.neighbour_bytes > 0 {
-        k.push(format!(
-            "a noisy neighbour writes {} B after each call",
-            c.neighbour_bytes
-        ));
-    }
-    if c.work_ms != [0, 0] {
-        k.push(format!(
-            "the structure's work takes {} to {} each time",
-            ms(c.work_ms[0]),
-            ms(c.work_ms[1])
-        ));
-    }
-    if c.rng_by_start {
-        k.push("random numbers by operation start".to_string());
-    }
-    if c.faults.has(FaultKind::Skew) {
-        k.push(format!(
-            "clock jump ±{} · offset ≤ ±{} · drift ≤ ±{} ppm",
-            ms(c.clock_jump_ms),
-            ms(c.max_offset_ms),
-            c.max_drift_ppm
-        ));
-    }
-    k.push(format!(
-        "bounds {} steps/op, {} steps",
-        c.max_steps_per_op, c.max_steps
-    ));
-    k
+    crate::sim::knobs::header(c)
 }
 
 /// Cuts `s` to `width` characters, ending with `…` when cut.

@@ -24,9 +24,10 @@ fn default_delay_ms() -> [u64; 2] {
     DEFAULT_DELAY_MS
 }
 
-/// Everything a run depends on besides the model and the seed. Built with
-/// [`SimConfig::from_scenario`] and then changed field by field (fields may be added
-/// later).
+/// Everything a run depends on besides the model and the seed: the only carrier of
+/// simulation knobs, each described once in the knob table
+/// ([`crate::sim::knobs::KNOBS`]). Built with [`SimConfig::from_scenario`] and then
+/// changed field by field (fields may be added later).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SimConfig {

@@ -16,6 +16,7 @@
 
 mod client;
 mod config;
+pub mod knobs;
 mod runner;
 mod strategy;
 mod token;

@@ -7,9 +7,10 @@
 //! [`Token`], Versions: the versions so far, and how version 2's layouts, written under
 //! one version byte, are told apart). Golden tokens of every version stay in the tests.
 
-use super::config::{SimConfig, DEFAULT_DELAY_MS};
+use super::config::SimConfig;
+use super::knobs::{Knob, Place, Since, KNOBS};
 use crate::rng::{fnv1a64, mix64};
-use crate::scenario::{FaultKind, FaultSet, Strategy};
+use crate::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
@@ -114,9 +115,11 @@ const CHECKSUM_BYTES: usize = 8;
 ///
 /// A token a newer kvsim printed (a version above 3) is refused saying so.
 ///
-/// Adding a knob to [`SimConfig`] is one line in [`Token::encode`] and one in the payload
-/// reader (which builds the config field by field, so a knob it does not read does not
-/// compile), a new version number, and a golden token of the version it replaces.
+/// The codec iterates the knob table ([`super::knobs::KNOBS`]): the head knobs in its
+/// order, then its trailing groups; a layout reads the knobs it carried (a knob's
+/// `since`) and leaves the others at their defaults. Adding a knob to [`SimConfig`] is
+/// one row in that table (a test fails for a field without one), appended as a new
+/// trailing group, a new version number, and a golden token of the version it replaces.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
     /// `MODEL/VARIANT`.
@@ -177,31 +180,11 @@ impl Token {
     pub fn encode(&self) -> String {
         let c = &self.config;
         let mut w = Writer(vec![VERSION]);
-        // One line per knob, in SimConfig's field order (as `read_payload` reads them).
-        // Any change here is a new version (see Versions in `Token`'s docs).
-        w.num(c.clients as u64);
-        w.num(c.ops as u64);
-        w.client_ops(&c.client_ops);
-        w.workload(&c.workload);
-        w.faults(&c.faults);
-        w.num(c.fault_budget as u64);
-        w.probability(c.fault_probability);
-        w.strategy(c.strategy);
-        w.num(c.memory_limit.map_or(0, |m| m as u64 + 1));
-        // One number for two flags: bit 0 persistent, bit 1 rng_by_start.
-        w.num(c.persistent as u64 | (c.rng_by_start as u64) << 1);
-        w.num(c.shards as u64);
-        w.num(c.step_ms);
-        w.num(c.pause_ms[0]);
-        w.num(c.pause_ms[1]);
-        w.num(c.shard_down_ms);
-        w.num(c.clock_jump_ms);
-        w.num(c.max_offset_ms);
-        w.num(c.max_drift_ppm);
-        w.num(c.starve_ms);
-        w.num(c.max_steps_per_op as u64);
-        w.num(c.max_steps as u64);
-        // record_trace: not carried (a replay records its trace).
+        // The knobs the table carries before the seed, in its order (as `read_payload`
+        // reads them). Any change here is a new version (see Versions in `Token`'s docs).
+        for k in KNOBS.iter().filter(|k| k.place == Place::Head) {
+            (k.write)(c, &mut w);
+        }
         w.num(self.seed);
         match &self.choices {
             None => w.num(0),
@@ -212,22 +195,20 @@ impl Token {
                 }
             }
         }
-        // The trailing knobs, each group only when it or a later one is not at its
-        // default (they came after the choices in version 2, written with the workload).
-        let work = c.work_ms != [0, 0];
-        let neighbour = c.neighbour_bytes != 0 || work;
-        if c.timeout_ms != 0 || c.delay_ms != DEFAULT_DELAY_MS || c.retries != 0 || neighbour {
-            w.num(c.timeout_ms);
-            w.num(c.delay_ms[0]);
-            w.num(c.delay_ms[1]);
-            w.num(c.retries as u64);
-        }
-        if neighbour {
-            w.num(c.neighbour_bytes as u64);
-        }
-        if work {
-            w.num(c.work_ms[0]);
-            w.num(c.work_ms[1]);
+        // The trailing groups, each only when it or a later one is not at its default
+        // (they came after the choices in version 2, written with the workload).
+        let last = KNOBS
+            .iter()
+            .filter_map(|k| match k.place {
+                Place::Trailing(g) if !(k.at_default)(c) => Some(g),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        for g in 1..=last {
+            for k in KNOBS.iter().filter(|k| k.place == Place::Trailing(g)) {
+                (k.write)(c, &mut w);
+            }
         }
         let mut b = w.0;
         let sum = checksum(&self.target, &self.scenario, &b);
@@ -365,6 +346,15 @@ impl Layout {
         Layout::V2TimeoutBeforeRetries,
     ];
 
+    /// Whether this layout carries the knobs kvsim first carried in `since`.
+    fn knows(self, since: Since) -> bool {
+        match self {
+            Layout::V2BeforeWorkload => since == Since::V2,
+            Layout::Current => true,
+            Layout::V2TimeoutBeforeRetries => since <= Since::V2Timeouts,
+        }
+    }
+
     /// The kvsim commits that wrote version 2 tokens of this layout.
     fn writers(self) -> &'static str {
         match self {
@@ -384,52 +374,13 @@ fn read_payload(body: &[u8], layout: Layout) -> Result<Payload, TokenError> {
     // Every layout but the first version 2 one has the workload, both flags and trailers.
     let current = layout != Layout::V2BeforeWorkload;
     let mut r = Reader { b: body, pos: 1 };
-    // Field by field, in SimConfig's order: a knob added to SimConfig but not read
-    // here does not compile.
-    let flags;
-    let config = SimConfig {
-        clients: r.bounded("clients", Token::MAX_CLIENTS)? as usize,
-        ops: r.bounded("ops", Token::MAX_OPS)? as usize,
-        client_ops: r.client_ops()?,
-        workload: if current { r.workload()? } else { None },
-        faults: r.faults()?,
-        fault_budget: r.bounded("fault budget", Token::MAX_FAULT_BUDGET)? as u32,
-        fault_probability: r.probability()?,
-        strategy: r.strategy()?,
-        memory_limit: match r.bounded("memory limit", Token::MAX_MEMORY + 1)? {
-            0 => None,
-            m => Some((m - 1) as usize),
-        },
-        persistent: {
-            flags = if current {
-                r.bounded("store and randomness flags (0 to 3)", 3)?
-            } else {
-                r.bounded("persistent (0 or 1)", 1)?
-            };
-            flags & 1 == 1
-        },
-        rng_by_start: flags & 2 == 2,
-        shards: r.bounded("servers", Token::MAX_SHARDS)? as usize,
-        step_ms: r.bounded("step_ms", Token::MAX_MS)?,
-        pause_ms: [
-            r.bounded("pause_ms", Token::MAX_MS)?,
-            r.bounded("pause_ms", Token::MAX_MS)?,
-        ],
-        shard_down_ms: r.bounded("shard_down_ms", Token::MAX_MS)?,
-        clock_jump_ms: r.bounded("clock_jump_ms", Token::MAX_MS)?,
-        max_offset_ms: r.bounded("max_offset_ms", Token::MAX_MS)?,
-        max_drift_ppm: r.bounded("max_drift_ppm", Token::MAX_DRIFT_PPM)?,
-        starve_ms: r.bounded("starve_ms", Token::MAX_MS)?,
-        max_steps_per_op: r.bounded("max_steps_per_op", Token::MAX_STEPS)? as u32,
-        max_steps: r.bounded("max_steps", Token::MAX_STEPS)? as u32,
-        record_trace: false,
-        // Read after the choices, when the token carries them (see `encode`).
-        timeout_ms: 0,
-        delay_ms: DEFAULT_DELAY_MS,
-        retries: 0,
-        neighbour_bytes: 0,
-        work_ms: [0, 0],
-    };
+    // The knobs a layout does not carry are at their defaults, as its runs were made.
+    let mut config = SimConfig::from_scenario(&Scenario::new("token", 0, 0));
+    for k in KNOBS.iter().filter(|k| k.place == Place::Head) {
+        if layout.knows(k.since) {
+            (k.read)(k, &mut r, &mut config, current)?;
+        }
+    }
     let operations = config.clients as u64 * config.ops as u64;
     if operations > Token::MAX_OPERATIONS {
         return Err(TokenError(format!(
@@ -466,30 +417,21 @@ fn read_payload(body: &[u8], layout: Layout) -> Result<Payload, TokenError> {
             Some(v)
         }
     };
-    let mut config = config;
-    if layout == Layout::V2TimeoutBeforeRetries {
-        // The group is there: without it the payload would have fit `Current`.
-        config.timeout_ms = r.bounded("timeout_ms", Token::MAX_MS)?;
-        config.delay_ms = [
-            r.bounded("delay_ms", Token::MAX_MS)?,
-            r.bounded("delay_ms", Token::MAX_MS)?,
-        ];
-    } else if current && r.pos != body.len() {
-        config.timeout_ms = r.bounded("timeout_ms", Token::MAX_MS)?;
-        config.delay_ms = [
-            r.bounded("delay_ms", Token::MAX_MS)?,
-            r.bounded("delay_ms", Token::MAX_MS)?,
-        ];
-        config.retries = r.bounded("retries", Token::MAX_RETRIES)? as u32;
-    }
-    if layout == Layout::Current && r.pos != body.len() {
-        config.neighbour_bytes = r.bounded("neighbour_bytes", Token::MAX_NEIGHBOUR_BYTES)? as usize;
-    }
-    if layout == Layout::Current && r.pos != body.len() {
-        config.work_ms = [
-            r.bounded("work_ms", Token::MAX_MS)?,
-            r.bounded("work_ms", Token::MAX_MS)?,
-        ];
+    for g in 1.. {
+        let group: Vec<&Knob> = KNOBS
+            .iter()
+            .filter(|k| k.place == Place::Trailing(g) && layout.knows(k.since))
+            .collect();
+        if group.is_empty() {
+            break;
+        }
+        // Timeouts before retries: the group is there (without it the payload would have
+        // fit `Current`).
+        if layout == Layout::V2TimeoutBeforeRetries || r.pos != body.len() {
+            for k in group {
+                (k.read)(k, &mut r, &mut config, current)?;
+            }
+        }
     }
     if r.pos != body.len() {
         return Err(TokenError(format!(
@@ -514,11 +456,11 @@ fn checksum(target: &str, scenario: &str, body: &[u8]) -> u64 {
 }
 
 /// The payload being written.
-struct Writer(Vec<u8>);
+pub(crate) struct Writer(Vec<u8>);
 
 impl Writer {
     /// An unsigned LEB128 number.
-    fn num(&mut self, mut x: u64) {
+    pub(crate) fn num(&mut self, mut x: u64) {
         loop {
             let byte = (x & 0x7f) as u8;
             x >>= 7;
@@ -531,7 +473,7 @@ impl Writer {
     }
 
     /// `0` for none, else the number of lists + 1 and each list (length, indices).
-    fn client_ops(&mut self, per_client: &Option<Vec<Vec<usize>>>) {
+    pub(crate) fn client_ops(&mut self, per_client: &Option<Vec<Vec<usize>>>) {
         match per_client {
             None => self.num(0),
             Some(lists) => {
@@ -548,7 +490,7 @@ impl Writer {
 
     /// `0` for none, else the number of clients + 1 and, per client, its operations, per
     /// operation its choice values (count, values).
-    fn workload(&mut self, workload: &Option<Vec<Vec<Vec<u64>>>>) {
+    pub(crate) fn workload(&mut self, workload: &Option<Vec<Vec<Vec<u64>>>>) {
         match workload {
             None => self.num(0),
             Some(clients) => {
@@ -567,7 +509,7 @@ impl Writer {
     }
 
     /// A bit mask over [`FaultKind::ALL`].
-    fn faults(&mut self, faults: &FaultSet) {
+    pub(crate) fn faults(&mut self, faults: &FaultSet) {
         let mask = FaultKind::ALL
             .iter()
             .enumerate()
@@ -577,12 +519,12 @@ impl Writer {
     }
 
     /// The bits of `p`, 8 bytes little-endian.
-    fn probability(&mut self, p: f64) {
+    pub(crate) fn probability(&mut self, p: f64) {
         self.0.extend_from_slice(&p.to_bits().to_le_bytes());
     }
 
     /// `0` random, `1` swarm, `2 + depth` pct.
-    fn strategy(&mut self, s: Strategy) {
+    pub(crate) fn strategy(&mut self, s: Strategy) {
         match s {
             Strategy::Random => self.num(0),
             Strategy::Swarm => self.num(1),
@@ -592,7 +534,7 @@ impl Writer {
 }
 
 /// The payload being read.
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     b: &'a [u8],
     pos: usize,
 }
@@ -625,7 +567,7 @@ impl Reader<'_> {
     }
 
     /// A number at most `max`.
-    fn bounded(&mut self, what: &str, max: u64) -> Result<u64, TokenError> {
+    pub(crate) fn bounded(&mut self, what: &str, max: u64) -> Result<u64, TokenError> {
         let x = self.num()?;
         if x > max {
             return Err(TokenError(format!(
@@ -646,7 +588,7 @@ impl Reader<'_> {
         Ok(n as usize)
     }
 
-    fn client_ops(&mut self) -> Result<Option<Vec<Vec<usize>>>, TokenError> {
+    pub(crate) fn client_ops(&mut self) -> Result<Option<Vec<Vec<usize>>>, TokenError> {
         let n = match self.bounded("operation lists", Token::MAX_CLIENTS + 1)? {
             0 => return Ok(None),
             n => self.fits("operation lists", n - 1)?,
@@ -666,7 +608,7 @@ impl Reader<'_> {
 
     /// A chosen workload (see [`Writer::workload`]), every count checked before allocating.
     #[allow(clippy::type_complexity)]
-    fn workload(&mut self) -> Result<Option<Vec<Vec<Vec<u64>>>>, TokenError> {
+    pub(crate) fn workload(&mut self) -> Result<Option<Vec<Vec<Vec<u64>>>>, TokenError> {
         let n = match self.bounded("workload clients", Token::MAX_CLIENTS + 1)? {
             0 => return Ok(None),
             n => self.fits("workload clients", n - 1)?,
@@ -690,7 +632,7 @@ impl Reader<'_> {
         Ok(Some(clients))
     }
 
-    fn faults(&mut self) -> Result<FaultSet, TokenError> {
+    pub(crate) fn faults(&mut self) -> Result<FaultSet, TokenError> {
         let all = FaultKind::ALL.len();
         let mask = self.bounded("fault mask", (1u64 << all) - 1)?;
         let kinds: Vec<FaultKind> = FaultKind::ALL
@@ -702,7 +644,7 @@ impl Reader<'_> {
         Ok(FaultSet::of(&kinds))
     }
 
-    fn probability(&mut self) -> Result<f64, TokenError> {
+    pub(crate) fn probability(&mut self) -> Result<f64, TokenError> {
         let mut bits = [0u8; 8];
         for b in &mut bits {
             *b = self.byte()?;
@@ -716,7 +658,7 @@ impl Reader<'_> {
         Ok(p)
     }
 
-    fn strategy(&mut self) -> Result<Strategy, TokenError> {
+    pub(crate) fn strategy(&mut self) -> Result<Strategy, TokenError> {
         Ok(match self.bounded("strategy", 2 + Token::MAX_PCT_DEPTH)? {
             0 => Strategy::Random,
             1 => Strategy::Swarm,
@@ -872,7 +814,7 @@ mod tests {
                    cAYC1GPyL56LBi5XRawFgtAL3-82VDA";
         let t = Token::decode(old).expect("decodes");
         assert_eq!(t.config.timeout_ms, 0);
-        assert_eq!(t.config.delay_ms, DEFAULT_DELAY_MS);
+        assert_eq!(t.config.delay_ms, crate::sim::config::DEFAULT_DELAY_MS);
         assert!(!t.config.rng_by_start);
         // Encoded again: the same bytes but the version (3) and the checksum.
         let payload = |t: &str| {

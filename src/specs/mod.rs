@@ -1,7 +1,8 @@
 //! The sequential specifications kvsim ships, one per file. Each implements
 //! [`SequentialSpec`](crate::spec::SequentialSpec) and
 //! [`FromRaw`](crate::formats::FromRaw) (so `kvsim check-history` can read its operations
-//! from history files); add your own the same way.
+//! from history files); add your own the same way. [`registry::Specs`] names them (what `kvsim check-history
+//! --spec` takes) with their checkers of history files ([`files`]).
 //!
 //! | name | spec | operations (`f` in history files) |
 //! |---|---|---|
@@ -17,26 +18,15 @@
 
 pub mod cas_register;
 pub mod counter;
+pub mod files;
 pub mod kv;
 pub mod list_append;
 pub mod multi_register;
 pub mod mutex;
 pub mod queue;
 pub mod register;
+pub mod registry;
 pub mod set;
-
-/// The spec names `kvsim check-history --spec` accepts.
-pub const NAMES: [&str; 9] = [
-    "register",
-    "cas-register",
-    "kv",
-    "counter",
-    "queue",
-    "mutex",
-    "set",
-    "list-append",
-    "multi-register",
-];
 
 /// The specs' pre-passes ([`SequentialSpec::unproducible`](crate::spec::SequentialSpec)):
 /// a return no operation of the history could have produced is a violation before any
