@@ -215,7 +215,7 @@ fn plausible(file: &Path, out: &Value) -> Result<(), CliError> {
             }
         }
         let planned = count(&check["planned_runs"]).unwrap_or(0);
-        let share = planned.saturating_sub(shard.index).div_ceil(shard.count);
+        let share = shard.share(planned);
         let number = |key: &str, max: u64, what: &str| -> Result<u64, CliError> {
             match count(&row[key]) {
                 Some(n) if n <= max => Ok(n),

@@ -4,11 +4,11 @@
 
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use kvsim::explore::Scope;
+use kvsim::harness::target::{ModelTarget, Target};
 use kvsim::history::Outcome;
 use kvsim::scenario::Scenario;
 use kvsim::specs::files::Timed;
 use kvsim::specs::registry::{Param, SpecEntry, Specs};
-use kvsim::harness::target::{ModelTarget, Target};
 
 /// One model: a structure in its variants, with its scenarios.
 pub struct Entry {

@@ -106,6 +106,33 @@ impl Shard {
     pub fn runs(self, runs: u64) -> impl Iterator<Item = u64> {
         (self.index..runs).step_by(self.count.max(1) as usize)
     }
+
+    /// How many of a check's `runs` planned runs this shard does: the length of
+    /// [`Shard::runs`], which `kvsim merge` holds each shard's counts to.
+    pub fn share(self, runs: u64) -> u64 {
+        runs.saturating_sub(self.index).div_ceil(self.count.max(1))
+    }
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::Shard;
+
+    #[test]
+    fn a_shards_share_is_the_number_of_runs_it_does() {
+        for count in 1..6 {
+            for index in 0..count {
+                let shard = Shard { index, count };
+                for runs in 0..20 {
+                    assert_eq!(
+                        shard.share(runs),
+                        shard.runs(runs).count() as u64,
+                        "{shard} of {runs}"
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// `I/N`, as [`Shard::parse`] reads it.
