@@ -497,7 +497,11 @@ impl Service for ConnService<'_> {
                     .faults
                     .hold_ms
                     .set(self.faults.hold_ms.get().saturating_add(ms)),
-                _ => {}
+                // Taken above: a pause stalls before the turn; the rest act on the server.
+                WireFault::Pause(_)
+                | WireFault::Evict(_)
+                | WireFault::Restart
+                | WireFault::Clock(_) => {}
             }
         }
         let reply = shared.apply(id, command, !self.uncounted);

@@ -68,7 +68,7 @@ impl Layout {
                         Delivery::Replied(r) => r.to_string().chars().count(),
                         Delivery::ReplyLost(r) => r.to_string().chars().count() + 15,
                         Delivery::Late(r) => r.to_string().chars().count() + 18,
-                        _ => 20,
+                        Delivery::RequestLost | Delivery::ServerDown => 20,
                     };
                     Some(command.to_string().chars().count().max(reply))
                 }
@@ -310,7 +310,9 @@ fn message(
             let text = match delivery {
                 Delivery::ReplyLost(_) => format!("{reply}  (reply lost)"),
                 Delivery::Late(_) => format!("{reply}  (landed late)"),
-                _ => reply.to_string(),
+                Delivery::Replied(_) | Delivery::RequestLost | Delivery::ServerDown => {
+                    reply.to_string()
+                }
             };
             let _ = writeln!(
                 out,
