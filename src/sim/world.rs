@@ -8,6 +8,9 @@
 //! each future from the inputs of its recorded polls, which it keeps in the world's
 //! per-client record `R`. What happens is told to an optional [`Sink`] (the simulator's
 //! trace and counters).
+//!
+//! Which faults the world can take at a step, and what applying one does, are
+//! `world/faults.rs`'s (the fault vocabulary itself is `crate::fault`).
 
 use super::client::ClientClock;
 use super::config::{SimConfig, EPOCH_MS};
