@@ -99,6 +99,7 @@
 pub mod check;
 pub mod command;
 pub mod explore;
+mod fault;
 pub mod formats;
 pub mod harness;
 pub mod history;

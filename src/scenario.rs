@@ -3,78 +3,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A kind of fault the simulator can inject. The names are the CLI's `--faults` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum FaultKind {
-    /// `evict`: the adversary evicts any key at any step.
-    Evict,
-    /// `lru`: a small memory limit; the store evicts least-recently-used items.
-    Lru,
-    /// `expire`: virtual time jumps forward (items expire at the server's 1 s granularity).
-    Expire,
-    /// `skew`: client clocks are offset, drift and jump.
-    Skew,
-    /// `restart`: the server restarts; volatile data is lost.
-    Restart,
-    /// `crash`: a client crashes mid-operation; its outcome is unknown forever.
-    Crash,
-    /// `lose`: a request (not applied) or a reply (applied) is lost; the client times out.
-    Lose,
-    /// `pause`: a client stalls for a long while (e.g. past a lock's expiry).
-    Pause,
-    /// `shard-fail`: one server of a sharded cluster fails (its data is lost, it answers
-    /// with errors until it comes back).
-    ShardFail,
-    /// `delay`: a request stays in flight and reaches the server late, after its client
-    /// timed out and moved on (possibly during the client's next operation).
-    Delay,
-}
-
-impl FaultKind {
-    /// Every fault kind, in the CLI's order.
-    pub const ALL: [FaultKind; 10] = [
-        FaultKind::Evict,
-        FaultKind::Lru,
-        FaultKind::Expire,
-        FaultKind::Skew,
-        FaultKind::Restart,
-        FaultKind::Crash,
-        FaultKind::Lose,
-        FaultKind::Pause,
-        FaultKind::ShardFail,
-        FaultKind::Delay,
-    ];
-
-    /// The CLI name.
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::Evict => "evict",
-            FaultKind::Lru => "lru",
-            FaultKind::Expire => "expire",
-            FaultKind::Skew => "skew",
-            FaultKind::Restart => "restart",
-            FaultKind::Crash => "crash",
-            FaultKind::Lose => "lose",
-            FaultKind::Pause => "pause",
-            FaultKind::ShardFail => "shard-fail",
-            FaultKind::Delay => "delay",
-        }
-    }
-
-    /// Parses a CLI name.
-    pub fn parse(name: &str) -> Result<FaultKind, String> {
-        FaultKind::ALL
-            .iter()
-            .copied()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown fault {name:?}: expected one of {}, or none",
-                    FaultKind::ALL.map(|k| k.name()).join(", ")
-                )
-            })
-    }
-}
+pub use crate::fault::FaultKind;
 
 /// A set of fault kinds, in a fixed order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

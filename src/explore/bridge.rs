@@ -16,8 +16,8 @@ use crate::kv::KvError;
 use crate::rng::SimRng;
 use crate::scenario::FaultKind;
 use crate::sim::{
-    self, after_setup, handle_rng_seed, ClientClock, ClientState, Clients, FaultAction, OpStart,
-    PollAt, Polled, Polling, Request, Rules, SimClient, SimConfig, EPOCH_MS,
+    self, after_setup, handle_rng_seed, ClientClock, ClientState, Clients, OpStart, PollAt, Polled,
+    Polling, Request, Rules, SimClient, SimConfig, EPOCH_MS,
 };
 use crate::verdict::Verdict;
 use std::future::Future;
@@ -43,7 +43,7 @@ pub(crate) enum Action {
     /// Client `c` takes its next step.
     Step(usize),
     /// A fault.
-    Fault(FaultAction),
+    Fault(sim::Fault<sim::Pending>),
 }
 
 /// One step of a path: a state and the action taken from it (`None` at the end).
@@ -516,7 +516,11 @@ impl<M: Explorable> Bridge<M> {
 
     /// Every fault the simulator could take in `s` (its enumeration, every kind of the
     /// scope, budgets ignored): what replay choices index.
-    pub(crate) fn all_faults(&self, s: &State<M::Op, M::Ret>, out: &mut Vec<FaultAction>) {
+    pub(crate) fn all_faults(
+        &self,
+        s: &State<M::Op, M::Ret>,
+        out: &mut Vec<sim::Fault<sim::Pending>>,
+    ) {
         s.faults(self.rules(), &self.kinds, out);
     }
 
@@ -803,7 +807,7 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
                 let k = self
                     .kinds
                     .iter()
-                    .position(|k| *k == f.kind())
+                    .position(|k| Some(*k) == f.kind())
                     .expect("only the scope's kinds are enumerated");
                 if s.faults_used[k] < self.budgets[k] {
                     actions.push(Action::Fault(f));

@@ -10,7 +10,7 @@ use super::bridge::{Action, Bridge};
 use super::guard::Cut;
 use super::state::{Phase, State};
 use super::Explorable;
-use crate::sim::{self, Fault, FaultAction, Request};
+use crate::sim::{self, Fault, Request};
 use crate::verdict::Verdict;
 use stateright::{Model, Property};
 use std::fmt;
@@ -122,60 +122,23 @@ impl<M: Explorable> Explorer<M> {
 
     /// The label of `action` taken in `s`: what it does.
     pub(crate) fn label(&self, s: &State<M::Op, M::Ret>, action: &Action) -> String {
-        let cfg = &self.bridge.cfg;
         match action {
             Action::Start(c, i, alt) => format!(
                 "C{c}: start {:?} (operation {i})",
                 self.bridge.op_of(*c, *i, *alt)
             ),
             Action::Step(c) => format!("C{c}: {}", self.request(s, *c)),
-            Action::Fault(f) => match f {
-                FaultAction::Evict(shard, key) => Fault::Evict {
-                    shard: *shard,
-                    key: key.clone(),
-                }
-                .to_string(),
-                FaultAction::AdvanceTime => match self.bridge.next_state(s, action.clone()) {
-                    Some(next) => Fault::AdvanceTime {
+            // Time jumps to where the step lands once the world has settled.
+            Action::Fault(Fault::AdvanceTime { .. }) => {
+                match self.bridge.next_state(s, action.clone()) {
+                    Some(next) => Fault::<crate::command::Command>::AdvanceTime {
                         by_ms: next.now - s.now,
                     }
                     .to_string(),
                     None => "time jumps to the next expiry".to_string(),
-                },
-                FaultAction::ClockJump(c, by_ms) => Fault::ClockJump {
-                    client: *c,
-                    by_ms: *by_ms,
                 }
-                .to_string(),
-                FaultAction::Restart(shard) => Fault::Restart {
-                    shard: *shard,
-                    persistent: cfg.persistent,
-                }
-                .to_string(),
-                FaultAction::Crash(c) => Fault::Crash { client: *c }.to_string(),
-                FaultAction::LoseRequest(c) => {
-                    format!("C{c}: {} ✗ request lost (timeout)", self.request(s, *c))
-                }
-                FaultAction::LoseReply(c) => format!(
-                    "C{c}: {} ✗ reply lost (applied; timeout)",
-                    self.request(s, *c)
-                ),
-                FaultAction::Pause(c, ms) => Fault::Pause {
-                    client: *c,
-                    ms: *ms,
-                }
-                .to_string(),
-                FaultAction::Delay(c, ms) => format!(
-                    "delay C{c}'s {} by {} (it lands late; C{c} times out)",
-                    self.request(s, *c),
-                    sim::ms(*ms)
-                ),
-                FaultAction::ShardDown(shard) => Fault::ShardDown {
-                    shard: *shard,
-                    ms: cfg.shard_down_ms,
-                }
-                .to_string(),
-            },
+            }
+            Action::Fault(f) => f.label(|c| self.request(s, c)),
         }
     }
 

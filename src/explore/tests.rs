@@ -9,7 +9,7 @@ use crate::kv::{Kv, KvError, StoreOutcome};
 use crate::model::Model;
 use crate::rng::SimRng;
 use crate::scenario::FaultKind;
-use crate::sim::{self, FaultAction};
+use crate::sim;
 use crate::verdict::Verdict;
 use stateright::Model as _;
 use std::sync::Arc;
@@ -135,15 +135,13 @@ fn mirror(a: &Action) -> Action {
     match a {
         Action::Start(c, i, alt) => Action::Start(m(*c), *i, *alt),
         Action::Step(c) => Action::Step(m(*c)),
-        Action::Fault(f) => Action::Fault(match f {
-            FaultAction::ClockJump(c, by) => FaultAction::ClockJump(m(*c), *by),
-            FaultAction::Crash(c) => FaultAction::Crash(m(*c)),
-            FaultAction::LoseRequest(c) => FaultAction::LoseRequest(m(*c)),
-            FaultAction::LoseReply(c) => FaultAction::LoseReply(m(*c)),
-            FaultAction::Pause(c, ms) => FaultAction::Pause(m(*c), *ms),
-            FaultAction::Delay(c, ms) => FaultAction::Delay(m(*c), *ms),
-            other => other.clone(),
-        }),
+        Action::Fault(f) => {
+            let mut f = f.clone();
+            if let Some(c) = f.client_mut() {
+                *c = m(*c);
+            }
+            Action::Fault(f)
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 
 use crate::explore::Scope;
 use crate::scenario::FaultKind;
-use crate::sim::{Delivery, Event, Fault, SimConfig, TraceStep};
+use crate::sim::{Delivery, Event, SimConfig, TraceStep};
 use crate::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 
@@ -213,8 +213,7 @@ pub fn faults_in(r: &RunReport) -> usize {
     r.trace
         .iter()
         .filter(|s| match &s.event {
-            Event::Fault(Fault::LruEvict { .. } | Fault::ShardUp { .. }) => false,
-            Event::Fault(_) => true,
+            Event::Fault(f) => f.injected(),
             Event::Call { delivery, .. } => {
                 matches!(delivery, Delivery::RequestLost | Delivery::ReplyLost(_))
             }

@@ -15,14 +15,16 @@ pub use memcached::MemcachedProcess;
 pub mod serve_control;
 pub mod serve_faults;
 pub mod serve_lockstep;
+pub(crate) mod serve_shared;
 pub(crate) mod serve_stats;
 pub mod serve_trace;
 pub(crate) mod server;
 
 pub use serve_faults::{FaultPlan, WireFault, SERVE_FAULTS};
 pub use serve_lockstep::LockstepConfig;
+pub use serve_shared::{ConnTarget, ServeConfig, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
 pub use serve_trace::TraceLine;
-pub use server::{ConnTarget, ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
+pub use server::Server;
 pub(crate) mod stress;
 mod stressable;
 

@@ -25,7 +25,8 @@
 //! [`MAX_SECS`].
 
 use super::serve_faults::WireFault;
-use super::server::{lock, ConnTarget, Shared};
+use super::serve_lockstep::lock;
+use super::serve_shared::{ConnTarget, Shared};
 use crate::wire::StatsGroup;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

@@ -7,66 +7,9 @@
 //! applied). `crash`, `skew`, `lru` and `shard-fail` are not the server's to inject: a
 //! client crashes or skews its own clock, and `--memory-limit` is the LRU.
 
+pub use crate::fault::{WireFault, SERVE_FAULTS};
 use crate::rng::SimRng;
 use crate::scenario::FaultKind;
-use std::fmt;
-
-/// One fault, as the control channel names it and the trace shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WireFault {
-    /// Remove a key now, as memory pressure would.
-    Evict(Vec<u8>),
-    /// Restart the server: volatile data is lost and every client connection closed.
-    Restart,
-    /// The connection's next request is not applied, and the connection is closed.
-    DropRequest,
-    /// The connection's next request is applied, then the connection is closed before
-    /// its reply is sent.
-    DropReply,
-    /// The connection's next reply is held this many milliseconds.
-    DelayReply(u64),
-    /// The connection's next request waits this many milliseconds before it is applied.
-    Pause(u64),
-    /// The server clock jumps forward this many seconds.
-    Clock(u64),
-}
-
-impl WireFault {
-    /// Whether the fault acts on one connection (and so waits for its next request).
-    pub fn is_per_connection(&self) -> bool {
-        matches!(
-            self,
-            WireFault::DropRequest
-                | WireFault::DropReply
-                | WireFault::DelayReply(_)
-                | WireFault::Pause(_)
-        )
-    }
-}
-
-impl fmt::Display for WireFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WireFault::Evict(key) => write!(f, "evict {}", String::from_utf8_lossy(key)),
-            WireFault::Restart => write!(f, "restart"),
-            WireFault::DropRequest => write!(f, "drop-request"),
-            WireFault::DropReply => write!(f, "drop-reply"),
-            WireFault::DelayReply(ms) => write!(f, "delay-reply {ms} ms"),
-            WireFault::Pause(ms) => write!(f, "pause {ms} ms"),
-            WireFault::Clock(secs) => write!(f, "clock +{secs} s"),
-        }
-    }
-}
-
-/// The fault kinds `kvsim serve --faults` draws from.
-pub const SERVE_FAULTS: [FaultKind; 6] = [
-    FaultKind::Evict,
-    FaultKind::Expire,
-    FaultKind::Restart,
-    FaultKind::Lose,
-    FaultKind::Delay,
-    FaultKind::Pause,
-];
 
 /// Seeded faults: before each request, with probability `rate`, one of `kinds`.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,18 +67,7 @@ impl FaultPlan {
             return None;
         }
         let kind = self.kinds[rng.below(self.kinds.len() as u64) as usize];
-        Some(match kind {
-            FaultKind::Evict => {
-                let key = keys.get(rng.below(keys.len().max(1) as u64) as usize)?;
-                WireFault::Evict(key.to_vec())
-            }
-            FaultKind::Expire => WireFault::Clock(self.jump_secs),
-            FaultKind::Restart => WireFault::Restart,
-            FaultKind::Lose if rng.chance(0.5) => WireFault::DropRequest,
-            FaultKind::Lose => WireFault::DropReply,
-            FaultKind::Delay => WireFault::DelayReply(self.hold_ms),
-            _ => WireFault::Pause(self.hold_ms),
-        })
+        kind.on_the_wire(self.hold_ms, self.jump_secs, rng, keys)
     }
 }
 

@@ -14,10 +14,9 @@
 //! clients must connect in a fixed order (e.g. one after another before the work starts)
 //! for ids, and so picks, to repeat.
 
-use super::server::lock;
 use crate::rng::SimRng;
 use std::collections::BTreeSet;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The lockstep scheduler's settings.
@@ -123,6 +122,12 @@ impl Lockstep {
         }
         self.changed.notify_all();
     }
+}
+
+/// A mutex's guard; a panicked holder's data is still consistent here (every critical
+/// section leaves it so), so poisoning is ignored.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

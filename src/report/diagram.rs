@@ -8,7 +8,7 @@ use super::escape::escape;
 use super::rows::{self, Row, Who};
 use crate::command::Command;
 use crate::harness::records::RunReport;
-use crate::sim::{Delivery, Event, Fault};
+use crate::sim::{Delivery, Event, Fault, Lane};
 use std::fmt::Write;
 
 /// Character width of the diagram's monospace text, in pixels (12 px font).
@@ -68,7 +68,7 @@ impl Layout {
                         Delivery::Replied(r) => r.to_string().chars().count(),
                         Delivery::ReplyLost(r) => r.to_string().chars().count() + 15,
                         Delivery::Late(r) => r.to_string().chars().count() + 18,
-                        _ => 20,
+                        Delivery::RequestLost | Delivery::ServerDown => 20,
                     };
                     Some(command.to_string().chars().count().max(reply))
                 }
@@ -310,7 +310,9 @@ fn message(
             let text = match delivery {
                 Delivery::ReplyLost(_) => format!("{reply}  (reply lost)"),
                 Delivery::Late(_) => format!("{reply}  (landed late)"),
-                _ => reply.to_string(),
+                Delivery::Replied(_) | Delivery::RequestLost | Delivery::ServerDown => {
+                    reply.to_string()
+                }
             };
             let _ = writeln!(
                 out,
@@ -435,7 +437,7 @@ fn cross(out: &mut String, x: f64, y: f64) {
 /// A fault: an orange band across the diagram with its text, and a mark on the lane it
 /// hits (a client or a server).
 fn fault(out: &mut String, layout: &Layout, f: &Fault, y: f64) {
-    let lru = matches!(f, Fault::LruEvict { .. } | Fault::ShardUp { .. });
+    let lru = !f.injected();
     let colour = if lru { "#8a6d3b" } else { "#d35400" };
     let mid = y + 14.0;
     let _ = writeln!(
@@ -445,17 +447,9 @@ fn fault(out: &mut String, layout: &Layout, f: &Fault, y: f64) {
         layout.width - 100.0,
         if lru { 0.5 } else { 1.0 }
     );
-    let (x, anchor) = match f {
-        Fault::Evict { shard, .. }
-        | Fault::LruEvict { shard, .. }
-        | Fault::Restart { shard, .. }
-        | Fault::ShardDown { shard, .. }
-        | Fault::ShardUp { shard } => (layout.server(*shard), "start"),
-        Fault::Crash { client }
-        | Fault::Pause { client, .. }
-        | Fault::ClockJump { client, .. }
-        | Fault::Delay { client, .. } => (layout.client(*client), "start"),
-        Fault::AdvanceTime { .. } => (layout.server(0), "start"),
+    let (x, anchor) = match f.lane() {
+        Lane::Server(shard) => (layout.server(shard), "start"),
+        Lane::Client(client) => (layout.client(client), "start"),
     };
     let _ = writeln!(
         out,

@@ -252,7 +252,6 @@ pub fn group(n: u64) -> String {
 /// only what its failure needs), what the kinds still do without one: `lru (a memory limit
 /// only: no fault injected)`.
 pub fn faults_phrase(c: &crate::sim::SimConfig) -> String {
-    use crate::scenario::FaultKind;
     if c.faults.is_empty() {
         return "none".to_string();
     }
@@ -268,11 +267,7 @@ pub fn faults_phrase(c: &crate::sim::SimConfig) -> String {
         .faults
         .kinds()
         .iter()
-        .filter_map(|k| match k {
-            FaultKind::Lru => Some("a memory limit"),
-            FaultKind::Skew => Some("skewed clocks"),
-            _ => None,
-        })
+        .filter_map(|k| k.standing())
         .collect();
     if standing.is_empty() {
         format!("{} (no fault injected)", c.faults)

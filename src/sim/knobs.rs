@@ -6,14 +6,19 @@
 //! iterate [`KNOBS`] instead of listing knobs by hand.
 //!
 //! A new knob: its [`SimConfig`] field and default (`SimConfig::from_scenario`), then one
-//! row here (appended as a trailing token group, with a new token version: see
-//! [`super::Token`]'s Versions).
+//! row here (appended as a trailing token group, with a new token version,
+//! [`TOKEN_VERSION`], beside the table: see [`super::Token`]'s Versions).
 
 use super::config::{SimConfig, DEFAULT_DELAY_MS};
 use super::token::{Reader, Token, TokenError, Writer};
 use super::trace::ms;
 use crate::scenario::FaultKind;
 use serde_json::{json, Map, Value};
+
+/// The replay token version [`Token::encode`] writes. A new knob bumps it, beside its
+/// row (see [`Token`]'s docs: Versions), so that a token never reads with a knob it lacks
+/// silently at a default it was not made with.
+pub(crate) const TOKEN_VERSION: u8 = 3;
 
 /// The token layout that first carried a knob (a layout that predates it reads the knob
 /// at its default, which is how its runs were made).

@@ -30,12 +30,12 @@ pub use config::{SimConfig, DEFAULT_LRU_LIMIT, DEFAULT_NEIGHBOUR_BYTES, EPOCH_MS
 pub(crate) use runner::after_setup;
 pub use runner::RunOutput;
 pub use token::{Token, TokenError};
-pub use trace::{ms, Delivery, Event, Fault, Trace, TraceStep};
+pub use trace::{ms, Delivery, Event, Fault, Lane, Pending, Trace, TraceStep};
 #[cfg(test)]
 pub(crate) use world::Tail;
 pub(crate) use world::{
-    handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, FaultAction, Halt, InFlight,
-    OpStart, Phase, PollAt, Polled, Polling, Rules, ServerState,
+    handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, Halt, InFlight, OpStart, Phase,
+    PollAt, Polled, Polling, Rules, ServerState,
 };
 pub use world::{Quiet, Stop, World};
 

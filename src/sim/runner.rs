@@ -6,8 +6,8 @@ use super::config::{SimConfig, EPOCH_MS};
 use super::strategy::{Chooser, Choosing};
 use super::trace::{Delivery, Event, Fault, TraceStep};
 use super::world::{
-    handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, FaultAction, OpStart, PollAt,
-    Polled, Polling, Quiet, Rules, Sink, Stop, World,
+    handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, OpStart, PollAt, Polled,
+    Polling, Quiet, Rules, Sink, Stop, World,
 };
 use crate::command::Command;
 use crate::history::History;
@@ -438,7 +438,7 @@ impl<M: Model> Choosing for Runner<'_, '_, M> {
         self.world.ties_with(forced, c)
     }
 
-    fn fault_actions(&self, out: &mut Vec<FaultAction>) {
+    fn fault_actions(&self, out: &mut Vec<Fault<crate::fault::Pending>>) {
         out.clear();
         if self.faults_used() >= self.cfg.fault_budget {
             return;

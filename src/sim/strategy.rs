@@ -2,7 +2,7 @@
 //! or a replay of recorded choices), with the fairness rule every strategy obeys.
 
 use super::config::SimConfig;
-use super::world::FaultAction;
+use crate::fault::{Fault, Pending};
 use crate::rng::SimRng;
 use crate::scenario::{FaultKind, Strategy};
 
@@ -18,7 +18,7 @@ pub(super) trait Choosing {
     /// be stepped).
     fn ties_with(&self, forced: usize, c: usize) -> bool;
     /// The faults the world can take now (none once the run's budget is spent).
-    fn fault_actions(&self, out: &mut Vec<FaultAction>);
+    fn fault_actions(&self, out: &mut Vec<Fault<Pending>>);
     /// Whether a fault may be drawn at all: some kind is on and the budget is not spent.
     fn may_fault(&self) -> bool;
     /// The chance that a random step is a fault.
@@ -98,7 +98,7 @@ impl Chooser {
 
     /// The next step of `run`: a client (`0..clients`) or a fault (`clients + i`, the
     /// `i`-th of `faults`, which this fills as needed).
-    pub(super) fn choose(&mut self, run: &impl Choosing, faults: &mut Vec<FaultAction>) -> u32 {
+    pub(super) fn choose(&mut self, run: &impl Choosing, faults: &mut Vec<Fault<Pending>>) -> u32 {
         let n = run.clients() as u32;
         // Fairness, whatever the strategy: a client that has been runnable for longer than
         // the bound is stepped now. A longer stall is a pause, and only the `pause` fault
@@ -187,7 +187,11 @@ impl Chooser {
 }
 
 /// A random chooser's fault, if it draws one now: the index of the action in `faults`.
-fn pick_fault(run: &impl Choosing, rng: &mut SimRng, faults: &mut Vec<FaultAction>) -> Option<u32> {
+fn pick_fault(
+    run: &impl Choosing,
+    rng: &mut SimRng,
+    faults: &mut Vec<Fault<Pending>>,
+) -> Option<u32> {
     if !run.may_fault() || !rng.chance(run.fault_probability()) {
         return None;
     }
@@ -196,11 +200,11 @@ fn pick_fault(run: &impl Choosing, rng: &mut SimRng, faults: &mut Vec<FaultActio
         return None;
     }
     // Pick a kind uniformly among those possible now, then an action of that kind.
-    let mut kinds: Vec<FaultKind> = faults.iter().map(FaultAction::kind).collect();
+    let mut kinds: Vec<FaultKind> = faults.iter().filter_map(Fault::kind).collect();
     kinds.dedup();
     let kind = kinds[rng.index(kinds.len())];
     let of_kind: Vec<usize> = (0..faults.len())
-        .filter(|&i| faults[i].kind() == kind)
+        .filter(|&i| faults[i].kind() == Some(kind))
         .collect();
     Some(of_kind[rng.index(of_kind.len())] as u32)
 }

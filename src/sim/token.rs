@@ -14,9 +14,10 @@ use crate::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
-/// The version [`Token::encode`] writes. [`Token::decode`] reads it and every earlier
-/// version that replays its run faithfully (see [`Token`]'s docs: Versions).
-const VERSION: u8 = 3;
+/// The version [`Token::encode`] writes (kept beside the knob table, as a new knob bumps
+/// it). [`Token::decode`] reads it and every earlier version that replays its run
+/// faithfully (see [`Token`]'s docs: Versions).
+use super::knobs::TOKEN_VERSION as VERSION;
 
 /// Bytes of the checksum at the end of the payload.
 const CHECKSUM_BYTES: usize = 8;

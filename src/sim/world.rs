@@ -8,6 +8,9 @@
 //! each future from the inputs of its recorded polls, which it keeps in the world's
 //! per-client record `R`. What happens is told to an optional [`Sink`] (the simulator's
 //! trace and counters).
+//!
+//! Which faults the world can take at a step, and what applying one does, are
+//! `world/faults.rs`'s (the fault vocabulary itself is `crate::fault`).
 
 use super::client::ClientClock;
 use super::config::{SimConfig, EPOCH_MS};
@@ -20,6 +23,8 @@ use crate::scenario::FaultKind;
 use crate::store::{Store, StoreConfig};
 use std::fmt::Debug;
 use std::sync::Arc;
+
+mod faults;
 
 /// Where a client is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -127,39 +132,6 @@ impl Delivered {
                 command: command.to_string(),
                 detail: "connection refused".into(),
             }),
-        }
-    }
-}
-
-/// A fault the world can take at this step.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum FaultAction {
-    Evict(usize, Vec<u8>),
-    AdvanceTime,
-    ClockJump(usize, i64),
-    Restart(usize),
-    Crash(usize),
-    LoseRequest(usize),
-    LoseReply(usize),
-    Pause(usize, u64),
-    /// Client `c`'s pending request reaches its server this many ms late.
-    Delay(usize, u64),
-    ShardDown(usize),
-}
-
-impl FaultAction {
-    /// The kind of fault this is.
-    pub(crate) fn kind(&self) -> FaultKind {
-        match self {
-            FaultAction::Evict(..) => FaultKind::Evict,
-            FaultAction::AdvanceTime => FaultKind::Expire,
-            FaultAction::ClockJump(..) => FaultKind::Skew,
-            FaultAction::Restart(_) => FaultKind::Restart,
-            FaultAction::Crash(_) => FaultKind::Crash,
-            FaultAction::LoseRequest(_) | FaultAction::LoseReply(_) => FaultKind::Lose,
-            FaultAction::Pause(..) => FaultKind::Pause,
-            FaultAction::Delay(..) => FaultKind::Delay,
-            FaultAction::ShardDown(_) => FaultKind::ShardFail,
         }
     }
 }
@@ -347,16 +319,6 @@ pub(crate) struct InFlight {
     pub command: Command,
     /// Who sent it (for the trace only: nobody waits for its reply).
     pub client: usize,
-}
-
-/// What the fault enumeration needs to know about one client.
-#[derive(Clone, Copy, Debug)]
-struct FaultClient {
-    in_op: bool,
-    calling: bool,
-    finished: bool,
-    crashed: bool,
-    paused_until: u64,
 }
 
 /// The noisy neighbour's keys begin with this (no structure's key does).
@@ -702,104 +664,6 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 && self.clients[c].ready_since == self.clients[forced].ready_since)
     }
 
-    /// The faults possible now of the kinds `kinds`, in the world's order (the order
-    /// replay choices index; budgets are the driver's).
-    pub(crate) fn faults(&self, rules: Rules, kinds: &[FaultKind], out: &mut Vec<FaultAction>) {
-        out.clear();
-        let now = self.now;
-        let cfg = rules.cfg;
-        let servers = || {
-            self.servers
-                .iter()
-                .map(|sv| (sv.down_until.is_some(), &sv.store))
-        };
-        let clients = || {
-            self.clients.iter().map(|cl| FaultClient {
-                in_op: matches!(
-                    cl.phase,
-                    Phase::Calling | Phase::Sleeping(_) | Phase::TimingOut(_)
-                ),
-                calling: cl.phase == Phase::Calling,
-                finished: cl.phase.finished(),
-                crashed: cl.phase == Phase::Crashed,
-                paused_until: cl.paused_until,
-            })
-        };
-        for &kind in kinds {
-            match kind {
-                FaultKind::Evict => {
-                    for (s, (down, store)) in servers().enumerate() {
-                        if down {
-                            continue;
-                        }
-                        for key in store.live_keys(now) {
-                            out.push(FaultAction::Evict(s, key));
-                        }
-                    }
-                }
-                FaultKind::Expire => out.push(FaultAction::AdvanceTime),
-                FaultKind::Skew => {
-                    for (c, cl) in clients().enumerate() {
-                        if !cl.finished {
-                            let j = cfg.clock_jump_ms as i64;
-                            out.push(FaultAction::ClockJump(c, j));
-                            out.push(FaultAction::ClockJump(c, -j));
-                        }
-                    }
-                }
-                FaultKind::Restart => {
-                    for (s, (down, _)) in servers().enumerate() {
-                        if !down {
-                            out.push(FaultAction::Restart(s));
-                        }
-                    }
-                }
-                FaultKind::Crash => {
-                    for (c, cl) in clients().enumerate() {
-                        if cl.in_op && !cl.crashed {
-                            out.push(FaultAction::Crash(c));
-                        }
-                    }
-                }
-                FaultKind::Lose => {
-                    for (c, cl) in clients().enumerate() {
-                        if cl.calling && cl.paused_until <= now {
-                            out.push(FaultAction::LoseRequest(c));
-                            out.push(FaultAction::LoseReply(c));
-                        }
-                    }
-                }
-                FaultKind::Pause => {
-                    for (c, cl) in clients().enumerate() {
-                        if cl.in_op && !cl.crashed && cl.paused_until <= now {
-                            for &ms in &cfg.pause_ms {
-                                out.push(FaultAction::Pause(c, ms));
-                            }
-                        }
-                    }
-                }
-                FaultKind::ShardFail => {
-                    let n = self.servers.len();
-                    if n > 1 && servers().all(|(down, _)| !down) {
-                        for s in 0..n {
-                            out.push(FaultAction::ShardDown(s));
-                        }
-                    }
-                }
-                FaultKind::Delay => {
-                    for (c, cl) in clients().enumerate() {
-                        if cl.calling && cl.paused_until <= now {
-                            for &ms in &cfg.delay_ms {
-                                out.push(FaultAction::Delay(c, ms));
-                            }
-                        }
-                    }
-                }
-                FaultKind::Lru => {}
-            }
-        }
-    }
-
     /// Takes one step of client `c`: starts its next operation, delivers its pending
     /// command (and resumes it until its next call), or wakes it. `lose`: `Some(false)`
     /// loses the request, `Some(true)` the reply.
@@ -1065,128 +929,6 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         }
         self.tail = kind;
         self.tail_start = start;
-    }
-
-    /// Applies a fault.
-    pub(crate) fn apply_fault(
-        &mut self,
-        rules: Rules,
-        action: FaultAction,
-        clients: &mut impl Clients<Op, Ret, R>,
-        sink: &mut impl Sink,
-    ) {
-        if let Some(k) = rules.kinds.iter().position(|k| *k == action.kind()) {
-            self.faults_used[k] += 1;
-        }
-        let lasts_ms = match action {
-            FaultAction::Pause(_, ms) | FaultAction::Delay(_, ms) => ms,
-            FaultAction::ShardDown(_) => rules.cfg.shard_down_ms,
-            _ => 0,
-        };
-        let (client, fault) = match action {
-            FaultAction::Evict(shard, key) => {
-                self.servers[shard].store.evict(&key);
-                (None, Some(Fault::Evict { shard, key }))
-            }
-            FaultAction::AdvanceTime => {
-                let next = self
-                    .servers
-                    .iter()
-                    .filter_map(|sv| sv.store.next_expiry_ms(self.now))
-                    .min();
-                let to = next.unwrap_or(self.now + 1000).max(self.now + 1);
-                let by_ms = to - self.now;
-                self.now = to;
-                (None, Some(Fault::AdvanceTime { by_ms }))
-            }
-            FaultAction::ClockJump(c, by_ms) => {
-                self.clients[c].offset_ms += by_ms;
-                (Some(c), Some(Fault::ClockJump { client: c, by_ms }))
-            }
-            FaultAction::Restart(shard) => {
-                self.servers[shard].store.restart(self.now);
-                let persistent = rules.cfg.persistent;
-                (None, Some(Fault::Restart { shard, persistent }))
-            }
-            FaultAction::Crash(c) => {
-                // The crashed operation's history entry gets a `crash` mark: a critical
-                // section it was in ends here (see `check::mutex`).
-                self.seq += 1;
-                self.tail = Tail::Marks;
-                let hi = self.clients[c].hist_index as usize;
-                let mark = Mark {
-                    label: "crash".to_string(),
-                    seq: self.seq,
-                    time_ms: self.time(rules),
-                };
-                Arc::make_mut(&mut self.history).ops[hi].marks.push(mark);
-                let cl = &mut self.clients[c];
-                cl.phase = Phase::Crashed;
-                clients.end(c, cl, false);
-                (Some(c), Some(Fault::Crash { client: c }))
-            }
-            FaultAction::LoseRequest(c) => {
-                self.step(rules, c, Some(false), clients, sink);
-                (None, None)
-            }
-            FaultAction::LoseReply(c) => {
-                self.step(rules, c, Some(true), clients, sink);
-                (None, None)
-            }
-            FaultAction::Pause(c, ms) => {
-                self.clients[c].paused_until = self.now + ms;
-                (Some(c), Some(Fault::Pause { client: c, ms }))
-            }
-            FaultAction::Delay(c, ms) => {
-                let Some(command) = clients.command(c, &self.clients[c]) else {
-                    self.halt = Some(Halt::Nondeterministic { client: c });
-                    return;
-                };
-                let shard = self.shard_of(&command);
-                if sink.on() {
-                    let fault = Fault::Delay {
-                        client: c,
-                        command: command.clone(),
-                        ms,
-                    };
-                    sink.event(self.now, Some(c), Event::Fault(fault));
-                }
-                let at = self.now + ms;
-                let pos = self.in_flight.partition_point(|f| f.at <= at);
-                self.in_flight.insert(
-                    pos,
-                    InFlight {
-                        at,
-                        shard,
-                        command: command.clone(),
-                        client: c,
-                    },
-                );
-                sink.kv_call();
-                self.now += rules.cfg.step_ms;
-                clients.deliver(c, Delivered::Timeout, command);
-                self.time_out(rules, c, clients, sink);
-                (None, None)
-            }
-            FaultAction::ShardDown(shard) => {
-                let ms = rules.cfg.shard_down_ms;
-                self.servers[shard].down_until = Some(self.now + ms);
-                // It comes back empty, whatever its mode: the machine failed.
-                let cfg = self.servers[shard].store.config().clone();
-                self.servers[shard].store = Store::new(cfg, self.now);
-                (None, Some(Fault::ShardDown { shard, ms }))
-            }
-        };
-        if let Some(fault) = fault {
-            if sink.on() {
-                sink.event(self.now, client, Event::Fault(fault));
-            }
-        }
-        let end = self
-            .last_fault
-            .map_or(0, |(_, _, end)| end)
-            .max(self.now + lasts_ms);
-        self.last_fault = Some((self.seq, self.now, end));
     }
 
     /// Why the world stopped early, as the simulator reports it (a livelock or a foreign
