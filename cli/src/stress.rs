@@ -336,7 +336,7 @@ mod tests {
             }
         }
         kvsim::check::linearizability::linearizable(
-            &fifo::QueueSpec,
+            &fifo::QueueSpec::default(),
             &history,
             kvsim::check::linearizability::CheckerLimits::time(std::time::Duration::from_secs(60)),
         )
