@@ -119,3 +119,52 @@ pub mod verdict;
 pub mod wire;
 
 pub use harness::{Check, CheckOutcome, Explore, ExploreOutcome};
+
+// ---- #33.6 the public face: begin ----
+// What a user writing a model needs, at the crate root (`kvsim::Model`, not
+// `kvsim::model::Model`); `models/` imports only from here. Keep this block together.
+
+// A structure, its workload and its property.
+pub use command::{KEY_MAX_LEN, VALUE_MAX_LEN};
+pub use kv::{Kv, KvError, Lease, StoreOutcome, Versioned};
+pub use model::{Model, SIMULATED_LIMITS, SIMULATED_MAX_STEPS};
+pub use rng::SimRng;
+pub use scenario::{FaultKind, FaultSet, Scenario, Strategy};
+// Histories and verdicts.
+pub use history::{History, JsonlFormat, JsonlOp, Mark, Operation, Outcome};
+pub use verdict::{Verdict, Violation};
+// The checkers.
+pub use check::counter::{
+    check_by as check_counter_by, linearizable_counter, CounterCheck, CounterView,
+};
+pub use check::unique_queue::{check as check_unique_queue, linearizable_queue, UniqueCheck};
+pub use check::unique_set::{check as check_unique_set, linearizable_set, SetCheck};
+pub use check::{
+    check_linearizability, linearizable, mutual_exclusion, progress, Blocked, CheckerLimits,
+    Counterexample, Linearization, ProgressBound, Witness,
+};
+// Sequential specs: the trait and the shipped ones.
+pub use spec::SequentialSpec;
+pub use specs::cas_register::{CasOp, CasRegisterSpec, CasRet};
+pub use specs::counter::{CounterOp, CounterRet, CounterSpec};
+pub use specs::kv::{KvOp, KvRet, KvSpec};
+pub use specs::list_append::{ListAppendSpec, Micro, Txn, TxnRet};
+pub use specs::multi_register::{MultiRegisterSpec, RegMicro, RegTxn, RegTxnRet};
+pub use specs::mutex::{MutexOp, MutexRet, MutexSpec};
+pub use specs::queue::{QueueOp, QueueRet, QueueSpec};
+pub use specs::register::{RegisterOp, RegisterRet, RegisterSpec};
+pub use specs::set::{SetOp, SetRet, SetSpec};
+// History files: the readers, and what a spec's `FromRaw` is written with.
+pub use formats::{
+    expected as raw_expected, outcome as raw_outcome, pair as pair_events, parse_events, read_file,
+    read_history, to_history, End as RawEnd, Format, FormatError, FromRaw, RawOp, Value,
+};
+// Simulated runs.
+pub use harness::sweep::run_seed;
+pub use sim::{run as simulate, RunOutput, SimConfig, Token};
+// The renderers of one run's report.
+pub use report::{
+    html as report_html, json as report_json, text as report_text,
+    text_styled as report_text_styled,
+};
+// ---- #33.6 the public face: end ----

@@ -339,7 +339,7 @@ mod tests {
             }
         }
         kvsim::check::linearizability::linearizable(
-            &fifo::QueueSpec,
+            &fifo::QueueSpec::default(),
             &history,
             kvsim::check::linearizability::CheckerLimits::time(std::time::Duration::from_secs(60)),
         )

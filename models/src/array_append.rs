@@ -45,14 +45,10 @@
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
-use kvsim::check::CheckerLimits;
-use kvsim::history::History;
-use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::{Model, SIMULATED_LIMITS};
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::spec::SequentialSpec;
-use kvsim::verdict::Verdict;
+use kvsim::{
+    CheckerLimits, FaultKind, History, Kv, KvError, Model, Scenario, SequentialSpec, SimRng,
+    StoreOutcome, Verdict, SIMULATED_LIMITS,
+};
 
 /// The published array's probes ([`Kv::probe`]): its `add` loop and `fetch`.
 const PUBLISHED_PROBES: &[&str] = &["append miss", "add not stored", "missing key"];

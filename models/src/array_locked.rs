@@ -60,14 +60,10 @@
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
 use crate::lock::{published_try_lock, published_unlock};
-use kvsim::check::CheckerLimits;
-use kvsim::history::History;
-use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::{Model, SIMULATED_LIMITS};
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::spec::SequentialSpec;
-use kvsim::verdict::Verdict;
+use kvsim::{
+    CheckerLimits, FaultKind, History, Kv, KvError, Model, Scenario, SequentialSpec, SimRng,
+    StoreOutcome, Verdict, SIMULATED_LIMITS,
+};
 
 /// The published array's probes ([`Kv::probe`]): the published lock's, hit in
 /// [`published_try_lock`] and [`published_unlock`] (its `get`/`set` body has none).

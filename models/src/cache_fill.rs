@@ -52,12 +52,7 @@
 //! (a placeholder without a value: wait), `stale served` (fixed).
 
 use crate::expect::{Expect, Variant};
-use kvsim::history::History;
-use kvsim::kv::{Kv, KvError, Lease};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::verdict::{Verdict, Violation};
+use kvsim::{FaultKind, History, Kv, KvError, Lease, Model, Scenario, SimRng, Verdict, Violation};
 
 /// How long the cached value lives (s).
 pub const VALUE_TTL_SECS: i64 = 30;

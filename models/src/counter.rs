@@ -49,14 +49,11 @@
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
-use kvsim::check::CheckerLimits;
-use kvsim::history::{History, JsonlFormat, JsonlOp};
-use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::{Model, SIMULATED_LIMITS};
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::spec::SequentialSpec;
-use kvsim::verdict::Verdict;
+use crate::spec_adapter::{Adapted, View};
+use kvsim::{
+    CheckerLimits, CounterOp, CounterRet, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError,
+    Model, Scenario, SimRng, StoreOutcome, Verdict, SIMULATED_LIMITS,
+};
 use serde_json::json;
 
 /// The published counter's probes ([`Kv::probe`]): its `increment` loop.
@@ -171,7 +168,7 @@ pub(crate) fn parse_number(data: &[u8]) -> u64 {
 pub(crate) async fn gets_retrying<K: Kv>(
     kv: &K,
     key: &[u8],
-) -> Result<Option<kvsim::kv::Versioned>, KvError> {
+) -> Result<Option<kvsim::Versioned>, KvError> {
     loop {
         match kv.gets(key).await {
             Err(e) if e.is_indeterminate() => {
@@ -290,21 +287,20 @@ impl Model for Counter {
     }
 
     fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
-        lincheck::check(&SumSpec, history, limits, |r| *r == Ret::Lost)
+        lincheck::check(&SumSpec::default(), history, limits, |r| *r == Ret::Lost)
     }
 
     fn check_long(&self, history: &History<Op, Ret>) -> Verdict {
         self.check_long_with(history, &SIMULATED_LIMITS)
     }
 
-    /// [`kvsim::check::counter`], polynomial in the history's length (a `Lost` answer
+    /// [`kvsim::check_counter_by`], polynomial in the history's length (a `Lost` answer
     /// had no effect); the general search of [`Model::check_with`], within `limits`, only
     /// where it is inconclusive (more operations at once than it handles).
     fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
-        use kvsim::check::counter::{check_by, CounterCheck, CounterView};
-        use kvsim::history::Outcome;
+        use kvsim::{check_counter_by, CounterCheck, CounterView, Outcome};
         let int = |n: u64| i64::try_from(n).map_err(|_| format!("{n} is too big"));
-        let checked = check_by(history, |op, outcome| {
+        let checked = check_counter_by(history, |op, outcome| {
             let view = match (op, outcome) {
                 (_, Outcome::Failed | Outcome::Ok(Ret::Lost)) | (Op::Value, Outcome::Unknown) => {
                     Ok(CounterView::Nothing)
@@ -325,31 +321,39 @@ impl Model for Counter {
 }
 
 /// The sequential counter in the article's own terms (its explanations speak of
-/// `increment` and `value()`): starts at 0; `increment(v)` adds v; `value()` reads the sum.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SumSpec;
+/// `increment` and `value()`): kvsim's [`kvsim::CounterSpec`], which starts at 0;
+/// `increment(v)` adds v; `value()` reads the sum.
+pub type SumSpec = Adapted<SumView>;
 
-impl SequentialSpec for SumSpec {
-    type State = u64;
+/// The counter's operations as [`kvsim::CounterSpec`]'s.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SumView;
+
+impl View for SumView {
+    type Spec = kvsim::CounterSpec;
     type Op = Op;
     type Ret = Ret;
 
-    fn name(&self) -> &'static str {
-        "counter"
+    fn spec(&self) -> kvsim::CounterSpec {
+        kvsim::CounterSpec
     }
 
-    fn init(&self) -> u64 {
-        0
-    }
-
-    fn step(&self, state: &u64, op: &Op) -> (u64, Ret) {
+    fn op(&self, op: &Op) -> CounterOp {
         match op {
-            Op::Increment(v) => (state + v, Ret::Done),
-            Op::Value => (*state, Ret::Value(*state)),
+            Op::Increment(v) => CounterOp::Add(*v as i64),
+            Op::Value => CounterOp::Read,
         }
     }
 
-    fn explain(&self, state: &u64, op: &Op, expected: &Ret, found: &Ret) -> String {
+    fn ret(&self, ret: CounterRet) -> Ret {
+        match ret {
+            CounterRet::Done => Ret::Done,
+            CounterRet::Value(v) => Ret::Value(v as u64),
+        }
+    }
+
+    fn explain(&self, state: &i64, op: &Op, expected: &Ret, found: &Ret) -> String {
+        let state = *state as u64;
         match (op, expected, found) {
             (Op::Value, Ret::Value(e), Ret::Value(f)) => format!(
                 "value() returned {f}, but the increments before it add up to {e} (counter at {state})"

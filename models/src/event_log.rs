@@ -121,13 +121,10 @@
 //! structure's: Unix epoch milliseconds).
 
 use crate::expect::{Expect, Variant};
-use kvsim::formats::{expected, outcome, RawOp, Value};
-use kvsim::history::{History, JsonlFormat, JsonlOp, Outcome};
-use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::verdict::{Verdict, Violation};
+use kvsim::{
+    raw_expected, raw_outcome, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError, Model,
+    Outcome, RawOp, Scenario, SimRng, StoreOutcome, Value, Verdict, Violation,
+};
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -575,8 +572,8 @@ fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
 fn event_id(v: &Value, what: &str) -> Result<u32, String> {
     match v {
         Value::Int(n) => u32::try_from(*n)
-            .map_err(|_| expected(&format!("{what}: an integer from 0 to 4294967295"), v)),
-        other => Err(expected(
+            .map_err(|_| raw_expected(&format!("{what}: an integer from 0 to 4294967295"), v)),
+        other => Err(raw_expected(
             &format!("{what}: an integer from 0 to 4294967295"),
             other,
         )),
@@ -590,7 +587,7 @@ fn event_ids(v: &Value, what: &str) -> Result<Vec<u32>, String> {
             .iter()
             .map(|i| event_id(i, &format!("{what}, each event id")))
             .collect(),
-        other => Err(expected(
+        other => Err(raw_expected(
             &format!("{what}: a list of event ids [ID, ...]"),
             other,
         )),
@@ -602,20 +599,20 @@ fn window(v: &Value, what: &str) -> Result<Window, String> {
     let shape =
         format!("{what}: a window {{\"back\": SECS, \"span\": SECS, \"events\": [ID, ...]}}");
     if !matches!(v, Value::Map(_)) {
-        return Err(expected(&shape, v));
+        return Err(raw_expected(&shape, v));
     }
     let secs = |key: &str| match v.get(key) {
         Some(Value::Int(n)) if (0..=MAX_WINDOW_SECS as i64).contains(n) => Ok(*n as u64),
-        Some(other) => Err(expected(
+        Some(other) => Err(raw_expected(
             &format!("{what}: {key}, seconds from 0 to {MAX_WINDOW_SECS}"),
             other,
         )),
-        None => Err(expected(&shape, v)),
+        None => Err(raw_expected(&shape, v)),
     };
     let (back, span) = (secs("back")?, secs("span")?);
     let events = match v.get("events") {
         Some(events) => event_ids(events, &format!("{what}: its events"))?,
-        None => return Err(expected(&shape, v)),
+        None => return Err(raw_expected(&shape, v)),
     };
     Ok(Window { back, span, events })
 }
@@ -632,11 +629,11 @@ pub fn op_from_raw(raw: &RawOp) -> Result<(Op, Outcome<Ret>), String> {
     match raw.f.as_str() {
         "put" => Ok((
             Op::Put(event_id(&raw.args, "the value of put: the event's id")?),
-            outcome(raw, |_| Ok(Ret::Put))?,
+            raw_outcome(raw, |_| Ok(Ret::Put))?,
         )),
         "fetch" => Ok((
             Op::Fetch,
-            outcome(raw, |v| {
+            raw_outcome(raw, |v| {
                 event_ids(v, "the result of fetch()").map(Ret::Events)
             })?,
         )),
@@ -650,7 +647,7 @@ pub fn op_from_raw(raw: &RawOp) -> Result<(Op, Outcome<Ret>), String> {
                     ago: arg("ago"),
                     span: arg("span"),
                 },
-                outcome(raw, |v| {
+                raw_outcome(raw, |v| {
                     window(v, "the result of fetch(first, last)").map(Ret::Range)
                 })?,
             ))
@@ -662,14 +659,14 @@ pub fn op_from_raw(raw: &RawOp) -> Result<(Op, Outcome<Ret>), String> {
                     .map(|r| window(r, "the result of poll, each round"))
                     .collect::<Result<Vec<_>, _>>()
                     .map(Ret::Polled),
-                other => Err(expected(
+                other => Err(raw_expected(
                     "the result of poll: a list of its rounds' windows [WINDOW, ...]",
                     other,
                 )),
             };
-            Ok((Op::Poll(ms), outcome(raw, rounds)?))
+            Ok((Op::Poll(ms), raw_outcome(raw, rounds)?))
         }
-        "sleep" => Ok((Op::Sleep(ms), outcome(raw, |_| Ok(Ret::Slept))?)),
+        "sleep" => Ok((Op::Sleep(ms), raw_outcome(raw, |_| Ok(Ret::Slept))?)),
         other => Err(format!(
             "expected an operation of spec event-log (put, fetch, fetch-range, poll or sleep), found {other:?}"
         )),

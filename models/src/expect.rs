@@ -85,7 +85,7 @@ impl ExpectedVerdict {
             .find(|e| e.name() == name)
     }
 
-    /// Whether a verdict named `verdict` ([`kvsim::verdict::Verdict::name`]: `ok`,
+    /// Whether a verdict named `verdict` ([`kvsim::Verdict::name`]: `ok`,
     /// `violation`, `unknown`) is what this expects (`unknown` never is).
     pub fn matches_name(self, verdict: &str) -> bool {
         matches!(

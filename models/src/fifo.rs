@@ -87,14 +87,11 @@
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
-use kvsim::check::CheckerLimits;
-use kvsim::history::{History, JsonlFormat, JsonlOp};
-use kvsim::kv::{Kv, KvError, Versioned};
-use kvsim::model::{Model, SIMULATED_LIMITS};
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::spec::SequentialSpec;
-use kvsim::verdict::Verdict;
+use crate::spec_adapter::{Adapted, View};
+use kvsim::{
+    CheckerLimits, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError, Model, QueueOp, QueueRet,
+    Scenario, SimRng, Verdict, Versioned, SIMULATED_LIMITS,
+};
 use serde_json::json;
 use std::collections::VecDeque;
 
@@ -454,21 +451,19 @@ impl Model for Fifo {
     }
 
     fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
-        lincheck::check(&QueueSpec, history, limits, |r| *r == Ret::Lost)
+        lincheck::check(&QueueSpec::default(), history, limits, |r| *r == Ret::Lost)
     }
 
     fn check_long(&self, history: &History<Op, Ret>) -> Verdict {
         self.check_long_with(history, &SIMULATED_LIMITS)
     }
 
-    /// [`kvsim::check::unique_queue`] (the workload's values are unique: `c<client>x<index>`),
+    /// [`kvsim::check_unique_queue`] (the workload's values are unique: `c<client>x<index>`),
     /// polynomial in the history's length (a `Lost` answer had no effect); the general
     /// search of [`Model::check_with`], within `limits`, only where it does not settle the
     /// question.
     fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
-        use kvsim::check::unique_queue::{check, UniqueCheck};
-        use kvsim::history::{Operation, Outcome};
-        use kvsim::specs::queue::{QueueOp, QueueRet};
+        use kvsim::{check_unique_queue, Operation, Outcome, UniqueCheck};
         let ops = history
             .ops
             .iter()
@@ -491,7 +486,7 @@ impl Model for Fifo {
                 marks: Vec::new(),
             })
             .collect();
-        match check(&History { ops }) {
+        match check_unique_queue(&History { ops }) {
             UniqueCheck::Ok(_) => Verdict::Ok,
             UniqueCheck::Violation(v) => Verdict::Violation(v),
             UniqueCheck::Inconclusive(_) | UniqueCheck::NotUnique(_) => {
@@ -501,34 +496,34 @@ impl Model for Fifo {
     }
 }
 
-/// The sequential FIFO queue.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct QueueSpec;
+/// The sequential FIFO queue: kvsim's [`kvsim::QueueSpec`] over the model's
+/// operations, with the model's own explanations.
+pub type QueueSpec = Adapted<QueueView>;
 
-impl SequentialSpec for QueueSpec {
-    type State = VecDeque<String>;
+/// The FIFO's operations as [`kvsim::QueueSpec`]'s.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QueueView;
+
+impl View for QueueView {
+    type Spec = kvsim::QueueSpec<String>;
     type Op = Op;
     type Ret = Ret;
 
-    fn name(&self) -> &'static str {
-        "queue"
+    fn spec(&self) -> kvsim::QueueSpec<String> {
+        kvsim::QueueSpec::new()
     }
 
-    fn init(&self) -> VecDeque<String> {
-        VecDeque::new()
-    }
-
-    fn step(&self, state: &VecDeque<String>, op: &Op) -> (VecDeque<String>, Ret) {
-        let mut s = state.clone();
+    fn op(&self, op: &Op) -> QueueOp<String> {
         match op {
-            Op::Enqueue(d) => {
-                s.push_back(d.clone());
-                (s, Ret::Enqueued)
-            }
-            Op::Dequeue => {
-                let front = s.pop_front();
-                (s, Ret::Dequeued(front))
-            }
+            Op::Enqueue(d) => QueueOp::Enqueue(d.clone()),
+            Op::Dequeue => QueueOp::Dequeue,
+        }
+    }
+
+    fn ret(&self, ret: QueueRet<String>) -> Ret {
+        match ret {
+            QueueRet::Enqueued => Ret::Enqueued,
+            QueueRet::Dequeued(front) => Ret::Dequeued(front),
         }
     }
 

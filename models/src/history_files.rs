@@ -2,13 +2,10 @@
 //! --history-out`) and are read back (`kvsim check-history`).
 
 use crate::expect::Expect;
-use kvsim::formats::{jsonl, pair, End, RawOp, Value};
-use kvsim::harness::sweep::run_seed;
-use kvsim::history::{History, Operation, Outcome};
-use kvsim::model::Model;
-use kvsim::scenario::Scenario;
-use kvsim::sim::{self, SimConfig};
-use kvsim::verdict::Verdict;
+use kvsim::{
+    pair_events, parse_events, run_seed, simulate, Format, History, Model, Operation, Outcome,
+    RawEnd, RawOp, Scenario, SimConfig, Value, Verdict,
+};
 
 /// Ten simulated runs of each model in each scenario: each history is written in the
 /// format of `spec`, read back with `op_from_raw`, and checked to hold the same
@@ -29,11 +26,12 @@ pub fn read_back_runs<M: Model>(
         for (scenario, _) in scenarios {
             let cfg = SimConfig::from_scenario(scenario);
             for i in 0..10 {
-                let h = sim::run(&model, &cfg, run_seed(1, i), None).history;
+                let h = simulate(&model, &cfg, run_seed(1, i), None).history;
                 let mut text = Vec::new();
                 h.write_jsonl(&mut text, format.describe).expect("written");
                 let text = String::from_utf8(text).expect("utf-8");
-                let raws = pair(&jsonl::parse(&text).expect("parsed")).expect("paired");
+                let raws = pair_events(&parse_events(&text, Format::Jsonl).expect("parsed"))
+                    .expect("paired");
                 let read = History {
                     ops: raws
                         .iter()
@@ -76,7 +74,7 @@ pub fn raw_ok(f: &str, args: Value, result: Value) -> RawOp {
         key: None,
         args,
         result,
-        end: End::Ok,
+        end: RawEnd::Ok,
         call: 0,
         ret: Some(1),
         call_ms: Some(0),

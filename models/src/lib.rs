@@ -8,6 +8,7 @@ mod history_files;
 pub mod lincheck;
 pub mod registry;
 pub mod reports;
+pub mod spec_adapter;
 
 pub mod array_append;
 pub mod array_locked;

@@ -2,22 +2,19 @@
 //! happened" answers (a detected loss, a lock that gave up) are operations that certainly
 //! had no effect, and are judged as failed ones.
 
-use kvsim::check::{linearizable, CheckerLimits};
-use kvsim::history::{History, Outcome};
-use kvsim::spec::SequentialSpec;
-use kvsim::verdict::Verdict;
+use kvsim::{linearizable, CheckerLimits, History, Outcome, SequentialSpec, Verdict};
 
 /// Search steps one check of a simulated run may take before it answers `Unknown`
-/// (deterministic, unlike a time limit): [`kvsim::model::SIMULATED_MAX_STEPS`], the bound
-/// of the limits the simulator and the explorer pass to [`kvsim::model::Model::check_with`]
-/// ([`kvsim::model::SIMULATED_LIMITS`]), and the default of `kvsim stress
+/// (deterministic, unlike a time limit): [`kvsim::SIMULATED_MAX_STEPS`], the bound
+/// of the limits the simulator and the explorer pass to [`kvsim::Model::check_with`]
+/// ([`kvsim::SIMULATED_LIMITS`]), and the default of `kvsim stress
 /// --check-max-steps`. The seed structures' histories need far fewer.
-pub const MAX_STEPS: u64 = kvsim::model::SIMULATED_MAX_STEPS;
+pub const MAX_STEPS: u64 = kvsim::SIMULATED_MAX_STEPS;
 
 /// Checks `history` against `spec` within `limits` (hitting one makes the verdict
 /// `Unknown`), treating operations that returned what `no_effect` accepts as failed
-/// (certainly no effect). A model's [`kvsim::model::Model::check_with`] passes its limits
-/// on here: [`kvsim::model::SIMULATED_LIMITS`] in simulated runs, `kvsim stress`'s flags
+/// (certainly no effect). A model's [`kvsim::Model::check_with`] passes its limits
+/// on here: [`kvsim::SIMULATED_LIMITS`] in simulated runs, `kvsim stress`'s flags
 /// in a stress run.
 pub fn check<S: SequentialSpec>(
     spec: &S,
@@ -44,7 +41,7 @@ pub fn check<S: SequentialSpec>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim::history::Operation;
+    use kvsim::Operation;
 
     /// A register of one number: `Some(v)` writes, `None` reads.
     struct Register;
@@ -86,7 +83,7 @@ mod tests {
         let h = History {
             ops: vec![op(0, 1, Some(5), 9), op(2, 3, None, 0)],
         };
-        let sim = &kvsim::model::SIMULATED_LIMITS;
+        let sim = &kvsim::SIMULATED_LIMITS;
         assert!(check(&Register, &h, sim, |_| false).is_violation());
         assert_eq!(check(&Register, &h, sim, |r| *r == 9), Verdict::Ok);
         // One search step is not enough for three reads: unknown; the simulated limits
@@ -108,7 +105,7 @@ mod tests {
     #[test]
     fn a_models_check_with_bounds_its_search_by_the_limits_it_is_given() {
         use crate::counter::{self, Op, Ret};
-        use kvsim::model::Model;
+        use kvsim::Model;
         let read = |call: u64| Operation {
             client: call as usize,
             op: Op::Value,
@@ -129,7 +126,7 @@ mod tests {
         assert!(matches!(bounded, Verdict::Unknown(_)), "{bounded}");
         assert_eq!(model.check(&reads), Verdict::Ok);
         assert_eq!(
-            model.check_with(&reads, &kvsim::model::SIMULATED_LIMITS),
+            model.check_with(&reads, &kvsim::SIMULATED_LIMITS),
             Verdict::Ok
         );
         // The long check's own counter check needs no search; the limits reach only its

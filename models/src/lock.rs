@@ -86,14 +86,10 @@
 use crate::counter::{fenced_increment, parse_number};
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use crate::lincheck;
-use kvsim::check::CheckerLimits;
-use kvsim::history::{History, JsonlFormat, JsonlOp};
-use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::{Model, SIMULATED_LIMITS};
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::spec::SequentialSpec;
-use kvsim::verdict::Verdict;
+use kvsim::{
+    CheckerLimits, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError, Model, Scenario,
+    SequentialSpec, SimRng, StoreOutcome, Verdict, SIMULATED_LIMITS,
+};
 use serde_json::json;
 
 /// The published lock's expiry, in seconds (the article leaves it to the caller).
@@ -351,7 +347,7 @@ impl Model for Lock {
     }
 
     fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
-        let v = kvsim::check::mutual_exclusion(history);
+        let v = kvsim::mutual_exclusion(history);
         if v != Verdict::Ok {
             return v;
         }

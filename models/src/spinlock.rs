@@ -95,14 +95,10 @@
 use crate::counter::{fenced_increment, gets_retrying, parse_number};
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
-use kvsim::check::CheckerLimits;
-use kvsim::history::{History, JsonlFormat, JsonlOp};
-use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::{Model, SIMULATED_LIMITS};
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::spec::SequentialSpec;
-use kvsim::verdict::Verdict;
+use kvsim::{
+    CheckerLimits, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError, Model, Scenario,
+    SequentialSpec, SimRng, StoreOutcome, Verdict, SIMULATED_LIMITS,
+};
 use serde_json::json;
 
 /// Attempts `runSynchronized` makes before it throws ("about 10").
@@ -409,7 +405,7 @@ impl Model for SpinLock {
     }
 
     fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
-        let v = kvsim::check::mutual_exclusion(history);
+        let v = kvsim::mutual_exclusion(history);
         if v != Verdict::Ok {
             return v;
         }

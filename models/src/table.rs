@@ -62,14 +62,11 @@
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
 use crate::lock::{published_try_lock, published_unlock};
-use kvsim::check::CheckerLimits;
-use kvsim::history::{History, JsonlFormat, JsonlOp};
-use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::{Model, SIMULATED_LIMITS};
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::spec::SequentialSpec;
-use kvsim::verdict::Verdict;
+use crate::spec_adapter::{Adapted, View};
+use kvsim::{
+    CheckerLimits, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError, Model, Scenario, SetOp,
+    SetRet, SimRng, StoreOutcome, Verdict, SIMULATED_LIMITS,
+};
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -335,7 +332,7 @@ impl Model for Table {
     }
 
     fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
-        lincheck::check(&SetSpec, history, limits, |r| *r == Ret::Lost)
+        lincheck::check(&SetSpec::default(), history, limits, |r| *r == Ret::Lost)
     }
 
     fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
@@ -343,42 +340,37 @@ impl Model for Table {
     }
 }
 
-/// The sequential set.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SetSpec;
+/// The sequential set: kvsim's [`kvsim::SetSpec`] over the table's operations, with the
+/// table's own explanations.
+pub type SetSpec = Adapted<SetView>;
 
-impl SequentialSpec for SetSpec {
-    type State = BTreeSet<String>;
+/// The table's operations as [`kvsim::SetSpec`]'s.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SetView;
+
+impl View for SetView {
+    type Spec = kvsim::SetSpec<String>;
     type Op = Op;
     type Ret = Ret;
 
-    fn name(&self) -> &'static str {
-        "set"
+    fn spec(&self) -> kvsim::SetSpec<String> {
+        kvsim::SetSpec::new()
     }
 
-    fn init(&self) -> BTreeSet<String> {
-        BTreeSet::new()
-    }
-
-    fn step(&self, state: &BTreeSet<String>, op: &Op) -> (BTreeSet<String>, Ret) {
-        let mut s = state.clone();
+    fn op(&self, op: &Op) -> SetOp<String> {
         match op {
-            Op::Add(k) => {
-                s.insert(k.clone());
-                (s, Ret::Done)
-            }
-            Op::Delete(k) => {
-                s.remove(k);
-                (s, Ret::Done)
-            }
-            Op::Has(k) => {
-                let has = s.contains(k);
-                (s, Ret::Has(has))
-            }
-            Op::Fetch => {
-                let all = s.iter().cloned().collect();
-                (s, Ret::Members(all))
-            }
+            Op::Add(k) => SetOp::Add(k.clone()),
+            Op::Delete(k) => SetOp::Remove(k.clone()),
+            Op::Has(k) => SetOp::Contains(k.clone()),
+            Op::Fetch => SetOp::Read,
+        }
+    }
+
+    fn ret(&self, ret: SetRet<String>) -> Ret {
+        match ret {
+            SetRet::Done => Ret::Done,
+            SetRet::Member(has) => Ret::Has(has),
+            SetRet::Members(all) => Ret::Members(all.into_iter().collect()),
         }
     }
 

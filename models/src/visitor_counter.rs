@@ -102,13 +102,10 @@
 
 use crate::counter::parse_number;
 use crate::expect::{Expect, ExpectedVerdict, Variant};
-use kvsim::formats::{expected, outcome, RawOp, Value};
-use kvsim::history::{History, JsonlFormat, JsonlOp, Outcome};
-use kvsim::kv::{Kv, KvError, StoreOutcome};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::verdict::{Verdict, Violation};
+use kvsim::{
+    raw_expected, raw_outcome, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError, Model,
+    Outcome, RawOp, Scenario, SimRng, StoreOutcome, Value, Verdict, Violation,
+};
 use serde_json::json;
 
 /// The counting period `T`, in seconds.
@@ -338,23 +335,23 @@ fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
 /// completion's value is wrong).
 pub fn op_from_raw(raw: &RawOp) -> Result<(Op, Outcome<Ret>), String> {
     match raw.f.as_str() {
-        "increment" => Ok((Op::Visit, outcome(raw, |_| Ok(Ret::Counted))?)),
+        "increment" => Ok((Op::Visit, raw_outcome(raw, |_| Ok(Ret::Counted))?)),
         "value" => {
             let count = |v: &Value| match v {
                 Value::Int(n) if *n >= 0 => Ok(Ret::Count(*n as u64)),
-                other => Err(expected(
+                other => Err(raw_expected(
                     "the result of value(): a count, an integer of at least 0",
                     other,
                 )),
             };
-            Ok((Op::Value, outcome(raw, count)?))
+            Ok((Op::Value, raw_outcome(raw, count)?))
         }
         "sleep" => {
             let ms = match raw.args {
                 Value::Int(ms) if ms >= 0 => ms as u64,
                 _ => 0,
             };
-            Ok((Op::Sleep(ms), outcome(raw, |_| Ok(Ret::Slept))?))
+            Ok((Op::Sleep(ms), raw_outcome(raw, |_| Ok(Ret::Slept))?))
         }
         other => Err(format!(
             "expected an operation of spec visitor-counter (increment, value or sleep), found {other:?}"

@@ -368,6 +368,21 @@ fn order<V>(vals: &[(&V, Val)], wild: bool) -> Option<Vec<usize>> {
     Some(out)
 }
 
+/// What each operation is to the replay of [`witness`].
+#[derive(Clone, Copy)]
+enum Role {
+    /// The enqueue of the value at this rank.
+    Enq(usize),
+    /// The dequeue of the value at this rank.
+    Deq(usize),
+    /// A dequeue that found the queue empty.
+    Empty,
+    /// A dequeue of unknown outcome.
+    Wild,
+    /// Not in the replay.
+    None,
+}
+
 /// Replays the history's events with the values in [`order`] (see the module docs): the
 /// linearization, or why none was found this way.
 fn witness<V>(
@@ -379,17 +394,25 @@ fn witness<V>(
     let ops = &history.ops;
     let pi = order(vals, !wildcards.is_empty())
         .ok_or("the real-time constraints on the values' order form a cycle")?;
-    let n = pi.len();
-    // What each operation is to the replay.
-    #[derive(Clone, Copy)]
-    enum Role {
-        Enq(usize),
-        Deq(usize),
-        Empty,
-        Wild,
-        None,
+    let role = roles(ops.len(), vals, &pi, empties, wildcards);
+    let by_rank: Vec<(usize, Option<usize>)> =
+        pi.iter().map(|&k| (vals[k].1.enq, vals[k].1.deq)).collect();
+    let mut r = Replay::new(&by_rank, ops.len());
+    for (_, done, i) in events(history, &role) {
+        r.event(role[i], done, i)?;
     }
-    let mut role = vec![Role::None; ops.len()];
+    Ok(r.out)
+}
+
+/// Each operation's role, the values ranked by the order `pi`.
+fn roles<V>(
+    n_ops: usize,
+    vals: &[(&V, Val)],
+    pi: &[usize],
+    empties: &[usize],
+    wildcards: &[usize],
+) -> Vec<Role> {
+    let mut role = vec![Role::None; n_ops];
     let mut rank = vec![0; vals.len()];
     for (r, &k) in pi.iter().enumerate() {
         rank[k] = r;
@@ -406,7 +429,13 @@ fn witness<V>(
     for &w in wildcards {
         role[w] = Role::Wild;
     }
-    // Events: (position, is completion, op).
+    role
+}
+
+/// The replay's events in order: (position, is completion, op), the operations with a
+/// role only, a completion only for a known outcome.
+fn events<V>(history: &History<QueueOp<V>, QueueRet<V>>, role: &[Role]) -> Vec<(u64, bool, usize)> {
+    let ops = &history.ops;
     let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(ops.len() * 2);
     for (i, o) in ops.iter().enumerate() {
         if matches!(role[i], Role::None) {
@@ -418,100 +447,111 @@ fn witness<V>(
         }
     }
     events.sort_unstable();
-    struct Replay<'a> {
-        vals: &'a [(usize, Option<usize>)],
-        enq_invoked: Vec<bool>,
-        deq_invoked: Vec<bool>,
-        wild: std::collections::VecDeque<usize>,
-        pending_empty: BTreeSet<usize>,
-        enq_ptr: usize,
-        deq_ptr: usize,
-        out: Vec<usize>,
-    }
-    impl Replay<'_> {
-        fn enq_upto(&mut self, r: usize) -> Result<(), String> {
-            while self.enq_ptr <= r {
-                if !self.enq_invoked[self.enq_ptr] {
-                    return Err(format!(
-                        "the enqueue of the value at position {} had not begun",
-                        self.enq_ptr
-                    ));
-                }
-                self.out.push(self.vals[self.enq_ptr].0);
-                self.enq_ptr += 1;
-            }
-            Ok(())
+    events
+}
+
+/// The replay's progress: the values (enqueue, dequeue) by rank, which of them have
+/// begun, the pending dequeues of unknown outcome and empty ones, and the linearization
+/// so far.
+struct Replay<'a> {
+    vals: &'a [(usize, Option<usize>)],
+    enq_invoked: Vec<bool>,
+    deq_invoked: Vec<bool>,
+    wild: std::collections::VecDeque<usize>,
+    pending_empty: BTreeSet<usize>,
+    enq_ptr: usize,
+    deq_ptr: usize,
+    out: Vec<usize>,
+}
+
+impl<'a> Replay<'a> {
+    fn new(vals: &'a [(usize, Option<usize>)], n_ops: usize) -> Self {
+        Replay {
+            vals,
+            enq_invoked: vec![false; vals.len()],
+            deq_invoked: vec![false; vals.len()],
+            wild: std::collections::VecDeque::new(),
+            pending_empty: BTreeSet::new(),
+            enq_ptr: 0,
+            deq_ptr: 0,
+            out: Vec::with_capacity(n_ops),
         }
-        fn deq_upto(&mut self, r: usize) -> Result<(), String> {
-            while self.deq_ptr <= r {
-                self.enq_upto(self.deq_ptr)?;
-                match self.vals[self.deq_ptr].1 {
-                    Some(d) if self.deq_invoked[self.deq_ptr] => self.out.push(d),
-                    Some(_) => {
-                        return Err(format!(
-                            "the dequeue of the value at position {} had not begun",
-                            self.deq_ptr
-                        ))
-                    }
-                    None => match self.wild.pop_front() {
-                        Some(w) => self.out.push(w),
-                        None => {
-                            return Err(format!(
-                                "the value at position {} blocks the queue",
-                                self.deq_ptr
-                            ))
-                        }
-                    },
-                }
-                self.deq_ptr += 1;
+    }
+
+    /// One event: operation `i` in `role` begins, or completes (`done`).
+    fn event(&mut self, role: Role, done: bool, i: usize) -> Result<(), String> {
+        match (role, done) {
+            (Role::Enq(k), false) => self.enq_invoked[k] = true,
+            (Role::Deq(k), false) => self.deq_invoked[k] = true,
+            (Role::Wild, false) => self.wild.push_back(i),
+            (Role::Empty, false) => {
+                self.pending_empty.insert(i);
                 self.flush_empties();
             }
-            Ok(())
-        }
-        fn flush_empties(&mut self) {
-            if self.deq_ptr == self.enq_ptr {
-                self.out.extend(std::mem::take(&mut self.pending_empty));
-            }
-        }
-    }
-    let by_rank: Vec<(usize, Option<usize>)> =
-        pi.iter().map(|&k| (vals[k].1.enq, vals[k].1.deq)).collect();
-    let mut r = Replay {
-        vals: &by_rank,
-        enq_invoked: vec![false; n],
-        deq_invoked: vec![false; n],
-        wild: std::collections::VecDeque::new(),
-        pending_empty: BTreeSet::new(),
-        enq_ptr: 0,
-        deq_ptr: 0,
-        out: Vec::with_capacity(ops.len()),
-    };
-    for (_, done, i) in events {
-        match (role[i], done) {
-            (Role::Enq(k), false) => r.enq_invoked[k] = true,
-            (Role::Deq(k), false) => r.deq_invoked[k] = true,
-            (Role::Wild, false) => r.wild.push_back(i),
-            (Role::Empty, false) => {
-                r.pending_empty.insert(i);
-                r.flush_empties();
-            }
-            (Role::Enq(k), true) => r.enq_upto(k)?,
-            (Role::Deq(k), true) => r.deq_upto(k)?,
+            (Role::Enq(k), true) => self.enq_upto(k)?,
+            (Role::Deq(k), true) => self.deq_upto(k)?,
             (Role::Empty, true) => {
-                if r.pending_empty.contains(&i) {
-                    if r.enq_ptr > 0 {
-                        r.deq_upto(r.enq_ptr - 1)?;
+                if self.pending_empty.contains(&i) {
+                    if self.enq_ptr > 0 {
+                        self.deq_upto(self.enq_ptr - 1)?;
                     }
-                    r.flush_empties();
-                    if r.pending_empty.contains(&i) {
+                    self.flush_empties();
+                    if self.pending_empty.contains(&i) {
                         return Err("an empty dequeue found no empty queue".to_string());
                     }
                 }
             }
             (Role::Wild | Role::None, _) => {}
         }
+        Ok(())
     }
-    Ok(r.out)
+
+    fn enq_upto(&mut self, r: usize) -> Result<(), String> {
+        while self.enq_ptr <= r {
+            if !self.enq_invoked[self.enq_ptr] {
+                return Err(format!(
+                    "the enqueue of the value at position {} had not begun",
+                    self.enq_ptr
+                ));
+            }
+            self.out.push(self.vals[self.enq_ptr].0);
+            self.enq_ptr += 1;
+        }
+        Ok(())
+    }
+
+    fn deq_upto(&mut self, r: usize) -> Result<(), String> {
+        while self.deq_ptr <= r {
+            self.enq_upto(self.deq_ptr)?;
+            match self.vals[self.deq_ptr].1 {
+                Some(d) if self.deq_invoked[self.deq_ptr] => self.out.push(d),
+                Some(_) => {
+                    return Err(format!(
+                        "the dequeue of the value at position {} had not begun",
+                        self.deq_ptr
+                    ))
+                }
+                None => match self.wild.pop_front() {
+                    Some(w) => self.out.push(w),
+                    None => {
+                        return Err(format!(
+                            "the value at position {} blocks the queue",
+                            self.deq_ptr
+                        ))
+                    }
+                },
+            }
+            self.deq_ptr += 1;
+            self.flush_empties();
+        }
+        Ok(())
+    }
+
+    fn flush_empties(&mut self) {
+        if self.deq_ptr == self.enq_ptr {
+            self.out.extend(std::mem::take(&mut self.pending_empty));
+        }
+    }
 }
 
 /// Linearizability of a queue history: [`check`] where it applies and settles the

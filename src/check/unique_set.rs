@@ -47,27 +47,70 @@ pub enum SetCheck {
 /// Checks a grow-only set history with unique adds (see the module docs).
 pub fn check<V: Clone + Ord + Debug>(history: &History<SetOp<V>, SetRet<V>>) -> SetCheck {
     let ops = &history.ops;
-    // The add of each value (failed ones left out).
+    let adds = match unique_adds(history) {
+        Ok(adds) => adds,
+        Err(why) => return SetCheck::NotApplicable(why),
+    };
+    let observations = match observations(history, &adds) {
+        Ok(observations) => observations,
+        Err(violation) => return SetCheck::Violation(violation),
+    };
+    let seen_by = match seen_by(history, &adds, &observations) {
+        Ok(seen_by) => seen_by,
+        Err(violation) => return SetCheck::Violation(violation),
+    };
+    let edges = constraints(history, &adds, &observations, &seen_by);
+    match cycle(&edges) {
+        None => SetCheck::Ok,
+        Some(nodes) => {
+            let on: Vec<usize> = nodes.into_iter().filter(|&k| k < ops.len()).collect();
+            let list: Vec<String> = on.iter().map(|&i| format!("{:?}", ops[i].op)).collect();
+            SetCheck::Violation(Violation::new(
+                PROPERTY,
+                format!(
+                    "no order explains what was seen: real time and the observations put {} \
+                     in a cycle (an add goes before what saw its value, after what did not)",
+                    list.join(" → ")
+                ),
+                on,
+            ))
+        }
+    }
+}
+
+/// An observation: (op, value, seen).
+type Observation<'h, V> = (usize, &'h V, bool);
+
+/// The add of each value (failed ones left out); why the check does not apply if the
+/// history removes or adds a value twice.
+fn unique_adds<V: Ord + Debug>(
+    history: &History<SetOp<V>, SetRet<V>>,
+) -> Result<BTreeMap<&V, usize>, String> {
     let mut adds: BTreeMap<&V, usize> = BTreeMap::new();
-    for (i, o) in ops.iter().enumerate() {
+    for (i, o) in history.ops.iter().enumerate() {
         match (&o.op, &o.outcome) {
             (_, Outcome::Failed) => {}
-            (SetOp::Remove(_), _) => {
-                return SetCheck::NotApplicable("the history removes members".to_string())
-            }
+            (SetOp::Remove(_), _) => return Err("the history removes members".to_string()),
             (SetOp::Add(v), _) => {
                 let again = adds.insert(v, i).is_some();
                 if again {
-                    return SetCheck::NotApplicable(format!("{v:?} is added twice"));
+                    return Err(format!("{v:?} is added twice"));
                 }
             }
             _ => {}
         }
     }
-    // Observations: (op, value, seen).
-    let mut seen_by: BTreeMap<&V, Vec<usize>> = BTreeMap::new();
-    let mut observations: Vec<(usize, &V, bool)> = Vec::new();
-    for (i, o) in ops.iter().enumerate() {
+    Ok(adds)
+}
+
+/// What each known `contains` and `read` saw, and did not see, of the values added; the
+/// violation if an operation returned what its kind cannot.
+fn observations<'h, V: Ord + Debug>(
+    history: &'h History<SetOp<V>, SetRet<V>>,
+    adds: &BTreeMap<&'h V, usize>,
+) -> Result<Vec<Observation<'h, V>>, Violation> {
+    let mut observations: Vec<Observation<'h, V>> = Vec::new();
+    for (i, o) in history.ops.iter().enumerate() {
         match (&o.op, &o.outcome) {
             (SetOp::Contains(v), Outcome::Ok(SetRet::Member(m))) => observations.push((i, v, *m)),
             (SetOp::Read, Outcome::Ok(SetRet::Members(m))) => {
@@ -85,7 +128,7 @@ pub fn check<V: Clone + Ord + Debug>(history: &History<SetOp<V>, SetRet<V>>) -> 
                 Outcome::Unknown | Outcome::Failed,
             ) => {}
             (op, Outcome::Ok(r)) => {
-                return SetCheck::Violation(Violation::new(
+                return Err(Violation::new(
                     PROPERTY,
                     format!("{op:?} cannot return {r:?}"),
                     vec![i],
@@ -94,15 +137,25 @@ pub fn check<V: Clone + Ord + Debug>(history: &History<SetOp<V>, SetRet<V>>) -> 
             (SetOp::Remove(_), _) => unreachable!("refused above"),
         }
     }
-    for &(i, v, seen) in &observations {
+    Ok(observations)
+}
+
+/// The observations that saw each value; the violation if one saw a value no add put in.
+fn seen_by<'h, V: Ord + Debug>(
+    history: &History<SetOp<V>, SetRet<V>>,
+    adds: &BTreeMap<&'h V, usize>,
+    observations: &[Observation<'h, V>],
+) -> Result<BTreeMap<&'h V, Vec<usize>>, Violation> {
+    let mut seen_by: BTreeMap<&V, Vec<usize>> = BTreeMap::new();
+    for &(i, v, seen) in observations {
         if seen {
             match adds.get(v) {
                 None => {
-                    return SetCheck::Violation(Violation::new(
+                    return Err(Violation::new(
                         PROPERTY,
                         format!(
                             "{} saw {v:?}, which no add put in the set",
-                            what(&ops[i].op)
+                            what(&history.ops[i].op)
                         ),
                         vec![i],
                     ))
@@ -111,12 +164,24 @@ pub fn check<V: Clone + Ord + Debug>(history: &History<SetOp<V>, SetRet<V>>) -> 
             }
         }
     }
+    Ok(seen_by)
+}
+
+/// The constraint graph's edges: nodes are the operations, then one per event position
+/// (the real-time chain); an add goes before the observations that saw its value and
+/// after those that did not.
+fn constraints<V: Ord>(
+    history: &History<SetOp<V>, SetRet<V>>,
+    adds: &BTreeMap<&V, usize>,
+    observations: &[Observation<'_, V>],
+    seen_by: &BTreeMap<&V, Vec<usize>>,
+) -> Vec<Vec<usize>> {
+    let ops = &history.ops;
     // The adds that took effect: completed ones, and unknown ones whose value was seen.
     let effective = |i: usize| {
         matches!(ops[i].outcome, Outcome::Ok(_))
             || matches!(&ops[i].op, SetOp::Add(v) if seen_by.contains_key(v))
     };
-    // Nodes: the operations, then one per event position (the real-time chain).
     let positions: Vec<u64> = {
         let mut p: Vec<u64> = ops
             .iter()
@@ -152,7 +217,7 @@ pub fn check<V: Clone + Ord + Debug>(history: &History<SetOp<V>, SetRet<V>>) -> 
             edges[n + c - 1].push(i);
         }
     }
-    for &(i, v, seen) in &observations {
+    for &(i, v, seen) in observations {
         let Some(&a) = adds.get(v) else { continue };
         if !live(a) {
             continue;
@@ -163,22 +228,7 @@ pub fn check<V: Clone + Ord + Debug>(history: &History<SetOp<V>, SetRet<V>>) -> 
             edges[i].push(a);
         }
     }
-    match cycle(&edges) {
-        None => SetCheck::Ok,
-        Some(nodes) => {
-            let on: Vec<usize> = nodes.into_iter().filter(|&k| k < n).collect();
-            let list: Vec<String> = on.iter().map(|&i| format!("{:?}", ops[i].op)).collect();
-            SetCheck::Violation(Violation::new(
-                PROPERTY,
-                format!(
-                    "no order explains what was seen: real time and the observations put {} \
-                     in a cycle (an add goes before what saw its value, after what did not)",
-                    list.join(" → ")
-                ),
-                on,
-            ))
-        }
-    }
+    edges
 }
 
 fn what<V>(op: &SetOp<V>) -> &'static str {

@@ -337,6 +337,100 @@ fn unreachable(server: String, e: KvError, io_timeout: Duration) -> StressError 
     StressError::Unreachable { server, detail }
 }
 
+/// Setup and the probe, on a connection of their own with no deadline yet (a dead
+/// server stops them after the io timeout): the servers answer, are flushed if asked, and
+/// the model's `setup` ran.
+fn set_up<M: Model>(model: &M, config: &StressConfig, prefix: &str) -> Result<(), StressError> {
+    let setup_stop = Arc::new(StopSignal::new(None, config.io_timeout));
+    let setup = config.client(u64::MAX, prefix, &setup_stop)?;
+    setup
+        .probe()
+        .map_err(|(server, e)| unreachable(server, e, config.io_timeout))?;
+    if config.flush_first {
+        block_on_ready(setup.flush_all(None)).map_err(StressError::Setup)?;
+    }
+    block_on_ready(model.setup(&setup)).map_err(StressError::Setup)?;
+    Ok(())
+}
+
+/// The run's stop signal: a dead server, or the hard deadline (the run's duration plus
+/// the io timeout) that cuts operations still running.
+fn run_stop(config: &StressConfig, deadline: Option<Instant>) -> StopSignal {
+    StopSignal::new(
+        deadline.map(|d| {
+            (
+                d + config.io_timeout,
+                format!(
+                    "the run's deadline passed (--duration {:.1} s + --timeout {:.1} s)",
+                    config.duration.unwrap_or_default().as_secs_f64(),
+                    config.io_timeout.as_secs_f64()
+                ),
+            )
+        }),
+        config.io_timeout,
+    )
+}
+
+/// What the client threads share: the model and the run's settings, the recorder, the
+/// stop signal and the first error any of them met.
+struct Workers<'a, M: Model> {
+    model: &'a M,
+    config: &'a StressConfig,
+    deadline: Option<Instant>,
+    recorder: Recorder<M::Op, M::Ret>,
+    stop: &'a StopSignal,
+    first_error: std::sync::Mutex<Option<String>>,
+}
+
+impl<M: Model> Workers<'_, M> {
+    /// One client thread: the model's operations, one after the other, until the run's
+    /// bound, the stop signal or a full history; how many ended with an unknown outcome.
+    fn run(&self, thread: usize, kv: TcpKv) -> usize {
+        let config = self.config;
+        let mut rng = SimRng::derive(config.seed, thread as u64);
+        let mut process = thread;
+        let mut unknown = 0;
+        for index in 0.. {
+            if config.ops_per_thread.is_some_and(|n| index >= n)
+                || self.deadline.is_some_and(|d| Instant::now() >= d)
+                || self.stop.reason().is_some()
+            {
+                break;
+            }
+            if let (Some(pause), true) = (config.stagger, index > 0) {
+                std::thread::sleep(pause);
+            }
+            let op = self.model.op(thread, index, &mut rng);
+            let Some(pending) = self.recorder.try_invoke(process, op.clone()) else {
+                break;
+            };
+            let handle = Recording {
+                kv: &kv,
+                recorder: &self.recorder,
+                pending: &pending,
+            };
+            let result = block_on_ready(self.model.run(&handle, thread, &op));
+            match result {
+                Ok(ret) => self.recorder.complete(pending, Outcome::Ok(ret)),
+                Err(e) => {
+                    self.recorder.complete(pending, Outcome::Unknown);
+                    unknown += 1;
+                    process += config.threads;
+                    let mut first = self.first_error.lock().unwrap_or_else(|p| p.into_inner());
+                    if first.is_none() {
+                        *first = Some(e.to_string());
+                    }
+                    drop(first);
+                    if self.stop.any_failing() {
+                        std::thread::sleep(BACKOFF);
+                    }
+                }
+            }
+        }
+        unknown
+    }
+}
+
 /// Runs `model` against `config.servers` from `config.threads` OS threads and checks the
 /// history with the model's own property.
 pub fn stress<M>(model: &M, config: &StressConfig) -> Result<StressRun<M::Op, M::Ret>, StressError>
@@ -355,90 +449,28 @@ where
         .key_prefix
         .clone()
         .unwrap_or_else(|| fresh_prefix(config.seed));
-    // Setup and the probe: no deadline yet, a dead server stops them after io_timeout.
-    let setup_stop = Arc::new(StopSignal::new(None, config.io_timeout));
-    let setup = config.client(u64::MAX, &prefix, &setup_stop)?;
-    setup
-        .probe()
-        .map_err(|(server, e)| unreachable(server, e, config.io_timeout))?;
-    if config.flush_first {
-        block_on_ready(setup.flush_all(None)).map_err(StressError::Setup)?;
-    }
-    block_on_ready(model.setup(&setup)).map_err(StressError::Setup)?;
-    drop(setup);
+    set_up(model, config, &prefix)?;
     let start = Instant::now();
     let deadline = config.duration.map(|d| start + d);
-    let stop = Arc::new(StopSignal::new(
-        deadline.map(|d| {
-            (
-                d + config.io_timeout,
-                format!(
-                    "the run's deadline passed (--duration {:.1} s + --timeout {:.1} s)",
-                    config.duration.unwrap_or_default().as_secs_f64(),
-                    config.io_timeout.as_secs_f64()
-                ),
-            )
-        }),
-        config.io_timeout,
-    ));
+    let stop = Arc::new(run_stop(config, deadline));
     let clients: Vec<TcpKv> = (0..config.threads)
         .map(|t| config.client(t as u64, &prefix, &stop))
         .collect::<Result<_, _>>()?;
-    let recorder: Recorder<M::Op, M::Ret> =
-        Recorder::bounded(config.max_history_bytes.unwrap_or(u64::MAX));
-    let first_error: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let workers = Workers {
+        model,
+        config,
+        deadline,
+        recorder: Recorder::bounded(config.max_history_bytes.unwrap_or(u64::MAX)),
+        stop: &stop,
+        first_error: std::sync::Mutex::new(None),
+    };
     let unknown: usize = std::thread::scope(|scope| {
         let handles: Vec<_> = clients
             .into_iter()
             .enumerate()
             .map(|(thread, kv)| {
-                let recorder = &recorder;
-                let stop = &stop;
-                let first_error = &first_error;
-                scope.spawn(move || {
-                    let mut rng = SimRng::derive(config.seed, thread as u64);
-                    let mut process = thread;
-                    let mut unknown = 0;
-                    for index in 0.. {
-                        if config.ops_per_thread.is_some_and(|n| index >= n)
-                            || deadline.is_some_and(|d| Instant::now() >= d)
-                            || stop.reason().is_some()
-                        {
-                            break;
-                        }
-                        if let (Some(pause), true) = (config.stagger, index > 0) {
-                            std::thread::sleep(pause);
-                        }
-                        let op = model.op(thread, index, &mut rng);
-                        let Some(pending) = recorder.try_invoke(process, op.clone()) else {
-                            break;
-                        };
-                        let handle = Recording {
-                            kv: &kv,
-                            recorder,
-                            pending: &pending,
-                        };
-                        let result = block_on_ready(model.run(&handle, thread, &op));
-                        match result {
-                            Ok(ret) => recorder.complete(pending, Outcome::Ok(ret)),
-                            Err(e) => {
-                                recorder.complete(pending, Outcome::Unknown);
-                                unknown += 1;
-                                process += config.threads;
-                                let mut first =
-                                    first_error.lock().unwrap_or_else(|p| p.into_inner());
-                                if first.is_none() {
-                                    *first = Some(e.to_string());
-                                }
-                                drop(first);
-                                if stop.any_failing() {
-                                    std::thread::sleep(BACKOFF);
-                                }
-                            }
-                        }
-                    }
-                    unknown
-                })
+                let workers = &workers;
+                scope.spawn(move || workers.run(thread, kv))
             })
             .collect();
         handles
@@ -446,6 +478,11 @@ where
             .map(|h| h.join().expect("a stress client thread panicked"))
             .sum()
     });
+    let Workers {
+        recorder,
+        first_error,
+        ..
+    } = workers;
     let elapsed = start.elapsed();
     let full = recorder.full().then(|| {
         let bytes = config.max_history_bytes.unwrap_or(u64::MAX);

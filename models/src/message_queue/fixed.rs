@@ -30,7 +30,7 @@ use super::layout::{
     newest_timestamp, parse_number, segment_key, QueueError,
 };
 use super::read::{CancelFlag, Deadline, Read};
-use kvsim::kv::Kv;
+use kvsim::Kv;
 
 /// Reads `{prefix}.last` (`"id timestamp"`), `(0, 0)` if missing.
 async fn read_last<K: Kv>(kv: &K, prefix: &str) -> Result<(u64, i64), QueueError> {

@@ -11,8 +11,7 @@
 //! `append` of whole records, and memcached applies an `append` atomically, so a segment's
 //! value is always a concatenation of whole records: no torn record can exist in the store.
 
-use kvsim::command::VALUE_MAX_LEN;
-use kvsim::kv::KvError;
+use kvsim::{KvError, VALUE_MAX_LEN};
 
 /// The largest timestamp a record can carry (exclusive): 6 bytes, as in Tkrzw.
 pub const TIMESTAMP_LIMIT: i64 = (1 << 48) - 1;

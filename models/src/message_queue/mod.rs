@@ -10,7 +10,7 @@
 //! not consumed by reading: every reader has its own position. A "file" is a *segment*: the
 //! key `{prefix}.0000000001` and up holds its records, `….head` its newest timestamp, so a
 //! reader can skip whole segments (see [`layout`]). Readers wait in the client's time
-//! ([`kvsim::kv::Kv::wait_for_change_ms`]): virtual time in the simulator, a condition
+//! ([`kvsim::Kv::wait_for_change_ms`]): virtual time in the simulator, a condition
 //! variable on [`kvsim::memstore`]'s store, never a busy loop.
 //!
 //! Two variants: [`published`](mod@published) transcribes the article and Tkrzw 1.0.25 faithfully, defects

@@ -6,12 +6,7 @@ use super::read::Read;
 use super::spec::{check_log, End, Event, MqOp, MqRet};
 use super::{fixed, published};
 use crate::expect::{Expect, Variant};
-use kvsim::history::History;
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
-use kvsim::verdict::Verdict;
+use kvsim::{FaultKind, History, Kv, KvError, Model, Scenario, SimRng, Verdict};
 
 /// The published queue's probes ([`Kv::probe`]), hit in [`published`]: its writer,
 /// reader and `remove_old_files` (see the module's text).

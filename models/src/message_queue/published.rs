@@ -19,7 +19,7 @@ use super::layout::{
     segment_key, QueueError,
 };
 use super::read::{CancelFlag, Deadline, Read};
-use kvsim::kv::Kv;
+use kvsim::Kv;
 
 /// A queue handle of the published variant (Tkrzw's `MessageQueue` opened for writing).
 pub struct PublishedQueue<'a, K: Kv> {

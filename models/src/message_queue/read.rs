@@ -1,6 +1,6 @@
 //! What a reader's `read` returns, and how a reader waits for a write.
 
-use kvsim::kv::Kv;
+use kvsim::Kv;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

@@ -23,8 +23,7 @@
 //! write of the same turn is in the log. Writes whose outcome is unknown and that nobody
 //! saw are not required.
 
-use kvsim::history::{History, Operation, Outcome};
-use kvsim::verdict::{Verdict, Violation};
+use kvsim::{History, Operation, Outcome, Verdict, Violation};
 use std::collections::BTreeMap;
 
 /// One operation of the message-queue workload.
