@@ -641,7 +641,7 @@ fn store_outcome(verb: &str, key: &[u8], reply: Reply) -> Result<StoreOutcome, K
 }
 
 /// Runs a future that never waits on anything outside itself to completion (e.g. a
-/// structure's operation against [`crate::memstore::MemStore`]'s synchronous handle).
+/// structure's operation against [`crate::store::memstore::MemStore`]'s synchronous handle).
 ///
 /// Panics if the future returns `Pending` without having been woken; use it only for
 /// futures whose every await completes at once.

@@ -10,12 +10,12 @@
 //! # Example: a lost update, found and explained
 //!
 //! ```
-//! use kvsim::history::{History, Outcome};
-//! use kvsim::kv::{Kv, KvError};
-//! use kvsim::model::Model;
-//! use kvsim::rng::SimRng;
-//! use kvsim::scenario::Scenario;
-//! use kvsim::verdict::{Verdict, Violation};
+//! use kvsim::{History, Outcome};
+//! use kvsim::{Kv, KvError};
+//! use kvsim::Model;
+//! use kvsim::SimRng;
+//! use kvsim::Scenario;
+//! use kvsim::{Verdict, Violation};
 //! use kvsim::Check;
 //!
 //! /// A counter incremented with get-then-set: no lock, no cas.
@@ -102,27 +102,26 @@ pub mod explore;
 mod fault;
 pub mod formats;
 pub mod harness;
-pub mod history;
-pub mod kv;
+mod history;
+mod kv;
 mod memory;
-pub mod memstore;
-pub mod model;
+mod model;
 pub mod net;
 pub mod report;
-pub mod rng;
-pub mod scenario;
+mod rng;
+mod scenario;
 pub mod sim;
-pub mod spec;
+mod spec;
 pub mod specs;
 pub mod store;
-pub mod verdict;
+mod verdict;
 pub mod wire;
 
 pub use harness::{Check, CheckOutcome, Explore, ExploreOutcome};
 
 // ---- #33.6 the public face: begin ----
 // What a user writing a model needs, at the crate root (`kvsim::Model`, not
-// `kvsim::model::Model`); `models/` imports only from here. Keep this block together.
+// `kvsim::Model`); `models/` imports only from here. Keep this block together.
 
 // A structure, its workload and its property.
 pub use command::{KEY_MAX_LEN, VALUE_MAX_LEN};
@@ -167,4 +166,9 @@ pub use report::{
     html as report_html, json as report_json, text as report_text,
     text_styled as report_text_styled,
 };
+// Everything else of the vocabulary a model is written in (its modules are private:
+// `kvsim::Kv`, never `kvsim::Kv`).
+pub use kv::*;
+pub use rng::*;
+pub use verdict::*;
 // ---- #33.6 the public face: end ----

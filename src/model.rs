@@ -27,7 +27,7 @@ pub const SIMULATED_LIMITS: CheckerLimits = CheckerLimits {
 ///
 /// Everything nondeterministic comes from the `kv` handle (time, sleep, random numbers),
 /// so the same model runs in the simulator, under stateright, on threads over
-/// [`crate::memstore::MemStore`], and against real memcached servers.
+/// [`crate::store::memstore::MemStore`], and against real memcached servers.
 #[allow(async_fn_in_trait)] // single-threaded executor; no `Send` bound wanted
 pub trait Model {
     /// An operation with its arguments (e.g. `Enqueue("a")`).

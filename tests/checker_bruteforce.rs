@@ -5,8 +5,6 @@
 use kvsim::check::{
     bruteforce, check_linearizability, check_linearizability_parallel, CheckerLimits, Linearization,
 };
-use kvsim::history::{History, Operation, Outcome};
-use kvsim::spec::SequentialSpec;
 use kvsim::specs::cas_register::{CasOp, CasRegisterSpec};
 use kvsim::specs::counter::{CounterOp, CounterSpec};
 use kvsim::specs::kv::{KvOp, KvSpec, Text};
@@ -15,6 +13,8 @@ use kvsim::specs::mutex::{MutexOp, MutexSpec};
 use kvsim::specs::queue::{QueueOp, QueueSpec};
 use kvsim::specs::register::{RegisterOp, RegisterSpec};
 use kvsim::specs::set::{SetOp, SetSpec};
+use kvsim::SequentialSpec;
+use kvsim::{History, Operation, Outcome};
 use proptest::prelude::*;
 
 /// Raw material for one operation: which op (a, b, c), client, gap before it, duration,

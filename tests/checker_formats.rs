@@ -5,9 +5,9 @@ use kvsim::formats::{
     in_syntax, pair, parse_events, to_history, EventType, Format, FormatError, HistoryEvent,
     Syntax, Value,
 };
-use kvsim::history::Outcome;
 use kvsim::specs::cas_register::{CasOp, CasRegisterSpec, CasRet};
 use kvsim::specs::kv::KvSpec;
+use kvsim::Outcome;
 
 /// The error for `text` read as `format` from a file called `file`, through parsing,
 /// pairing and the spec's conversion (cas-register, or kv for keyed events), with values

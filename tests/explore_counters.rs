@@ -4,12 +4,12 @@
 
 use kvsim::explore::{self, Scope, SearchLimits};
 use kvsim::harness::target::{ModelTarget, Target};
-use kvsim::history::{History, Outcome};
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
 use kvsim::sim::Token;
-use kvsim::verdict::{Verdict, Violation};
+use kvsim::Model;
+use kvsim::SimRng;
+use kvsim::{History, Outcome};
+use kvsim::{Kv, KvError};
+use kvsim::{Verdict, Violation};
 use std::sync::Arc;
 
 /// Fetch-and-increment: each operation returns the counter's new value.

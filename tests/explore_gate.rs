@@ -1,13 +1,13 @@
 //! `kvsim::Explore` from `cargo test`: a user's own model searched exhaustively, with
 //! `assert_ok` / `assert_violation` and `kvsim explore`'s report.
 
-use kvsim::history::{History, Outcome};
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::scenario::FaultKind;
-use kvsim::verdict::{Verdict, Violation};
 use kvsim::Explore;
+use kvsim::FaultKind;
+use kvsim::Model;
+use kvsim::SimRng;
+use kvsim::{History, Outcome};
+use kvsim::{Kv, KvError};
+use kvsim::{Verdict, Violation};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! with ketama, multi-gets split and merged, and servers that go away.
 
 use kvsim::command::{Command, Reply};
-use kvsim::kv::{block_on_ready, Kv, KvError};
 use kvsim::net::{MemcachedProcess, TcpKv, TcpKvConfig};
+use kvsim::{block_on_ready, Kv, KvError};
 
 #[test]
 fn typed_methods_see_memcached_outcomes() {
@@ -27,7 +27,7 @@ fn typed_methods_see_memcached_outcomes() {
         .is_stored());
     assert_eq!(
         block_on_ready(kv.cas(b"q:head", v.cas, b"8", 0)).unwrap(),
-        kvsim::kv::StoreOutcome::Exists
+        kvsim::StoreOutcome::Exists
     );
     assert!(block_on_ready(kv.append(b"q:head", b"x"))
         .unwrap()

@@ -15,7 +15,7 @@
 #[path = "differential_support/show.rs"]
 mod show;
 use kvsim::net::{MemcachedProcess, ServeConfig, Server};
-use kvsim::rng::SimRng;
+use kvsim::SimRng;
 use show::show;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};

@@ -28,8 +28,8 @@
 #[path = "differential_support/show.rs"]
 mod show;
 use kvsim::net::{MemcachedProcess, ServeConfig, Server};
-use kvsim::rng::SimRng;
 use kvsim::store::StoreConfig;
+use kvsim::SimRng;
 use show::show;
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};

@@ -2,13 +2,13 @@
 //! from OS threads over TCP, histories checked for linearizability.
 
 use kvsim::check::linearizability::{linearizable, CheckerLimits};
-use kvsim::history::History;
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
 use kvsim::net::{stress, MemcachedProcess, ServeConfig, Server, StressConfig};
-use kvsim::rng::SimRng;
-use kvsim::spec::SequentialSpec;
-use kvsim::verdict::Verdict;
+use kvsim::History;
+use kvsim::Model;
+use kvsim::SequentialSpec;
+use kvsim::SimRng;
+use kvsim::Verdict;
+use kvsim::{Kv, KvError};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -160,7 +160,7 @@ fn a_tiny_memory_limit_evicts_entries_and_the_check_says_so() {
         .history
         .ops
         .iter()
-        .filter(|o| o.outcome == kvsim::history::Outcome::Ok(false))
+        .filter(|o| o.outcome == kvsim::Outcome::Ok(false))
         .count();
     assert!(missing > 0);
 }
@@ -276,7 +276,7 @@ fn keys_live_in_a_namespace_of_the_run() {
     };
     // Leftovers of the key the model uses, unprefixed: the run never sees them.
     let raw = kvsim::net::TcpKv::connect_one(&mc.addr(), 0).unwrap();
-    kvsim::kv::block_on_ready(raw.set(b"ctr", b"1000", 0)).unwrap();
+    kvsim::block_on_ready(raw.set(b"ctr", b"1000", 0)).unwrap();
     let mut config = StressConfig::new(vec![mc.addr()], 2, 10);
     let first = stress(&Counter, &config).unwrap();
     assert!(
@@ -289,7 +289,7 @@ fn keys_live_in_a_namespace_of_the_run() {
     assert_ne!(first.key_prefix, second.key_prefix);
     // Both runs counted in their own keys; the leftover is untouched.
     let value = |key: String| {
-        kvsim::kv::block_on_ready(raw.get(key.as_bytes()))
+        kvsim::block_on_ready(raw.get(key.as_bytes()))
             .unwrap()
             .map(|v| String::from_utf8(v).unwrap())
     };

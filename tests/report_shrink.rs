@@ -4,9 +4,9 @@ mod report_support;
 
 use kvsim::harness::shrink::{self, ShrinkLimits};
 use kvsim::harness::target::Target;
-use kvsim::scenario::{FaultKind, Strategy};
 use kvsim::sim::Token;
-use kvsim::verdict::Verdict;
+use kvsim::Verdict;
+use kvsim::{FaultKind, Strategy};
 use report_support::*;
 
 #[test]

@@ -4,7 +4,7 @@ mod report_support;
 
 use kvsim::harness::shrink::{self, ShrinkLimits};
 use kvsim::harness::target::{RunReport, Target};
-use kvsim::scenario::{FaultKind, Strategy};
+use kvsim::{FaultKind, Strategy};
 use report_support::*;
 
 fn lost_update() -> RunReport {

@@ -4,7 +4,7 @@
 
 use kvsim::net::serve_trace::TraceLine;
 use kvsim::net::{FaultPlan, ServeConfig, Server};
-use kvsim::scenario::FaultKind;
+use kvsim::FaultKind;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;

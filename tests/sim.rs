@@ -2,13 +2,13 @@
 //! effect in a trace.
 
 use kvsim::harness::sweep::{self, RunBudget};
-use kvsim::history::{History, Outcome};
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario, Strategy};
 use kvsim::sim::{self, Delivery, Event, Fault, SimConfig, Token};
-use kvsim::verdict::{Verdict, Violation};
+use kvsim::Model;
+use kvsim::SimRng;
+use kvsim::{FaultKind, Scenario, Strategy};
+use kvsim::{History, Outcome};
+use kvsim::{Kv, KvError};
+use kvsim::{Verdict, Violation};
 
 /// A counter whose increment returns the new value; `by_incr` picks the atomic `incr`,
 /// otherwise get-then-set (the lost update).
@@ -173,7 +173,7 @@ fn incr_counter_never_loses_an_update_without_faults() {
 fn a_thousand_seeds_give_identical_traces_twice() {
     let model = Counter { by_incr: false };
     let mut cfg = config(3, 2, Strategy::Random);
-    cfg.faults = kvsim::scenario::FaultSet::of(&FaultKind::ALL);
+    cfg.faults = kvsim::FaultSet::of(&FaultKind::ALL);
     cfg.shards = 2;
     cfg.record_trace = true;
     let hashes = |_: ()| -> Vec<u64> {
@@ -201,7 +201,7 @@ fn a_thousand_seeds_give_identical_traces_twice() {
 fn replay_tokens_reproduce_runs_exactly() {
     let model = Counter { by_incr: false };
     let mut cfg = config(3, 2, Strategy::Swarm);
-    cfg.faults = kvsim::scenario::FaultSet::of(&[FaultKind::Crash, FaultKind::Lose]);
+    cfg.faults = kvsim::FaultSet::of(&[FaultKind::Crash, FaultKind::Lose]);
     cfg.record_trace = true;
     for seed in 0..50 {
         let out = sim::run(&model, &cfg, seed, None);

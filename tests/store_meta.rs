@@ -6,10 +6,10 @@
 use kvsim::command::{
     Command, MetaCommand, MetaFlag, MetaReply, MetaRet, MetaStatus, MetaVerb, Reply,
 };
-use kvsim::kv::{block_on_ready, Kv, Lease};
-use kvsim::memstore::MemStore;
+use kvsim::store::memstore::MemStore;
 use kvsim::store::{Store, StoreConfig};
 use kvsim::wire::{command_bytes, ReplyParser, Request, RequestParser};
+use kvsim::{block_on_ready, Kv, Lease};
 
 /// A whole unix second.
 const T0: u64 = 1_700_000_000_000;

@@ -3,14 +3,14 @@
 //! and lost replies, and the get-then-set version it replaces, which loses updates.
 
 use kvsim::check::{linearizable, CheckerLimits};
-use kvsim::history::History;
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario};
 use kvsim::specs::counter::{CounterOp, CounterRet, CounterSpec};
-use kvsim::verdict::Verdict;
 use kvsim::Check;
+use kvsim::History;
+use kvsim::Model;
+use kvsim::SimRng;
+use kvsim::Verdict;
+use kvsim::{FaultKind, Scenario};
+use kvsim::{Kv, KvError};
 
 // Beyond the README: the minimizer's own checks.
 use kvsim::harness::shrink::{is_minimal, total_ops, ShrinkLimits};

@@ -1,9 +1,9 @@
 //! `kvsim serve`'s fault knobs, seen from a client over TCP.
 
 use kvsim::command::{Command, Reply, ServerError, StoreVerb};
-use kvsim::kv::{block_on_ready, Kv, KvError};
 use kvsim::net::{ServeConfig, Server, TcpKv, TcpKvConfig};
 use kvsim::store::StoreConfig;
+use kvsim::{block_on_ready, Kv, KvError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 fn start(config: ServeConfig) -> Server {

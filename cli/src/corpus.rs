@@ -374,9 +374,9 @@ pub fn prune(dir: &Path, passing: bool) -> Result<std::process::ExitCode, CliErr
 /// What a replay gives now, in a few words.
 fn describe(r: &RunReport) -> String {
     match &r.verdict {
-        kvsim::verdict::Verdict::Violation(v) => format!("still fails: {}", v.property),
-        kvsim::verdict::Verdict::Ok => "passes now".to_string(),
-        kvsim::verdict::Verdict::Unknown(why) => format!("unknown: {why}"),
+        kvsim::Verdict::Violation(v) => format!("still fails: {}", v.property),
+        kvsim::Verdict::Ok => "passes now".to_string(),
+        kvsim::Verdict::Unknown(why) => format!("unknown: {why}"),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The one error type of the command line, and the one place errors become exit codes.
 //!
 //! Exit codes: 0 pass, 1 violation, 3 unknown (a command's verdict, see
-//! [`kvsim::verdict::Verdict::exit_code`]); 2 for every [`CliError`] (usage or I/O).
+//! [`kvsim::Verdict::exit_code`]); 2 for every [`CliError`] (usage or I/O).
 
 use std::fmt;
 use std::process::ExitCode;

@@ -5,7 +5,7 @@ use crate::error::{self, CliError};
 use crate::out::{out, outln};
 use kvsim::explore::{Scope, SearchLimits};
 use kvsim::harness::target::{ExploreReport, Target};
-use kvsim::verdict::Verdict;
+use kvsim::Verdict;
 use kvsim_models::registry::{self, registry};
 use serde_json::json;
 use std::io::IsTerminal;

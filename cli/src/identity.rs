@@ -51,7 +51,7 @@ fn write_canonical(v: &Value, s: &mut String) {
 
 /// The digest of an identity: FNV-1a 64 of its canonical JSON, 16 hex digits.
 pub fn digest(identity: &Value) -> String {
-    format!("{:016x}", kvsim::rng::fnv1a64(canonical(identity).bytes()))
+    format!("{:016x}", kvsim::fnv1a64(canonical(identity).bytes()))
 }
 
 /// The first field in which two identities differ.

@@ -75,6 +75,6 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
 
 /// What a scenario's line adds after its expectations: a persistent store, a timeout, …
 /// (the knob table's notes, [`knobs::list_notes`]).
-fn extras(s: &kvsim::scenario::Scenario) -> String {
+fn extras(s: &kvsim::Scenario) -> String {
     knobs::list_notes(&SimConfig::from_scenario(s))
 }

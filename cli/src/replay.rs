@@ -9,8 +9,8 @@
 use crate::error::{self, CliError};
 use crate::out::{out, outln};
 use kvsim::harness::target::Target;
-use kvsim::scenario::FaultKind;
 use kvsim::sim::Token;
+use kvsim::FaultKind;
 use kvsim_models::registry::{registry, Entry};
 use std::process::ExitCode;
 

@@ -5,8 +5,8 @@ use clap::Args;
 use kvsim::net::{
     FaultPlan, LockstepConfig, ServeConfig, Server, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS,
 };
-use kvsim::scenario::FaultKind;
 use kvsim::store::StoreConfig;
+use kvsim::FaultKind;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
 

@@ -195,7 +195,7 @@ fn run(target: &dyn Target, args: &StressArgs) -> Result<i32, CliError> {
     }
     outln!("  checked in {:.2} s", checked.as_secs_f64())?;
     outln!("  verdict: {}", run.verdict)?;
-    if let kvsim::verdict::Verdict::Violation(v) = &run.verdict {
+    if let kvsim::Verdict::Violation(v) = &run.verdict {
         for &i in v.ops.iter().take(5) {
             if let Some(op) = run.history.describe(i) {
                 outln!("    op {i}: {op}")?;
@@ -227,9 +227,9 @@ fn dispatch(args: &StressArgs) -> Result<i32, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim::history::Outcome;
     use kvsim::net::{stress, MemcachedProcess};
-    use kvsim::verdict::Verdict;
+    use kvsim::Outcome;
+    use kvsim::Verdict;
     use kvsim_models::fifo;
     use std::io::{Read, Write};
     use std::net::TcpStream;

@@ -167,7 +167,7 @@ fn a_defect_found_by_several_scenarios_is_listed_once() {
     // listed once, naming the scenarios that found it.
     let mut classes: Vec<String> = no_fault
         .iter()
-        .map(|l| kvsim::verdict::reason_class(l.split(" · ").next().unwrap()))
+        .map(|l| kvsim::reason_class(l.split(" · ").next().unwrap()))
         .collect();
     let n = classes.len();
     classes.dedup();

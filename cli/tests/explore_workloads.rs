@@ -6,7 +6,7 @@
 
 use kvsim::explore::{Scope, SearchLimits};
 use kvsim::sim::Token;
-use kvsim::verdict::Verdict;
+use kvsim::Verdict;
 use kvsim_models::expect::Variant;
 use kvsim_models::registry::registry;
 use std::process::Command;

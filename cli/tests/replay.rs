@@ -2,8 +2,8 @@
 //! it was made for; anything that does not decode or names something unknown is an error
 //! (exit 2) saying what was expected, never a panic, a hang or a run of something else.
 
-use kvsim::scenario::Scenario;
 use kvsim::sim::{SimConfig, Token};
+use kvsim::Scenario;
 use kvsim_models::registry::registry;
 use std::process::Command;
 

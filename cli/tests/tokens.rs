@@ -62,7 +62,7 @@ fn golden_tokens_of_every_version_replay_to_their_runs() {
     for text in SHOWCASE {
         let r = replay(text);
         assert_eq!(r.token, SHOWCASE[2], "printed again as today's token");
-        let kvsim::verdict::Verdict::Violation(v) = &r.verdict else {
+        let kvsim::Verdict::Violation(v) = &r.verdict else {
             panic!("{text}: {}", r.verdict)
         };
         assert_eq!(v.property, "mutual exclusion");

@@ -5,10 +5,10 @@
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use kvsim::explore::Scope;
 use kvsim::harness::target::{ModelTarget, Target};
-use kvsim::history::Outcome;
-use kvsim::scenario::Scenario;
 use kvsim::specs::files::Timed;
 use kvsim::specs::registry::{Param, SpecEntry, Specs};
+use kvsim::Outcome;
+use kvsim::Scenario;
 
 /// One model: a structure in its variants, with its scenarios.
 pub struct Entry {
@@ -285,7 +285,7 @@ pub fn resolve(entries: &[Entry], target: &str) -> Result<(usize, Vec<Variant>),
 }
 
 /// Whether `verdict` matches what was expected (`Unknown` never matches).
-pub fn matches(expected: ExpectedVerdict, verdict: &kvsim::verdict::Verdict) -> bool {
+pub fn matches(expected: ExpectedVerdict, verdict: &kvsim::Verdict) -> bool {
     expected.matches_name(verdict.name())
 }
 

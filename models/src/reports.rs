@@ -23,9 +23,9 @@ use kvsim::harness::records::CheckReport;
 use kvsim::harness::shrink::ShrinkLimits;
 use kvsim::harness::target::RunReport;
 use kvsim::report::escape;
-use kvsim::scenario::{FaultKind, FaultSet, Scenario};
 use kvsim::sim::SimConfig;
-use kvsim::verdict::Verdict;
+use kvsim::Verdict;
+use kvsim::{FaultKind, FaultSet, Scenario};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -89,7 +89,7 @@ pub struct Cell {
     pub counterexample: Option<RunReport>,
     /// Everything the cell's check found.
     pub findings: Vec<Finding>,
-    /// How often the cell's runs hit each probe of the structure ([`kvsim::kv::Kv::probe`]).
+    /// How often the cell's runs hit each probe of the structure ([`kvsim::Kv::probe`]).
     pub probes: std::collections::BTreeMap<String, u64>,
 }
 

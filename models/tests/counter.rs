@@ -2,7 +2,7 @@
 mod common;
 
 use common::Sequential;
-use kvsim::verdict::Verdict;
+use kvsim::Verdict;
 use kvsim_models::counter::{self, Op, Ret};
 
 #[test]

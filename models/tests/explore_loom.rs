@@ -4,13 +4,13 @@
 //! explore_loom` (as `.ci/run` does).
 #![cfg(loom)]
 
+use kvsim::block_on_ready;
 use kvsim::explore::{self, Explorable, Scope, SearchLimits};
-use kvsim::history::{History, Operation, Outcome};
-use kvsim::kv::block_on_ready;
-use kvsim::memstore::MemStore;
-use kvsim::rng::SimRng;
+use kvsim::store::memstore::MemStore;
 use kvsim::store::StoreConfig;
-use kvsim::verdict::Verdict;
+use kvsim::SimRng;
+use kvsim::Verdict;
+use kvsim::{History, Operation, Outcome};
 use kvsim_models::{counter, lock};
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::{Arc, Mutex};

@@ -46,7 +46,7 @@
 use kvsim::explore::{Scope, SearchLimits};
 use kvsim::harness::target::ExploreReport;
 use kvsim::sim::Token;
-use kvsim::verdict::Verdict;
+use kvsim::Verdict;
 use kvsim_models::expect::Variant;
 use kvsim_models::registry::registry;
 
@@ -376,7 +376,7 @@ fn fairness_abstraction_keeps_every_verdict() {
         assert_eq!(kind(&reduced.verdict), kind(&full.verdict), "{name}");
         assert_eq!(reduced.bound, None, "{name}");
         assert_eq!(full.bound, None, "{name}");
-        if full.verdict == kvsim::verdict::Verdict::Ok {
+        if full.verdict == kvsim::Verdict::Ok {
             assert!(reduced.unique_states <= full.unique_states, "{name}");
         }
         reduced_somewhere |= reduced.unique_states < full.unique_states;

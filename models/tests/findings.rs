@@ -7,9 +7,9 @@ use kvsim::explore::Explorable;
 use kvsim::harness::sweep::{self, run_seed};
 use kvsim::harness::target::{ModelTarget, Target};
 use kvsim::report::text;
-use kvsim::scenario::{FaultKind, Scenario, Strategy};
 use kvsim::sim::{self, SimConfig};
-use kvsim::verdict::Verdict;
+use kvsim::Verdict;
+use kvsim::{FaultKind, Scenario, Strategy};
 use kvsim_models::{
     array_append, array_locked, counter, event_log, fifo, lock, spinlock, table, visitor_counter,
 };

@@ -3,10 +3,10 @@
 
 mod message_queue_support;
 
-use kvsim::history::Outcome;
-use kvsim::kv::block_on_ready;
-use kvsim::model::Model;
-use kvsim::verdict::Verdict;
+use kvsim::block_on_ready;
+use kvsim::Model;
+use kvsim::Outcome;
+use kvsim::Verdict;
 use kvsim_models::expect::Variant;
 use kvsim_models::message_queue::spec::{End, Event, MqOp, MqRet};
 use kvsim_models::message_queue::{fixed, FixedQueue, MessageQueueModel, QueueError, Read};
@@ -104,7 +104,7 @@ fn next_writer_rebuilds_the_newest_timestamp_after_a_crash() {
     // The next writer sealed the crashed writer's segment with its true newest timestamp.
     let kv = world.client(0);
     assert_eq!(
-        block_on_ready(kvsim::kv::Kv::get(&kv, b"mq.0000000002.head")).unwrap(),
+        block_on_ready(kvsim::Kv::get(&kv, b"mq.0000000002.head")).unwrap(),
         Some(b"200".to_vec())
     );
 }
@@ -191,9 +191,9 @@ fn reads_time_out_wait_and_are_cancelled_for_good() {
     let mut reader = reader_q.make_reader(0);
     // Nothing yet: 0 looks once, a positive timeout waits that long.
     assert_eq!(drive(&world, reader.read(0), 1).unwrap(), Read::Timeout);
-    let start = kvsim::kv::Kv::now_ms(&w);
+    let start = kvsim::Kv::now_ms(&w);
     assert_eq!(drive(&world, reader.read(300), 1).unwrap(), Read::Timeout);
-    assert!(kvsim::kv::Kv::now_ms(&w) >= start + 300);
+    assert!(kvsim::Kv::now_ms(&w) >= start + 300);
     drive(&world, q.write(-1, b"x"), 1).unwrap();
     match drive(&world, reader.read(-1), 1).unwrap() {
         Read::Message { message, .. } => assert_eq!(message, b"x"),

@@ -2,7 +2,7 @@
 //! expectation names, for both variants.
 
 use kvsim::sim::{judge, run, SimConfig};
-use kvsim::verdict::Verdict;
+use kvsim::Verdict;
 use kvsim_models::expect::{ExpectedVerdict, Variant};
 use kvsim_models::message_queue::{scenarios, MessageQueueModel};
 

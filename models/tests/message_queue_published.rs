@@ -3,7 +3,7 @@
 
 mod message_queue_support;
 
-use kvsim::model::Model;
+use kvsim::Model;
 use kvsim_models::expect::Variant;
 use kvsim_models::message_queue::spec::{End, MqOp, MqRet};
 use kvsim_models::message_queue::MessageQueueModel;
@@ -57,7 +57,7 @@ fn roll_over_between_end_of_file_and_newest_test_loses_records() {
     s.until(0, "append mq.0000000002 "); // "a" appended, rolled over to file 2
     let history = s.finish();
     let reads = match &history.ops[1].outcome {
-        kvsim::history::Outcome::Ok(MqRet::Read(events, End::Timeout)) => events.len(),
+        kvsim::Outcome::Ok(MqRet::Read(events, End::Timeout)) => events.len(),
         other => panic!("{other:?}"),
     };
     assert_eq!(reads, 1, "the reader returned only \"b\"");
@@ -90,7 +90,7 @@ fn next_writer_trusts_the_stale_header_after_a_crash() {
     let history = s.finish();
     assert_eq!(
         history.ops[1].outcome,
-        kvsim::history::Outcome::Ok(MqRet::Turn(vec![150]))
+        kvsim::Outcome::Ok(MqRet::Turn(vec![150]))
     );
     insta::assert_snapshot!(model.check(&history).to_string(), @r#"violation: message log: timestamps decrease in storage: reader C2 returned "b" at 200 and then "c" at 150"#);
 }
@@ -121,12 +121,12 @@ fn removal_by_stale_header_takes_the_file_being_written() {
     let history = s.finish();
     assert_eq!(
         history.ops[0].outcome,
-        kvsim::history::Outcome::Ok(MqRet::Turn(vec![100, 300, 400])),
+        kvsim::Outcome::Ok(MqRet::Turn(vec![100, 300, 400])),
         "the write of \"c\" reported success"
     );
     assert_eq!(
         history.ops[1].outcome,
-        kvsim::history::Outcome::Ok(MqRet::Remove(vec![1]))
+        kvsim::Outcome::Ok(MqRet::Remove(vec![1]))
     );
     insta::assert_snapshot!(model.check(&history).to_string(), @r#"violation: message log: reader C2 (min_timestamp 0) never returned "b" (timestamp 300) and gave up with 'not found' for segment 1, though the write had completed before the reader started; the largest removal threshold before the reader ended is 200"#);
 }
@@ -156,7 +156,7 @@ fn file_removed_under_a_reader_stops_it_for_good() {
     let history = s.finish();
     assert!(matches!(
         &history.ops[1].outcome,
-        kvsim::history::Outcome::Ok(MqRet::Read(e, End::NotFound(1))) if e.len() == 1
+        kvsim::Outcome::Ok(MqRet::Read(e, End::NotFound(1))) if e.len() == 1
     ));
     insta::assert_snapshot!(model.check(&history).to_string(), @r#"violation: message log: reader C1 (min_timestamp 0) never returned "b" (timestamp 300) and gave up with 'not found' for segment 1, though the write had completed before the reader started; the largest removal threshold before the reader ended is 200"#);
 }

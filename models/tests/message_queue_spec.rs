@@ -1,7 +1,7 @@
 //! The log checker on hand-made histories: one test per clause of the spec, with the
 //! message people read.
 
-use kvsim::history::{History, Operation, Outcome};
+use kvsim::{History, Operation, Outcome};
 use kvsim_models::message_queue::spec::{check_log, End, Event, MqOp, MqRet};
 
 struct H(Vec<Operation<MqOp, MqRet>>);

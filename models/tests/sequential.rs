@@ -4,8 +4,8 @@
 mod common;
 
 use common::Sequential;
-use kvsim::kv::Kv;
-use kvsim::verdict::Verdict;
+use kvsim::Kv;
+use kvsim::Verdict;
 use kvsim_models::{
     array_append, array_locked, event_log, fifo, lock, spinlock, table, visitor_counter,
 };

@@ -18,9 +18,9 @@
 //!
 //! ```
 //! use kvsim::check::{linearizable, CheckerLimits};
-//! use kvsim::history::{History, Operation, Outcome};
+//! use kvsim::{History, Operation, Outcome};
 //! use kvsim::specs::register::{RegisterOp, RegisterRet, RegisterSpec};
-//! use kvsim::verdict::Verdict;
+//! use kvsim::Verdict;
 //!
 //! let op = |client, op, call, ret, outcome| Operation {
 //!     client, op, call, ret: Some(ret), call_ms: 0, ret_ms: None, outcome, marks: vec![],

@@ -1,7 +1,7 @@
 //! The store: one deterministic state machine, `apply(now, Command) -> Reply`, faithful to
 //! memcached 1.6.18 as `../shared/reference/memcached-semantics.md` describes it.
 //!
-//! Every backend wraps this one core: the simulator owns one per server, [`crate::memstore`]
+//! Every backend wraps this one core: the simulator owns one per server, [`crate::store::memstore`]
 //! shares one between OS threads, and the TCP server exposes one.
 //!
 //! What it reproduces (section numbers of the reference):
@@ -65,6 +65,7 @@ mod commands;
 pub(crate) mod expiry;
 pub(crate) mod item;
 pub(crate) mod lru;
+pub mod memstore;
 mod meta;
 mod table;
 

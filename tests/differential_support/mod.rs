@@ -5,7 +5,7 @@
 //! own ([`Replies`]); so is its request grammar (its own `impl Gen`).
 
 use kvsim::net::{MemcachedProcess, ServeConfig, Server};
-use kvsim::rng::SimRng;
+use kvsim::SimRng;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::marker::PhantomData;

@@ -4,13 +4,13 @@
 
 use kvsim::harness::sweep::RunBudget;
 use kvsim::harness::target::{ModelTarget, RunReport, Target};
-use kvsim::history::{History, Outcome};
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::scenario::{FaultKind, Scenario, Strategy};
 use kvsim::sim::SimConfig;
-use kvsim::verdict::{Verdict, Violation};
+use kvsim::Model;
+use kvsim::SimRng;
+use kvsim::{FaultKind, Scenario, Strategy};
+use kvsim::{History, Outcome};
+use kvsim::{Kv, KvError};
+use kvsim::{Verdict, Violation};
 
 /// A counter whose increment is get-then-set: two concurrent increments lose an update.
 pub struct GetSetCounter;

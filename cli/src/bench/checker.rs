@@ -13,10 +13,10 @@
 use super::round;
 use kvsim::check::{check_linearizability_parallel, CheckerLimits, Linearization};
 use kvsim::formats::{read_history, Format, Value};
-use kvsim::history::History;
-use kvsim::spec::SequentialSpec;
 use kvsim::specs::cas_register::CasRegisterSpec;
 use kvsim::specs::kv::KvSpec;
+use kvsim::History;
+use kvsim::SequentialSpec;
 use serde_json::{Map, Value as Json};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -11,11 +11,11 @@
 
 use kvsim::check::CheckerLimits;
 use kvsim::explore::{self, Scope, SearchLimits};
-use kvsim::history::History;
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::verdict::Verdict;
+use kvsim::History;
+use kvsim::Model;
+use kvsim::SimRng;
+use kvsim::Verdict;
+use kvsim::{Kv, KvError};
 use kvsim_models::fifo::{self, Fifo, Op, Ret};
 use kvsim_models::spinlock;
 use serde_json::{json, Map, Value};

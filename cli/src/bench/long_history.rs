@@ -11,7 +11,7 @@
 //! `long_NAME_peak_rss_mib` (the child's `VmHWM`, read every 5 ms until it exits, so
 //! growth in its last 5 ms may be missed).
 
-use kvsim::rng::SimRng;
+use kvsim::SimRng;
 use serde_json::{Map, Value as Json};
 use std::io::Write;
 use std::path::Path;
@@ -187,7 +187,7 @@ mod tests {
             let spec = RegisterSpec::new();
             let history = to_history(&spec, &raws).unwrap();
             let verdict = check_linearizability(&spec, &history, CheckerLimits::none()).verdict();
-            assert_eq!(verdict, kvsim::verdict::Verdict::Ok);
+            assert_eq!(verdict, kvsim::Verdict::Ok);
         }
     }
 }

@@ -4,8 +4,8 @@
 //! The figure is the wall time from the threads' start until the reader has read the last
 //! message and the writer has closed the queue, over 5 runs.
 
-use kvsim::kv::block_on_ready;
-use kvsim::memstore::MemStore;
+use kvsim::block_on_ready;
+use kvsim::store::memstore::MemStore;
 use kvsim::store::StoreConfig;
 use kvsim_models::message_queue::{fixed, FixedQueue, Read};
 use serde_json::{Map, Value};

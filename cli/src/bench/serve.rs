@@ -10,8 +10,8 @@
 
 use kvsim::command::{Command, Reply, StoreVerb};
 use kvsim::net::{MemcachedProcess, ServeConfig, Server};
-use kvsim::rng::SimRng;
 use kvsim::wire::{encode_command, ReplyParser};
+use kvsim::SimRng;
 use serde_json::{json, Map, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;

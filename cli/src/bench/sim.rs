@@ -1,12 +1,12 @@
 //! The simulator's suite: simulated KV operations and runs per second on one core.
 
-use kvsim::history::History;
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
-use kvsim::scenario::Scenario;
 use kvsim::sim::{self, SimConfig};
-use kvsim::verdict::Verdict;
+use kvsim::History;
+use kvsim::Model;
+use kvsim::Scenario;
+use kvsim::SimRng;
+use kvsim::Verdict;
+use kvsim::{Kv, KvError};
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 

@@ -11,7 +11,7 @@
 //! key `{prefix}.0000000001` and up holds its records, `….head` its newest timestamp, so a
 //! reader can skip whole segments (see [`layout`]). Readers wait in the client's time
 //! ([`kvsim::Kv::wait_for_change_ms`]): virtual time in the simulator, a condition
-//! variable on [`kvsim::memstore`]'s store, never a busy loop.
+//! variable on [`kvsim::store::memstore`]'s store, never a busy loop.
 //!
 //! Two variants: [`published`](mod@published) transcribes the article and Tkrzw 1.0.25 faithfully, defects
 //! included; [`fixed`](mod@fixed) is the project's design. [`spec`] states the log's specification and

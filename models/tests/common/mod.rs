@@ -3,11 +3,11 @@
 #![allow(dead_code)]
 
 use kvsim::command::{Command, Reply};
-use kvsim::history::{History, Mark, Operation, Outcome};
-use kvsim::kv::{block_on_ready, Kv, KvError};
-use kvsim::model::Model;
-use kvsim::rng::SimRng;
 use kvsim::store::{Store, StoreConfig};
+use kvsim::Model;
+use kvsim::SimRng;
+use kvsim::{block_on_ready, Kv, KvError};
+use kvsim::{History, Mark, Operation, Outcome};
 use std::cell::{Cell, RefCell};
 
 /// The store (kvsim's memcached core) and one client in one.
@@ -131,7 +131,7 @@ impl<'a, M: Model> Sequential<'a, M> {
     }
 
     /// The model's verdict on the history so far.
-    pub fn verdict(&self) -> kvsim::verdict::Verdict {
+    pub fn verdict(&self) -> kvsim::Verdict {
         self.model.check(&self.history)
     }
 }

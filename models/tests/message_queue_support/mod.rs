@@ -6,11 +6,11 @@
 #![allow(dead_code)]
 
 use kvsim::command::{Command, Reply};
-use kvsim::history::{History, Operation, Outcome};
-use kvsim::kv::{Kv, KvError};
-use kvsim::model::Model;
 use kvsim::sim::EPOCH_MS;
 use kvsim::store::{Store, StoreConfig};
+use kvsim::Model;
+use kvsim::{History, Operation, Outcome};
+use kvsim::{Kv, KvError};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;

@@ -17,7 +17,7 @@
 //! let outcome = Explore::new("noop/fixed", Noop)
 //!     .clients(2)
 //!     .ops(2)
-//!     .fault(kvsim::scenario::FaultKind::Lose, 1)
+//!     .fault(kvsim::FaultKind::Lose, 1)
 //!     .run();
 //! outcome.assert_ok(); // on failure: panics with `kvsim explore`'s report
 //! ```
