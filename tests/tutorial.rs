@@ -2,15 +2,10 @@
 //! `incr` (created with `add` on first use), checked for linearizability under crashes
 //! and lost replies, and the get-then-set version it replaces, which loses updates.
 
-use kvsim::check::{linearizable, CheckerLimits};
-use kvsim::specs::counter::{CounterOp, CounterRet, CounterSpec};
-use kvsim::Check;
-use kvsim::History;
-use kvsim::Model;
-use kvsim::SimRng;
-use kvsim::Verdict;
-use kvsim::{FaultKind, Scenario};
-use kvsim::{Kv, KvError};
+use kvsim::{
+    linearizable, Check, CheckerLimits, CounterOp, CounterRet, CounterSpec, FaultKind, History, Kv,
+    KvError, Model, Scenario, SimRng, Verdict,
+};
 
 // Beyond the README: the minimizer's own checks.
 use kvsim::harness::shrink::{is_minimal, total_ops, ShrinkLimits};

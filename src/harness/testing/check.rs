@@ -2,8 +2,8 @@
 //! suite is the CI gate.
 //!
 //! ```
-//! # use kvsim::{Check, model::Model, kv::{Kv, KvError}, rng::SimRng, history::History,
-//! #   verdict::Verdict, scenario::Scenario};
+//! # use kvsim::{Check, Model, Kv, KvError, SimRng, History,
+//! #   Verdict, Scenario};
 //! # struct Noop;
 //! # impl Model for Noop {
 //! #     type Op = (); type Ret = ();
@@ -142,8 +142,8 @@ impl<M: crate::explore::Explorable> Check<M> {
     /// model `kvsim` does not know replays here, in the test that found it.
     ///
     /// ```
-    /// # use kvsim::{Check, model::Model, kv::{Kv, KvError}, rng::SimRng, history::History,
-    /// #   verdict::Verdict, scenario::Scenario};
+    /// # use kvsim::{Check, Model, Kv, KvError, SimRng, History,
+    /// #   Verdict, Scenario};
     /// # struct Noop;
     /// # impl Model for Noop {
     /// #     type Op = (); type Ret = ();

@@ -2,8 +2,8 @@
 //! users' own models.
 //!
 //! ```
-//! # use kvsim::{Explore, model::Model, kv::{Kv, KvError}, rng::SimRng, history::History,
-//! #   verdict::Verdict};
+//! # use kvsim::{Explore, Model, Kv, KvError, SimRng, History,
+//! #   Verdict};
 //! # struct Noop;
 //! # impl Model for Noop {
 //! #     type Op = (); type Ret = ();
