@@ -109,8 +109,8 @@ pub fn serve_address(addr: &str) -> String {
 /// The scope the options describe; `entry` gives the model's defaults.
 pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
     let mut scope = entry.explore.clone();
-    scope.clients = args.clients.unwrap_or(scope.clients);
-    scope.ops = args.ops.unwrap_or(scope.ops);
+    scope.config.clients = args.clients.unwrap_or(scope.config.clients);
+    scope.config.ops = args.ops.unwrap_or(scope.config.ops);
     if let Some(n) = args.draws {
         if n < 2 {
             return Err(format!(
@@ -141,7 +141,7 @@ pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
             args.timeout_ms
         ));
     }
-    scope.timeout_ms = args.timeout_ms;
+    scope.config.timeout_ms = args.timeout_ms;
     if let Some(h) = args.horizon {
         if !(h > 0.0 && h.is_finite()) {
             return Err(format!(
@@ -154,7 +154,7 @@ pub fn scope(args: &Args, entry: &registry::Entry) -> Result<Scope, String> {
         scope.max_op_steps = n.max(1);
     }
     scope.times |= args.timed;
-    if scope.clients == 0 || scope.ops == 0 {
+    if scope.config.clients == 0 || scope.config.ops == 0 {
         return Err("expected at least 1 client and 1 operation".to_string());
     }
     Ok(scope)

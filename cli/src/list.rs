@@ -19,8 +19,8 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                     "about": e.about,
                     "variants": e.variants.iter().map(|(v, _)| v.name()).collect::<Vec<_>>(),
                     "explore": {
-                        "clients": e.explore.clients,
-                        "ops": e.explore.ops,
+                        "clients": e.explore.config.clients,
+                        "ops": e.explore.config.ops,
                         "horizon_ms": e.explore.horizon_ms,
                         "max_op_steps": e.explore.max_op_steps,
                         "draws": e.explore.draw_values,

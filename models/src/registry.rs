@@ -53,19 +53,15 @@ impl Entry {
                 ),
             ],
             scenarios,
-            explore: {
-                let mut scope = Scope::new(2, 2);
-                scope.times = false;
-                scope
-            },
+            explore: Scope::new(2, 2).with_times(false),
             notes: Vec::new(),
         }
     }
 
     /// The same model with `clients` × `ops` as its default explore scope.
     pub fn explore_scope(mut self, clients: usize, ops: usize) -> Entry {
-        self.explore.clients = clients;
-        self.explore.ops = ops;
+        self.explore.config.clients = clients;
+        self.explore.config.ops = ops;
         self
     }
 

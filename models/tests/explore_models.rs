@@ -410,7 +410,7 @@ fn time_shift_reduction_keeps_every_verdict() {
     for &(model, variant, clients, ops, faults, timeout_ms) in cases {
         let mut s = scope(clients, ops, 1);
         s.faults = Scope::parse_faults(faults).expect("faults");
-        s.timeout_ms = timeout_ms;
+        s.config.timeout_ms = timeout_ms;
         let reduced = explore_in(model, variant, &s);
         s.time_shift = false;
         let full = explore_in(model, variant, &s);

@@ -298,7 +298,7 @@ impl<M: Explorable> Bridge<M> {
         scope: &Scope,
         guard: Arc<Guard>,
     ) -> Result<Bridge<M>, String> {
-        let cfg = scope.config();
+        let cfg = scope.run_config();
         let seed = scope.seed;
         let mut alts = Vec::with_capacity(cfg.clients);
         for c in 0..cfg.clients {

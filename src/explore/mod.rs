@@ -174,8 +174,8 @@ pub fn workloads<M: Model>(model: &M, scope: &Scope) -> Result<(u64, bool), Stri
     }
     let mut n = 1u64;
     let mut spread = false;
-    for c in 0..scope.clients {
-        for i in 0..scope.ops {
+    for c in 0..scope.config.clients {
+        for i in 0..scope.config.ops {
             let (alts, s) = workload::alternatives(model, scope, c, i, workload::MAX_ALTERNATIVES)?;
             n = n.saturating_mul(alts.len() as u64);
             spread |= s;
@@ -222,7 +222,7 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) ->
                 time_free: false,
                 time_dependence: None,
                 counterexample: None,
-                config: scope.config(),
+                config: scope.run_config(),
                 seed: scope.seed,
             }
         }
@@ -418,7 +418,7 @@ pub struct Estimate {
 /// Estimates the size of `scope` from 16 random interleavings of its workload, and warns
 /// when it looks too large for `limits` (and so for the machine).
 pub fn estimate<M: Model>(model: &M, scope: &Scope, limits: &SearchLimits) -> Estimate {
-    let cfg = scope.config();
+    let cfg = scope.run_config();
     let n = cfg.clients.max(1);
     let mut rng = SimRng::derive(scope.seed, 0xe571_3a7e);
     let runs = 16;
@@ -443,7 +443,7 @@ pub fn estimate<M: Model>(model: &M, scope: &Scope, limits: &SearchLimits) -> Es
     let fault_factor = (1.0 + mean_len * (n as f64 + 1.0)).powi(budget as i32);
     let states = interleavings * fault_factor;
     // A visited state costs its hash-table entry; the frontier holds whole states.
-    let bytes_per_state = 48.0 + 64.0 * n as f64 + 24.0 * (n * scope.ops) as f64;
+    let bytes_per_state = 48.0 + 64.0 * n as f64 + 24.0 * (n * scope.config.ops) as f64;
     let memory = states * bytes_per_state;
     let warning = if states > limits.max_states as f64 || memory > limits.max_memory_bytes as f64 {
         Some(format!(

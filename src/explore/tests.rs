@@ -169,7 +169,7 @@ fn a_path_and_its_mirror_image_hash_alike_under_symmetry() {
     for round in 0..200u64 {
         let mut scope = Scope::new(2, 2);
         scope.seed = round;
-        scope.timeout_ms = if round % 2 == 0 { 400 } else { 0 };
+        scope.config.timeout_ms = if round % 2 == 0 { 400 } else { 0 };
         scope.faults = kinds.iter().map(|k| (*k, 2)).collect();
         scope.horizon_ms = 60_000;
         scope.max_op_steps = 200;
@@ -234,7 +234,7 @@ fn replay_random_paths<M: Explorable<Op = u8, Ret = u64>>(model: Arc<M>) {
         let mut scope = Scope::new(2 + (round % 2) as usize, 2);
         scope.seed = round;
         // Every third round, lost and late calls cost their clients a timeout.
-        scope.timeout_ms = if round % 3 == 0 { 700 } else { 0 };
+        scope.config.timeout_ms = if round % 3 == 0 { 700 } else { 0 };
         scope.faults = kinds.iter().map(|k| (*k, 2)).collect();
         scope.horizon_ms = 60_000;
         scope.max_op_steps = 200;

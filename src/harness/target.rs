@@ -274,7 +274,7 @@ mod tests {
         RunReport {
             target: "t/published".to_string(),
             scenario: "explore".to_string(),
-            config: Scope::new(2, 1).config(),
+            config: Scope::new(2, 1).run_config(),
             seed: 1,
             token: String::new(),
             verdict,

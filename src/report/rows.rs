@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn the_faults_phrase_says_what_acts_without_a_fault_event() {
-        let mut c = Scope::new(2, 1).config();
+        let mut c = Scope::new(2, 1).run_config();
         c.faults = FaultSet::none();
         assert_eq!(faults_phrase(&c), "none");
         c.faults = FaultSet::parse("evict,lose").expect("faults");

@@ -26,8 +26,9 @@ fn default_delay_ms() -> [u64; 2] {
 
 /// Everything a run depends on besides the model and the seed: the only carrier of
 /// simulation knobs, each described once in the knob table
-/// ([`crate::sim::knobs::KNOBS`]). Built with [`SimConfig::from_scenario`] and then
-/// changed field by field (fields may be added later).
+/// ([`crate::sim::knobs::KNOBS`]), for a run as for a search ([`crate::explore::Scope`]).
+/// Built with [`SimConfig::new`] or [`SimConfig::from_scenario`] and then changed field
+/// by field (fields may be added later).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SimConfig {
@@ -115,41 +116,30 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
-    /// The knobs a scenario implies, with kvsim's defaults for the rest.
-    pub fn from_scenario(s: &Scenario) -> SimConfig {
-        let memory_limit = match s.memory_limit {
-            Some(m) => Some(m),
-            None if s.faults.has(FaultKind::Lru) => Some(DEFAULT_LRU_LIMIT),
-            None => None,
-        };
+    /// `clients` × `ops` with kvsim's defaults for every other knob: no faults (a budget
+    /// of 3 once some are turned on), the random strategy, one volatile server without a
+    /// memory limit. The knobs of [`Scenario::new`].
+    pub fn new(clients: usize, ops: usize) -> SimConfig {
         SimConfig {
-            clients: s.clients,
-            ops: s.ops,
+            clients,
+            ops,
             client_ops: None,
             workload: None,
-            faults: s.faults.clone(),
-            fault_budget: s.fault_budget,
+            faults: FaultSet::none(),
+            fault_budget: 3,
             fault_probability: 0.05,
-            strategy: s.strategy,
-            memory_limit,
-            persistent: s.persistent,
+            strategy: Strategy::Random,
+            memory_limit: None,
+            persistent: false,
             rng_by_start: false,
-            shards: if s.faults.has(FaultKind::ShardFail) {
-                s.shards.max(2)
-            } else {
-                s.shards.max(1)
-            },
+            shards: 1,
             step_ms: 1,
             pause_ms: [1_500, 4_000],
-            timeout_ms: s.timeout_ms,
+            timeout_ms: 0,
             delay_ms: DEFAULT_DELAY_MS,
-            retries: s.retries,
-            neighbour_bytes: match s.neighbour_bytes {
-                Some(b) => b,
-                None if s.faults.has(FaultKind::Lru) => DEFAULT_NEIGHBOUR_BYTES,
-                None => 0,
-            },
-            work_ms: s.work_ms,
+            retries: 0,
+            neighbour_bytes: 0,
+            work_ms: [0, 0],
             shard_down_ms: 2_000,
             clock_jump_ms: 2_000,
             max_offset_ms: 1_500,
@@ -159,6 +149,43 @@ impl SimConfig {
             max_steps: 400_000,
             record_trace: false,
         }
+    }
+
+    /// The knobs a scenario implies, with kvsim's defaults for the rest.
+    pub fn from_scenario(s: &Scenario) -> SimConfig {
+        let mut c = SimConfig::new(s.clients, s.ops);
+        c.faults = s.faults.clone();
+        c.fault_budget = s.fault_budget;
+        c.strategy = s.strategy;
+        c.memory_limit = s.memory_limit;
+        c.persistent = s.persistent;
+        c.shards = s.shards;
+        c.timeout_ms = s.timeout_ms;
+        c.retries = s.retries;
+        c.neighbour_bytes = s.neighbour_bytes.unwrap_or(0);
+        c.work_ms = s.work_ms;
+        c.fault_defaults(s.neighbour_bytes.is_some());
+        c
+    }
+
+    /// The knobs the faults turned on imply when not given: with `lru`, a memory limit
+    /// ([`DEFAULT_LRU_LIMIT`]) and, unless `neighbour_given`, the noisy neighbour
+    /// ([`DEFAULT_NEIGHBOUR_BYTES`]); with `shard-fail`, at least two servers (else at
+    /// least one).
+    pub(crate) fn fault_defaults(&mut self, neighbour_given: bool) {
+        let lru = self.faults.has(FaultKind::Lru);
+        if lru && self.memory_limit.is_none() {
+            self.memory_limit = Some(DEFAULT_LRU_LIMIT);
+        }
+        if lru && !neighbour_given {
+            self.neighbour_bytes = DEFAULT_NEIGHBOUR_BYTES;
+        }
+        let least = if self.faults.has(FaultKind::ShardFail) {
+            2
+        } else {
+            1
+        };
+        self.shards = self.shards.max(least);
     }
 
     /// The workload indices client `c` runs, in order: `0..ops`, or its `client_ops` entry.

@@ -5,9 +5,10 @@
 //! --json` and `kvsim list --json` ([`json_row`]) and `kvsim list`'s notes ([`list_notes`])
 //! iterate [`KNOBS`] instead of listing knobs by hand.
 //!
-//! A new knob: its [`SimConfig`] field and default (`SimConfig::from_scenario`), then one
-//! row here (appended as a trailing token group, with a new token version,
-//! [`TOKEN_VERSION`], beside the table: see [`super::Token`]'s Versions).
+//! A new knob: its [`SimConfig`] field and default (`SimConfig::new`, and
+//! `SimConfig::from_scenario` if a scenario sets it), then one row here (appended as a
+//! trailing token group, with a new token version, [`TOKEN_VERSION`], beside the table:
+//! see [`super::Token`]'s Versions).
 
 use super::config::{SimConfig, DEFAULT_DELAY_MS};
 use super::token::{Reader, Token, TokenError, Writer};

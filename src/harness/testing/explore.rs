@@ -58,7 +58,7 @@ impl<M: Explorable> Explore<M> {
     #[track_caller]
     pub fn clients(mut self, n: usize) -> Explore<M> {
         assert!(n > 0, "kvsim::Explore: expected at least 1 client, found 0");
-        self.scope.clients = n;
+        self.scope.config.clients = n;
         self
     }
 
@@ -72,7 +72,7 @@ impl<M: Explorable> Explore<M> {
             n > 0,
             "kvsim::Explore: expected at least 1 operation, found 0"
         );
-        self.scope.ops = n;
+        self.scope.config.ops = n;
         self
     }
 
