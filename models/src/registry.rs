@@ -4,9 +4,8 @@
 
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use kvsim::explore::Scope;
-use kvsim::harness::target::{ModelTarget, Target};
-use kvsim::specs::files::Timed;
-use kvsim::specs::registry::{Param, SpecEntry, Specs};
+use kvsim::harness::{ModelTarget, Target};
+use kvsim::specs::{Param, SpecEntry, Specs, Timed};
 use kvsim::Outcome;
 use kvsim::Scenario;
 
@@ -349,7 +348,7 @@ fn event_log_spec() -> SpecEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim::specs::registry::SpecArgs;
+    use kvsim::specs::SpecArgs;
 
     /// Builds spec `name` with `--period` and `--window`: the error, if any.
     fn build(name: &str, period_secs: Option<u64>, window_secs: Option<u64>) -> Option<String> {

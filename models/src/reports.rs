@@ -17,13 +17,10 @@
 
 use crate::expect::Variant;
 use crate::registry::{registry, Entry};
-use kvsim::harness::campaign::{self, Budget, Hooks, Job, Plan};
-use kvsim::harness::findings::Finding;
-use kvsim::harness::records::CheckReport;
-use kvsim::harness::shrink::ShrinkLimits;
-use kvsim::harness::target::RunReport;
+use kvsim::harness::campaign;
+use kvsim::harness::{Budget, CheckReport, Finding, Hooks, Job, Plan, RunReport, ShrinkLimits};
 use kvsim::report::escape;
-use kvsim::sim::SimConfig;
+use kvsim::SimConfig;
 use kvsim::Verdict;
 use kvsim::{FaultKind, FaultSet, Scenario};
 use std::fmt::Write as _;

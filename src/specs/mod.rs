@@ -28,6 +28,9 @@ pub mod register;
 pub mod registry;
 pub mod set;
 
+pub use files::Timed;
+pub use registry::{Param, SpecArgs, SpecEntry, Specs};
+
 /// The specs' pre-passes ([`SequentialSpec::unproducible`](crate::spec::SequentialSpec)):
 /// a return no operation of the history could have produced is a violation before any
 /// search step (a step bound of 1 would otherwise end the check `unknown`), and a return
