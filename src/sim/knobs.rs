@@ -11,13 +11,13 @@
 //! see [`super::Token`]'s Versions).
 
 use super::config::{SimConfig, DEFAULT_DELAY_MS};
-use super::token::{Reader, Token, TokenError, Writer};
+use super::token::bytes::{self, Reader, TokenError, Writer};
 use super::trace::ms;
 use crate::scenario::FaultKind;
 use serde_json::{json, Map, Value};
 
-/// The replay token version [`Token::encode`] writes. A new knob bumps it, beside its
-/// row (see [`Token`]'s docs: Versions), so that a token never reads with a knob it lacks
+/// The replay token version [`super::Token::encode`] writes. A new knob bumps it, beside its
+/// row (see [`super::Token`]'s docs: Versions), so that a token never reads with a knob it lacks
 /// silently at a default it was not made with.
 pub(crate) const TOKEN_VERSION: u8 = 3;
 
@@ -120,7 +120,7 @@ pub static KNOBS: &[Knob] = &[
     Knob {
         name: "clients",
         label: "clients",
-        max: Some(Token::MAX_CLIENTS),
+        max: Some(bytes::MAX_CLIENTS),
         default: "the scenario's",
         key: ("clients", rows::CHECK | rows::LIST),
         json: |c| json!(c.clients),
@@ -134,7 +134,7 @@ pub static KNOBS: &[Knob] = &[
     Knob {
         name: "ops",
         label: "ops",
-        max: Some(Token::MAX_OPS),
+        max: Some(bytes::MAX_OPS),
         default: "the scenario's",
         key: ("ops", rows::CHECK | rows::LIST),
         json: |c| json!(c.ops),
@@ -181,7 +181,7 @@ pub static KNOBS: &[Knob] = &[
     Knob {
         name: "fault_budget",
         label: "fault budget",
-        max: Some(Token::MAX_FAULT_BUDGET),
+        max: Some(bytes::MAX_FAULT_BUDGET),
         default: "the scenario's",
         key: ("fault_budget", rows::CHECK | rows::LIST),
         json: |c| json!(c.fault_budget),
@@ -222,7 +222,7 @@ pub static KNOBS: &[Knob] = &[
         name: "memory_limit",
         label: "memory limit",
         unit: "B",
-        max: Some(Token::MAX_MEMORY),
+        max: Some(bytes::MAX_MEMORY),
         default: "the scenario's (with `lru`, 1200 when it gives none)",
         key: ("memory_limit", rows::CHECK | rows::LIST),
         json: |c| json!(c.memory_limit),
@@ -237,7 +237,7 @@ pub static KNOBS: &[Knob] = &[
         })),
         write: |c, w| w.num(c.memory_limit.map_or(0, |m| m as u64 + 1)),
         read: |k, r, c, _| {
-            c.memory_limit = match r.bounded(k.label, Token::MAX_MEMORY + 1)? {
+            c.memory_limit = match r.bounded(k.label, bytes::MAX_MEMORY + 1)? {
                 0 => None,
                 m => Some((m - 1) as usize),
             };
@@ -282,7 +282,7 @@ pub static KNOBS: &[Knob] = &[
     Knob {
         name: "shards",
         label: "servers",
-        max: Some(Token::MAX_SHARDS),
+        max: Some(bytes::MAX_SHARDS),
         default: "the scenario's (at least 2 with `shard-fail`)",
         header: Some((4, |c| {
             (c.shards > 1).then(|| format!("{} servers", c.shards))
@@ -298,7 +298,7 @@ pub static KNOBS: &[Knob] = &[
         name: "step_ms",
         label: "step_ms",
         unit: "ms",
-        max: Some(Token::MAX_MS),
+        max: Some(bytes::MAX_MS),
         default: "1",
         header: Some((1, |c| Some(format!("kv call {}", ms(c.step_ms))))),
         write: |c, w| w.num(c.step_ms),
@@ -312,7 +312,7 @@ pub static KNOBS: &[Knob] = &[
         name: "pause_ms",
         label: "pause_ms",
         unit: "ms",
-        max: Some(Token::MAX_MS),
+        max: Some(bytes::MAX_MS),
         default: "1500, 4000",
         key: ("pause_ms", rows::CHECK),
         json: |c| json!(c.pause_ms),
@@ -333,7 +333,7 @@ pub static KNOBS: &[Knob] = &[
         name: "shard_down_ms",
         label: "shard_down_ms",
         unit: "ms",
-        max: Some(Token::MAX_MS),
+        max: Some(bytes::MAX_MS),
         default: "2000",
         header: Some((6, |c| {
             c.faults
@@ -351,7 +351,7 @@ pub static KNOBS: &[Knob] = &[
         name: "clock_jump_ms",
         label: "clock_jump_ms",
         unit: "ms",
-        max: Some(Token::MAX_MS),
+        max: Some(bytes::MAX_MS),
         default: "2000",
         // The `skew` fault's three knobs, on one line.
         header: Some((13, |c| {
@@ -375,7 +375,7 @@ pub static KNOBS: &[Knob] = &[
         name: "max_offset_ms",
         label: "max_offset_ms",
         unit: "ms",
-        max: Some(Token::MAX_MS),
+        max: Some(bytes::MAX_MS),
         default: "1500",
         write: |c, w| w.num(c.max_offset_ms),
         read: |k, r, c, _| {
@@ -388,7 +388,7 @@ pub static KNOBS: &[Knob] = &[
         name: "max_drift_ppm",
         label: "max_drift_ppm",
         unit: "ppm",
-        max: Some(Token::MAX_DRIFT_PPM),
+        max: Some(bytes::MAX_DRIFT_PPM),
         default: "20000",
         write: |c, w| w.num(c.max_drift_ppm),
         read: |k, r, c, _| {
@@ -401,7 +401,7 @@ pub static KNOBS: &[Knob] = &[
         name: "starve_ms",
         label: "starve_ms",
         unit: "ms",
-        max: Some(Token::MAX_MS),
+        max: Some(bytes::MAX_MS),
         default: "50",
         key: ("starve_ms", rows::CHECK),
         json: |c| json!(c.starve_ms),
@@ -415,7 +415,7 @@ pub static KNOBS: &[Knob] = &[
     Knob {
         name: "max_steps_per_op",
         label: "max_steps_per_op",
-        max: Some(Token::MAX_STEPS),
+        max: Some(bytes::MAX_STEPS),
         default: "20000",
         // Both step bounds, on one line.
         header: Some((14, |c| {
@@ -434,7 +434,7 @@ pub static KNOBS: &[Knob] = &[
     Knob {
         name: "max_steps",
         label: "max_steps",
-        max: Some(Token::MAX_STEPS),
+        max: Some(bytes::MAX_STEPS),
         default: "400000",
         write: |c, w| w.num(c.max_steps as u64),
         read: |k, r, c, _| {
@@ -447,7 +447,7 @@ pub static KNOBS: &[Knob] = &[
         name: "timeout_ms",
         label: "timeout_ms",
         unit: "ms",
-        max: Some(Token::MAX_MS),
+        max: Some(bytes::MAX_MS),
         default: "the scenario's (0: at once)",
         since: Since::V2Timeouts,
         key: ("timeout_ms", rows::CHECK | rows::LIST),
@@ -470,7 +470,7 @@ pub static KNOBS: &[Knob] = &[
         name: "delay_ms",
         label: "delay_ms",
         unit: "ms",
-        max: Some(Token::MAX_MS),
+        max: Some(bytes::MAX_MS),
         default: "300, 2500",
         since: Since::V2Timeouts,
         key: ("delay_ms", rows::CHECK),
@@ -493,7 +493,7 @@ pub static KNOBS: &[Knob] = &[
     Knob {
         name: "retries",
         label: "retries",
-        max: Some(Token::MAX_RETRIES),
+        max: Some(bytes::MAX_RETRIES),
         default: "the scenario's (0: never)",
         since: Since::V2Retries,
         key: ("retries", rows::CHECK | rows::LIST),
@@ -517,7 +517,7 @@ pub static KNOBS: &[Knob] = &[
         name: "neighbour_bytes",
         label: "neighbour_bytes",
         unit: "B",
-        max: Some(Token::MAX_NEIGHBOUR_BYTES),
+        max: Some(bytes::MAX_NEIGHBOUR_BYTES),
         default: "the scenario's (with `lru`, 40 when it gives none; 0: none)",
         since: Since::V2Neighbour,
         key: ("neighbour_bytes", rows::CHECK | rows::LIST),
@@ -543,7 +543,7 @@ pub static KNOBS: &[Knob] = &[
         name: "work_ms",
         label: "work_ms",
         unit: "ms",
-        max: Some(Token::MAX_MS),
+        max: Some(bytes::MAX_MS),
         default: "the scenario's (0, 0: no time)",
         since: Since::V2Work,
         key: ("work_ms", rows::CHECK | rows::LIST),
