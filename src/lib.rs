@@ -101,6 +101,7 @@ pub mod command;
 pub mod explore;
 mod fault;
 pub mod formats;
+mod gate;
 pub mod harness;
 mod history;
 mod kv;
@@ -117,7 +118,7 @@ pub mod store;
 mod verdict;
 pub mod wire;
 
-pub use harness::{Check, CheckOutcome, Explore, ExploreOutcome};
+pub use gate::{Check, CheckOutcome, Explore, ExploreOutcome};
 
 // ---- #33.6 the public face: begin ----
 // What a user writing a model needs, at the crate root (`kvsim::Model`, not

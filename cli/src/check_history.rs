@@ -22,11 +22,11 @@
 
 use crate::error::{self, CliError};
 use clap::builder::PossibleValuesParser;
+use kvsim::check::files::FileOptions;
 use kvsim::check::linearizability::{step_limit_reason, time_limit_reason};
+use kvsim::check::registry::{SpecArgs, MAX_PARAMETER_SECS};
 use kvsim::check::CheckerLimits;
 use kvsim::formats::{FailMeans, Format, Value};
-use kvsim::specs::files::FileOptions;
-use kvsim::specs::registry::{SpecArgs, MAX_PARAMETER_SECS};
 use serde_json::{json, Value as Json};
 use std::io::Write;
 use std::path::PathBuf;

@@ -3,9 +3,9 @@
 //! A target is `MODEL/VARIANT` (e.g. `fifo/published`); names are lowercase with dashes.
 
 use crate::expect::{Expect, ExpectedVerdict, Variant};
+use kvsim::check::{Param, SpecEntry, Specs, Timed};
 use kvsim::explore::Scope;
 use kvsim::harness::{ModelTarget, Target};
-use kvsim::specs::{Param, SpecEntry, Specs, Timed};
 use kvsim::Outcome;
 use kvsim::Scenario;
 
@@ -348,7 +348,7 @@ fn event_log_spec() -> SpecEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvsim::specs::SpecArgs;
+    use kvsim::check::SpecArgs;
 
     /// Builds spec `name` with `--period` and `--window`: the error, if any.
     fn build(name: &str, period_secs: Option<u64>, window_secs: Option<u64>) -> Option<String> {

@@ -37,6 +37,7 @@
 
 pub mod bruteforce;
 pub mod counter;
+pub mod files;
 pub mod linearizability;
 pub mod mutex;
 mod opset;
@@ -44,12 +45,15 @@ mod placement;
 pub mod progress;
 #[cfg(test)]
 mod random_history;
+pub mod registry;
 pub mod unique_queue;
 pub mod unique_set;
 
+pub use files::Timed;
 pub use linearizability::{
     check_linearizability, check_linearizability_parallel, linearizable, CheckerLimits,
     Counterexample, Linearization, Witness,
 };
 pub use mutex::mutual_exclusion;
 pub use progress::{progress, Blocked, ProgressBound};
+pub use registry::{Param, SpecArgs, SpecEntry, Specs};

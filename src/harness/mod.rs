@@ -10,11 +10,9 @@ pub mod records;
 pub mod shrink;
 pub mod sweep;
 pub mod target;
-mod testing;
 
 pub use campaign::{Budget, Hooks, Job, Plan, Runs};
 pub use findings::Finding;
 pub use records::{CheckReport, RunReport};
 pub use shrink::ShrinkLimits;
 pub use target::{ModelTarget, Target};
-pub use testing::{Check, CheckOutcome, Explore, ExploreOutcome};

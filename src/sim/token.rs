@@ -449,8 +449,8 @@ fn checksum(target: &str, scenario: &str, body: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{FaultKind, FaultSet, Scenario};
     use crate::scenario::Strategy;
+    use crate::scenario::{FaultKind, FaultSet, Scenario};
     use proptest::prelude::*;
 
     /// Every knob away from its default (a knob added to SimConfig must be added here:

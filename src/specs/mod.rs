@@ -1,8 +1,8 @@
 //! The sequential specifications kvsim ships, one per file. Each implements
 //! [`SequentialSpec`](crate::spec::SequentialSpec) and
 //! [`FromRaw`](crate::formats::FromRaw) (so `kvsim check-history` can read its operations
-//! from history files); add your own the same way. [`registry::Specs`] names them (what `kvsim check-history
-//! --spec` takes) with their checkers of history files ([`files`]).
+//! from history files); add your own the same way. [`crate::check::Specs`] names them (what `kvsim check-history
+//! --spec` takes) with their checkers of history files ([`crate::check::files`]).
 //!
 //! | name | spec | operations (`f` in history files) |
 //! |---|---|---|
@@ -18,18 +18,13 @@
 
 pub mod cas_register;
 pub mod counter;
-pub mod files;
 pub mod kv;
 pub mod list_append;
 pub mod multi_register;
 pub mod mutex;
 pub mod queue;
 pub mod register;
-pub mod registry;
 pub mod set;
-
-pub use files::Timed;
-pub use registry::{Param, SpecArgs, SpecEntry, Specs};
 
 /// The specs' pre-passes ([`SequentialSpec::unproducible`](crate::spec::SequentialSpec)):
 /// a return no operation of the history could have produced is a violation before any

@@ -8,12 +8,12 @@
 //! parameter of another spec is refused naming the spec that takes it.
 
 use super::files::{check_sequential, check_timed, FileOptions, FileVerdict, Timed};
-use super::{
+use crate::formats::{FormatError, FromRaw, Value};
+use crate::specs::{
     cas_register::CasRegisterSpec, counter::CounterSpec, kv::KvSpec, list_append::ListAppendSpec,
     multi_register::MultiRegisterSpec, mutex::MutexSpec, queue::QueueSpec, register::RegisterSpec,
     set::SetSpec,
 };
-use crate::formats::{FormatError, FromRaw, Value};
 use std::path::Path;
 
 /// The largest `--period` or `--window`, seconds (about 31 years).
