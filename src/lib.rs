@@ -122,7 +122,7 @@ pub use gate::{Check, CheckOutcome, Explore, ExploreOutcome};
 
 // ---- #33.6 the public face: begin ----
 // What a user writing a model needs, at the crate root (`kvsim::Model`, not
-// `kvsim::Model`); `models/` imports only from here. Keep this block together.
+// `kvsim::model::Model`); `models/` imports only from here. Keep this block together.
 
 // A structure, its workload and its property.
 pub use command::{KEY_MAX_LEN, VALUE_MAX_LEN};
@@ -168,7 +168,7 @@ pub use report::{
     text_styled as report_text_styled,
 };
 // Everything else of the vocabulary a model is written in (its modules are private:
-// `kvsim::Kv`, never `kvsim::Kv`).
+// `kvsim::Kv`, never `kvsim::kv::Kv`).
 pub use kv::*;
 pub use rng::*;
 pub use verdict::*;
