@@ -134,19 +134,19 @@ pub struct Args {
 }
 
 /// One unit of work: a target against a scenario.
-type Job = campaign::Job<Pick>;
+pub(crate) type Job = campaign::Job<Pick>;
 
 /// A job's target: a registry entry's variant, with the verdict it is expected to get.
 #[derive(Clone, Copy, Debug)]
-struct Pick {
-    entry: usize,
-    variant: Variant,
-    expected: Option<ExpectedVerdict>,
+pub(crate) struct Pick {
+    pub(crate) entry: usize,
+    pub(crate) variant: Variant,
+    pub(crate) expected: Option<ExpectedVerdict>,
 }
 
 /// The knobs the command line sets, checked.
 #[derive(Clone, Debug, Default)]
-struct Tuning {
+pub(crate) struct Tuning {
     clients: Option<usize>,
     ops: Option<usize>,
     faults: Option<FaultSet>,
@@ -206,7 +206,8 @@ fn ms_range(flag: &str, text: &str, min: u64) -> Result<[u64; 2], String> {
 }
 
 impl Args {
-    fn tuning(&self) -> Result<Tuning, String> {
+    /// The knobs the command line sets, checked.
+    pub(crate) fn tuning(&self) -> Result<Tuning, String> {
         let fault_rate = match self.fault_rate {
             Some(p) if !(p > 0.0 && p <= 1.0) => {
                 return Err(format!(
@@ -383,7 +384,8 @@ impl Tuning {
     }
 }
 
-fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
+/// The jobs of a check: each selected target × scenario, tuned by the command line.
+pub(crate) fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
     let tuning = args.tuning()?;
     let gate = !args.targets.is_empty();
     let mut selected: Vec<(usize, Vec<Variant>)> = Vec::new();
@@ -684,7 +686,7 @@ fn identity(args: &Args, tuning: &Tuning, jobs: &[Job], entries: &[Entry]) -> se
 
 /// The most runs a job does (over all shards): its scenario's runs, or under a time
 /// budget the `--runs` cap (else [`MAX_RUNS`]).
-fn planned_runs(job: &Job, tuning: &Tuning) -> u64 {
+pub(crate) fn planned_runs(job: &Job, tuning: &Tuning) -> u64 {
     match tuning.time_budget {
         None => job.scenario.runs,
         Some(b) => b.cap.unwrap_or(MAX_RUNS),

@@ -16,6 +16,7 @@ use crate::junit;
 use crate::out::outln;
 use kvsim::harness::sweep::Shard;
 use kvsim_models::expect::ExpectedVerdict;
+use kvsim_models::registry::Entry;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -35,7 +36,10 @@ pub fn main(
         .map(|f| read(f).map(|v| (f, v)))
         .collect::<Result<Vec<_>, _>>()?;
     let (seed, shards) = complete(&outputs)?;
-    one_check(&outputs)?;
+    let entries = kvsim_models::registry::registry();
+    let plan = plan_of(&outputs[0].1["identity"], &entries)
+        .map_err(|e| CliError::of("merge", format!("{}: {e}", outputs[0].0.display())))?;
+    one_check(&outputs, &plan)?;
     let first = &outputs[0].1["results"];
     let same_cell =
         |a: &Value, b: &Value| a["target"] == b["target"] && a["scenario"] == b["scenario"];
@@ -150,8 +154,9 @@ fn read(path: &PathBuf) -> Result<Value, CliError> {
 }
 
 /// Checks that every output has the first one's identity (the same check), and that its
-/// results are that check's and hold counts that can be.
-fn one_check(outputs: &[(&PathBuf, Value)]) -> Result<(), CliError> {
+/// results are that check's and hold counts that can be (within `plan`, the jobs the
+/// identity names, each with its planned runs).
+fn one_check(outputs: &[(&PathBuf, Value)], plan: &[(check::Job, u64)]) -> Result<(), CliError> {
     let (first, ours) = &outputs[0];
     for (file, v) in outputs {
         if let Some(d) = identity::differ(&ours["identity"], &v["identity"]) {
@@ -168,9 +173,95 @@ fn one_check(outputs: &[(&PathBuf, Value)]) -> Result<(), CliError> {
                 ),
             ));
         }
-        plausible(file, v)?;
+        plausible(file, v, plan)?;
     }
     Ok(())
+}
+
+/// The plan a check's identity ([`crate::identity`]) names, as `kvsim check` made it: the
+/// same planner over the identity's targets, scenario and budget, each job with the knobs
+/// and planned runs the identity gives it; with each job its planned runs (over all
+/// shards). An identity whose checks are not this planner's jobs is an error.
+fn plan_of(
+    identity: &serde_json::Value,
+    entries: &[Entry],
+) -> Result<Vec<(check::Job, u64)>, String> {
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: check::Args,
+    }
+    let mut argv: Vec<String> = vec!["check".into()];
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+    argv.extend(
+        identity["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(text),
+    );
+    let budget = &identity["budget"];
+    let flags = [
+        ("--scenario", text(&identity["scenario"])),
+        ("--seed", Some(identity["seed"].to_string())),
+        ("--shard", Some(format!("1/{}", identity["shards"]))),
+        (
+            "--time-limit",
+            budget["time_limit_secs"].as_f64().map(|t| t.to_string()),
+        ),
+        (
+            "--time-budget",
+            budget["time_budget_secs"].as_f64().map(|t| t.to_string()),
+        ),
+        (
+            "--min-runs",
+            budget["min_runs"].as_u64().map(|n| n.to_string()),
+        ),
+        ("--runs", budget["runs_cap"].as_u64().map(|n| n.to_string())),
+    ];
+    for (flag, value) in flags {
+        argv.extend(value.map(|v| [flag.to_string(), v]).into_iter().flatten());
+    }
+    let args = <Cmd as clap::Parser>::try_parse_from(&argv)
+        .map_err(|e| format!("its identity is no check this kvsim plans: {e}"))?
+        .args;
+    let tuning = args.tuning()?;
+    let jobs = check::plan(&args, entries)?;
+    let checks = identity["checks"].as_array().map_or(&[][..], Vec::as_slice);
+    if jobs.len() != checks.len() {
+        return Err(format!(
+            "its identity has {} checks, where this kvsim plans {} for it",
+            checks.len(),
+            jobs.len()
+        ));
+    }
+    let mut planned = Vec::new();
+    for (mut job, check) in jobs.into_iter().zip(checks) {
+        let name = entries[job.target.entry].target(job.target.variant).name();
+        let ours = json!([
+            name,
+            job.scenario.name,
+            job.target.expected.map(|e| e.name())
+        ]);
+        if ours != json!([check["target"], check["scenario"], check["expected"]]) {
+            return Err(format!(
+                "its identity has {} {}, where this kvsim plans {} {}",
+                check["target"], check["scenario"], ours[0], ours[1]
+            ));
+        }
+        job.config = serde_json::from_value(check["config"].clone()).map_err(|e| {
+            format!(
+                "{} {}: its config is none of kvsim's: {e}",
+                ours[0], ours[1]
+            )
+        })?;
+        if budget["mode"] != "time" {
+            job.scenario.runs = check["planned_runs"].as_u64().unwrap_or(0);
+        }
+        let runs = check::planned_runs(&job, &tuning);
+        planned.push((job, runs));
+    }
+    Ok(planned)
 }
 
 /// The verdicts a shard's row may carry.
@@ -178,9 +269,9 @@ const VERDICTS: [&str; 3] = ["ok", "violation", "unknown"];
 
 /// Checks one shard's results against its identity: one row per check of the identity, in
 /// its order, with counts that can be (whole numbers; no more runs than the shard's share
-/// of the planned runs; no more violating runs than runs; no finding with more runs than
+/// of the job's planned runs in `plan`; no more violating runs than runs; no finding with more runs than
 /// the row's, its corpus replays added) and verdicts kvsim gives.
-fn plausible(file: &Path, out: &Value) -> Result<(), CliError> {
+fn plausible(file: &Path, out: &Value, plan: &[(check::Job, u64)]) -> Result<(), CliError> {
     let shard = Shard::parse(out["shard"].as_str().unwrap_or_default()).expect("read checked it");
     let checks = out["identity"]["checks"]
         .as_array()
@@ -203,7 +294,7 @@ fn plausible(file: &Path, out: &Value) -> Result<(), CliError> {
             ))
         })?,
     };
-    for (k, (row, check)) in rows.iter().zip(checks).enumerate() {
+    for (k, ((row, check), (_, planned))) in rows.iter().zip(checks).zip(plan).enumerate() {
         let cell = format!("result {} ({} {})", k + 1, row["target"], row["scenario"]);
         for key in ["target", "scenario", "expected"] {
             if row[key] != check[key] {
@@ -214,7 +305,7 @@ fn plausible(file: &Path, out: &Value) -> Result<(), CliError> {
                 )));
             }
         }
-        let planned = count(&check["planned_runs"]).unwrap_or(0);
+        let planned = *planned;
         let share = shard.share(planned);
         let number = |key: &str, max: u64, what: &str| -> Result<u64, CliError> {
             match count(&row[key]) {
