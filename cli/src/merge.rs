@@ -259,6 +259,12 @@ fn plan_of(
             job.scenario.runs = check["planned_runs"].as_u64().unwrap_or(0);
         }
         let runs = check::planned_runs(&job, &tuning);
+        if check["planned_runs"].as_u64() != Some(runs) {
+            return Err(format!(
+                "its identity plans {} runs for {} {}, where this kvsim plans {runs}",
+                check["planned_runs"], ours[0], ours[1]
+            ));
+        }
         planned.push((job, runs));
     }
     Ok(planned)
