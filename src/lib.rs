@@ -108,6 +108,7 @@ mod kv;
 mod memory;
 mod model;
 pub mod net;
+mod repair;
 pub mod report;
 mod rng;
 mod scenario;
@@ -128,6 +129,7 @@ pub use gate::{Check, CheckOutcome, Explore, ExploreOutcome};
 pub use command::{KEY_MAX_LEN, VALUE_MAX_LEN};
 pub use kv::{Kv, KvError, Lease, StoreOutcome, Versioned};
 pub use model::{Model, SIMULATED_LIMITS, SIMULATED_MAX_STEPS};
+pub use repair::{check_list as check_repairs, Repair, Repairs, MAX_REPAIRS};
 pub use rng::SimRng;
 pub use scenario::{FaultKind, FaultSet, Scenario, Strategy};
 // Histories and verdicts.

@@ -54,6 +54,14 @@ pub trait Model {
         &[]
     }
 
+    /// The repairs of this structure's published code, each the fix of one defect
+    /// ([`crate::Repair`]): the model reads the ones switched on from a [`crate::Repairs`]
+    /// set it was built with, so that one defect fixed shows what stands behind it.
+    /// Default: none.
+    fn repairs(&self) -> &'static [crate::Repair] {
+        &[]
+    }
+
     /// Whether an operation that returned `ret` did what it is for (the `progress`
     /// property). Default: every return made progress. A model says `false` for answers
     /// such as "gave up" or "locked out": once faults stop, every operation that starts

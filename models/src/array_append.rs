@@ -154,13 +154,13 @@ impl Model for ArrayAppend {
 
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
-            (Variant::Published | Variant::Proposed, Op::Add(e)) => {
+            (Variant::Published | Variant::Repaired(_) | Variant::Proposed, Op::Add(e)) => {
                 self.published_add(kv, *e).await
             }
             (Variant::Fixed, Op::Add(e)) => self.fixed_add(kv, *e).await,
             (variant, Op::Fetch) => Ok(match kv.get(&self.key).await? {
                 Some(d) => Ret::Array(crate::array_locked::deserialize(&d)),
-                None if variant == Variant::Published => {
+                None if variant.name() == "published" => {
                     kv.probe("missing key");
                     Ret::Array(Vec::new())
                 }

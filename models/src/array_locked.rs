@@ -234,13 +234,14 @@ impl Model for ArrayLocked {
 
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
-            (Variant::Published | Variant::Proposed, Op::Change { add, delete }) => {
-                self.published_change(kv, add, delete).await
-            }
+            (
+                Variant::Published | Variant::Repaired(_) | Variant::Proposed,
+                Op::Change { add, delete },
+            ) => self.published_change(kv, add, delete).await,
             (Variant::Fixed, Op::Change { add, delete }) => {
                 self.fixed_change(kv, add, delete).await
             }
-            (Variant::Published | Variant::Proposed, Op::Fetch) => {
+            (Variant::Published | Variant::Repaired(_) | Variant::Proposed, Op::Fetch) => {
                 Ok(match kv.get(&self.key).await? {
                     Some(d) => Ret::Array(deserialize(&d)),
                     None => Ret::Array(Vec::new()),

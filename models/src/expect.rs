@@ -5,6 +5,7 @@
 //! exports `pub fn scenarios() -> Vec<(Scenario, Expect)>`: the named scenarios with the
 //! verdict each variant is expected to get.
 
+use kvsim::Repairs;
 use std::fmt;
 
 /// Which variant of a structure runs.
@@ -18,6 +19,9 @@ pub enum Variant {
     /// "line 43"): the published code with that change and nothing else. Only the models
     /// whose source proposes a fix have it.
     Proposed,
+    /// The published code with some of its repairs switched on ([`kvsim::Repair`]): the
+    /// target `MODEL/published+REPAIR[+REPAIR...]`, a rung of the model's ladder.
+    Repaired(Repairs),
 }
 
 impl Variant {
@@ -29,15 +33,34 @@ impl Variant {
     /// published code unless its model gives it code of its own), `fixed` for the fixed.
     pub fn published_or_fixed<T>(self, published: T, fixed: T) -> T {
         match self {
-            Variant::Published | Variant::Proposed => published,
+            Variant::Published | Variant::Proposed | Variant::Repaired(_) => published,
             Variant::Fixed => fixed,
         }
     }
 
-    /// The CLI name: `published`, `fixed` or `proposed`.
+    /// Whether the published code runs with the repair `name` switched on (only in a
+    /// [`Variant::Repaired`] that has it). The model's code reads its switches here.
+    pub fn repaired(self, name: &str) -> bool {
+        match self {
+            Variant::Repaired(r) => r.on(name),
+            _ => false,
+        }
+    }
+
+    /// The repairs switched on (none but in a [`Variant::Repaired`]).
+    pub fn repairs(self) -> Option<Repairs> {
+        match self {
+            Variant::Repaired(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The CLI name of the variant's code: `published`, `fixed` or `proposed` (a repaired
+    /// variant runs the published code: `published`; its whole name is its `Display`,
+    /// `published+REPAIR...`).
     pub fn name(self) -> &'static str {
         match self {
-            Variant::Published => "published",
+            Variant::Published | Variant::Repaired(_) => "published",
             Variant::Fixed => "fixed",
             Variant::Proposed => "proposed",
         }
@@ -56,7 +79,45 @@ impl Variant {
 
 impl fmt::Display for Variant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(self.name())?;
+        if let Variant::Repaired(r) = self {
+            write!(f, "{r}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a variant meant to be correct still fails a scenario: told apart for people
+/// (`kvsim list`, the gate's table, JSON, reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Label {
+    /// No design on this store passes: the one-line argument why.
+    Impossible(&'static str),
+    /// A design exists that would pass and the fixed variant does not implement it yet:
+    /// which design.
+    NotYetFixed(&'static str),
+}
+
+impl Label {
+    /// `impossible` or `not yet fixed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Label::Impossible(_) => "impossible",
+            Label::NotYetFixed(_) => "not yet fixed",
+        }
+    }
+
+    /// The argument (impossible) or the design (not yet fixed).
+    pub fn reason(self) -> &'static str {
+        match self {
+            Label::Impossible(why) | Label::NotYetFixed(why) => why,
+        }
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name(), self.reason())
     }
 }
 
@@ -104,6 +165,14 @@ pub struct Expect {
     pub fixed: ExpectedVerdict,
     /// For the `proposed` variant, where the model has one.
     pub proposed: ExpectedVerdict,
+    /// The repairs ([`kvsim::Repair`]) whose defects this scenario finds in the published
+    /// code: a repaired variant that lacks one of them fails as `published` does.
+    pub shows: &'static [&'static str],
+    /// The published code's verdict with every repair of `shows` on (what stands behind
+    /// the defects they fix).
+    pub repaired: ExpectedVerdict,
+    /// Why the fixed variant fails, where it is expected to.
+    pub label: Option<Label>,
 }
 
 impl Expect {
@@ -112,27 +181,57 @@ impl Expect {
         published: ExpectedVerdict::Violation,
         fixed: ExpectedVerdict::Pass,
         proposed: ExpectedVerdict::Violation,
+        shows: &[],
+        repaired: ExpectedVerdict::Violation,
+        label: None,
     };
     /// Both pass.
     pub const BOTH_PASS: Expect = Expect {
         published: ExpectedVerdict::Pass,
         fixed: ExpectedVerdict::Pass,
         proposed: ExpectedVerdict::Pass,
-    };
-    /// Both fail: a fault no design on this store survives (the fixed variant's doc says why).
-    pub const IMPOSSIBLE: Expect = Expect {
-        published: ExpectedVerdict::Violation,
-        fixed: ExpectedVerdict::Violation,
-        proposed: ExpectedVerdict::Violation,
+        shows: &[],
+        repaired: ExpectedVerdict::Pass,
+        label: None,
     };
 
-    /// Both fail, and a design could do better: the fixed variant does not handle this
-    /// yet (its doc says what is missing). Kept apart from [`Expect::IMPOSSIBLE`].
-    pub const NOT_YET_FIXED: Expect = Expect {
-        published: ExpectedVerdict::Violation,
-        fixed: ExpectedVerdict::Violation,
-        proposed: ExpectedVerdict::Violation,
-    };
+    /// Every variant fails: a fault no design on this store survives, `why` in one line.
+    pub const fn impossible(why: &'static str) -> Expect {
+        Expect {
+            fixed: ExpectedVerdict::Violation,
+            label: Some(Label::Impossible(why)),
+            ..Expect::BROKEN_FIXED
+        }
+    }
+
+    /// Every variant fails, and a design could do better: the fixed variant does not
+    /// implement `design` yet. Kept apart from [`Expect::impossible`].
+    pub const fn not_yet_fixed(design: &'static str) -> Expect {
+        Expect {
+            fixed: ExpectedVerdict::Violation,
+            label: Some(Label::NotYetFixed(design)),
+            ..Expect::BROKEN_FIXED
+        }
+    }
+
+    /// This expectation, the published code's defects here being the ones `repairs` fix:
+    /// with all of them on it passes (unless [`Expect::then`] says otherwise).
+    pub const fn shows(self, repairs: &'static [&'static str]) -> Expect {
+        Expect {
+            shows: repairs,
+            repaired: ExpectedVerdict::Pass,
+            ..self
+        }
+    }
+
+    /// This expectation with `verdict` for the published code once every repair of
+    /// [`Expect::shows`] is on (a defect no repair fixes stands behind them).
+    pub const fn then(self, verdict: ExpectedVerdict) -> Expect {
+        Expect {
+            repaired: verdict,
+            ..self
+        }
+    }
 
     /// The expectation for `variant`.
     pub fn of(self, variant: Variant) -> ExpectedVerdict {
@@ -140,6 +239,8 @@ impl Expect {
             Variant::Published => self.published,
             Variant::Fixed => self.fixed,
             Variant::Proposed => self.proposed,
+            Variant::Repaired(r) if self.shows.iter().all(|name| r.on(name)) => self.repaired,
+            Variant::Repaired(_) => self.published,
         }
     }
 

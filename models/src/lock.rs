@@ -84,7 +84,7 @@
 //! read sent again).
 
 use crate::counter::{fenced_increment, parse_number};
-use crate::expect::{Expect, ExpectedVerdict, Variant};
+use crate::expect::{Expect, Variant};
 use crate::lincheck;
 use kvsim::{
     CheckerLimits, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError, Model, Scenario,
@@ -318,7 +318,7 @@ impl Model for Lock {
 
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
-            (Variant::Published | Variant::Proposed, Op::Increment) => {
+            (Variant::Published | Variant::Repaired(_) | Variant::Proposed, Op::Increment) => {
                 self.published_increment(kv).await
             }
             (Variant::Fixed, Op::Increment) => self.fixed_increment(kv).await,
@@ -410,11 +410,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Lose])
                 .fault_budget(2)
                 .runs(300),
-            Expect {
-                published: ExpectedVerdict::Pass,
-                fixed: ExpectedVerdict::Pass,
-                proposed: ExpectedVerdict::Pass,
-            },
+            Expect::BOTH_PASS,
         ),
         (
             Scenario::new("slow-holder", 3, 3)
@@ -422,7 +418,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Pause])
                 .fault_budget(2)
                 .runs(500),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("a holder paused past the lease cannot know it: the store lets the next client in, and no fencing token reaches the protected work"),
         ),
         (
             Scenario::new("evict", 3, 3)
@@ -430,7 +426,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Evict])
                 .fault_budget(1)
                 .runs(500),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("an evicted lock key is an unlocked lock: the store forgets the holder"),
         ),
         (
             Scenario::new("lru", 3, 3)
@@ -455,7 +451,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Restart])
                 .fault_budget(1)
                 .runs(500),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("a volatile restart forgets every lock key: the store forgets the holder"),
         ),
         (
             Scenario::new("expire", 3, 3)
@@ -463,7 +459,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Expire])
                 .fault_budget(1)
                 .runs(500),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("a lease shorter than the holder's work expires under it: the store lets the next client in"),
         ),
         (
             Scenario::new("delay", 3, 3)

@@ -1,6 +1,9 @@
 //! The registry: every model, its variants and its scenarios with expected verdicts.
 //!
-//! A target is `MODEL/VARIANT` (e.g. `fifo/published`); names are lowercase with dashes.
+//! A target is `MODEL/VARIANT` (e.g. `fifo/published`), or the published code with some
+//! of its repairs on, `MODEL/published+REPAIR[+REPAIR...]` (e.g.
+//! `fifo/published+dequeue-next`, repairs in canonical, sorted, order); names are
+//! lowercase with dashes.
 
 use crate::expect::{Expect, ExpectedVerdict, Variant};
 use kvsim::check::{Param, SpecEntry, Specs, Timed};
@@ -8,6 +11,7 @@ use kvsim::explore::Scope;
 use kvsim::harness::{ModelTarget, Target};
 use kvsim::Outcome;
 use kvsim::Scenario;
+use kvsim::{Repair, Repairs};
 
 /// One model: a structure in its variants, with its scenarios.
 pub struct Entry {
@@ -15,8 +19,12 @@ pub struct Entry {
     pub name: &'static str,
     /// One line for people.
     pub about: &'static str,
-    /// Its variants, each a checkable target.
+    /// Its variants, each a checkable target: the named ones (`published`, `fixed`,
+    /// `proposed`) and, for a model with repairs, the published code with every
+    /// non-empty set of them on ([`Variant::Repaired`]).
     pub variants: Vec<(Variant, Box<dyn Target>)>,
+    /// The repairs of the published code ([`Model::repairs`]), in the model's order.
+    pub repairs: &'static [Repair],
     /// Its named scenarios with the verdict each variant is expected to get.
     pub scenarios: Vec<(Scenario, Expect)>,
     /// The default scope of `kvsim explore` (no faults): the smallest that shows the
@@ -51,10 +59,56 @@ impl Entry {
                     Box::new(ModelTarget::new(&format!("{name}/fixed"), fixed)),
                 ),
             ],
+            repairs: &[],
             scenarios,
             explore: Scope::new(2, 2).with_times(false),
             notes: Vec::new(),
         }
+    }
+
+    /// The same model with its published code's repairs ([`Model::repairs`] of
+    /// `build(Variant::Published)`): every non-empty set of them becomes the target
+    /// `NAME/published+REPAIR...`, built by `build(Variant::Repaired(set))`.
+    pub fn repairable<M: kvsim::explore::Explorable>(mut self, build: fn(Variant) -> M) -> Entry {
+        let list = build(Variant::Published).repairs();
+        let reserved: Vec<&str> = kvsim::FaultKind::ALL
+            .iter()
+            .map(|k| k.name())
+            .chain(self.scenarios.iter().map(|(s, _)| s.name.as_str()))
+            .collect();
+        if let Err(e) = kvsim::check_repairs(list, &reserved) {
+            panic!("model {}: {e}", self.name);
+        }
+        self.repairs = list;
+        for set in Repairs::every(list).into_iter().filter(|r| !r.is_empty()) {
+            let variant = Variant::Repaired(set);
+            let target = ModelTarget::new(&format!("{}/{variant}", self.name), build(variant));
+            self.variants.push((variant, Box::new(target)));
+        }
+        self
+    }
+
+    /// The rungs of the model's ladder, in order: the published code, each repair alone,
+    /// all repairs together (with two or more), the source's own variants (`proposed`) and
+    /// the fixed variant.
+    pub fn rungs(&self) -> Vec<Variant> {
+        let mut rungs = vec![Variant::Published];
+        let mut alone: Vec<Repairs> = (0..self.repairs.len())
+            .map(|i| Repairs::from_bits(self.repairs, 1 << i))
+            .collect();
+        alone.sort_by_key(|r| r.names());
+        rungs.extend(alone.into_iter().map(Variant::Repaired));
+        if self.repairs.len() >= 2 {
+            rungs.push(Variant::Repaired(Repairs::all(self.repairs)));
+        }
+        rungs.extend(
+            self.variants
+                .iter()
+                .map(|(v, _)| *v)
+                .filter(|v| *v == Variant::Proposed),
+        );
+        rungs.push(Variant::Fixed);
+        rungs
     }
 
     /// The same model with `clients` × `ops` as its default explore scope.
@@ -103,9 +157,14 @@ impl Entry {
         self
     }
 
-    /// The model's variants, in the CLI's order.
+    /// The model's named variants (`published`, `fixed`, `proposed`), in the CLI's order:
+    /// what `kvsim check` runs by default (repaired ones are the ladder's).
     pub fn available_variants(&self) -> Vec<Variant> {
-        self.variants.iter().map(|(v, _)| *v).collect()
+        self.variants
+            .iter()
+            .map(|(v, _)| *v)
+            .filter(|v| v.repairs().is_none())
+            .collect()
     }
 
     /// The variant's target ([`resolve`] gives only variants the model has).
@@ -131,7 +190,8 @@ pub fn registry() -> Vec<Entry> {
             fifo::published(),
             fifo::fixed(),
             fifo::scenarios(),
-        ),
+        )
+        .repairable(fifo::Fifo::new),
         Entry::new(
             "lock",
             "distributed lock: add with an expiry, delete to unlock (004)",
@@ -258,6 +318,7 @@ pub fn resolve(entries: &[Entry], target: &str) -> Result<(usize, Vec<Variant>),
     let entry = &entries[index];
     let variants = match variant {
         None => entry.available_variants(),
+        Some(v) if v.contains('+') => vec![repaired(entry, target, v)?],
         Some(v) => {
             let v = Variant::parse(v).map_err(|e| format!("in target {target:?}: {e}"))?;
             if !entry.available_variants().contains(&v) {
@@ -277,6 +338,24 @@ pub fn resolve(entries: &[Entry], target: &str) -> Result<(usize, Vec<Variant>),
         }
     };
     Ok((index, variants))
+}
+
+/// The repaired variant `published+REPAIR[+REPAIR...]` of `entry` (repairs in any order;
+/// the target's name puts them in canonical order).
+fn repaired(entry: &Entry, target: &str, variant: &str) -> Result<Variant, String> {
+    let mut parts = variant.split('+');
+    let base = parts.next().unwrap_or_default();
+    if base != "published" {
+        return Err(format!(
+            "in target {target:?}: repairs apply to the published code: expected \
+             {}/published+REPAIR, found {base:?} before the first +",
+            entry.name
+        ));
+    }
+    let names: Vec<&str> = parts.collect();
+    let set = Repairs::parse(entry.repairs, &names)
+        .map_err(|e| format!("in target {target:?}: model {:?}: {e}", entry.name))?;
+    Ok(Variant::Repaired(set))
 }
 
 /// Whether `verdict` matches what was expected (`Unknown` never matches).
@@ -380,6 +459,70 @@ mod tests {
             build("visitor-counter", Some(2), Some(10)),
             Some("--window: expected --spec event-log, found --spec visitor-counter".to_string())
         );
+    }
+
+    #[test]
+    fn every_expected_failure_of_a_fixed_variant_is_labelled_and_every_shown_repair_exists() {
+        for e in registry() {
+            for (s, expect) in &e.scenarios {
+                let fails = expect.fixed == ExpectedVerdict::Violation;
+                assert_eq!(
+                    fails,
+                    expect.label.is_some(),
+                    "{}/fixed on {}: an expected failure carries a label (impossible or not \
+                     yet fixed) and only an expected failure does",
+                    e.name,
+                    s.name
+                );
+                if let Some(label) = expect.label {
+                    assert!(label.reason().len() > 20, "{}: {label}", e.name);
+                }
+                for name in expect.shows {
+                    assert!(
+                        e.repairs.iter().any(|r| r.name == *name),
+                        "{} on {}: shows {name:?}, which is none of the model's repairs",
+                        e.name,
+                        s.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn repaired_targets_resolve_in_any_order_and_are_named_in_one() {
+        let entries = registry();
+        for e in &entries {
+            let Some(first) = e.repairs.first() else {
+                continue;
+            };
+            let target = format!("{}/published+{}", e.name, first.name);
+            let (i, variants) = resolve(&entries, &target).unwrap();
+            assert_eq!(entries[i].target(variants[0]).name(), target);
+            let twice = format!("{target}+{}", first.name);
+            assert!(resolve(&entries, &twice)
+                .unwrap_err()
+                .contains("given twice"));
+            let unknown = format!("{}/published+no-such-repair", e.name);
+            assert!(resolve(&entries, &unknown)
+                .unwrap_err()
+                .contains("expected one of"));
+            if let Some(second) = e.repairs.get(1) {
+                let a = format!("{}/published+{}+{}", e.name, first.name, second.name);
+                let b = format!("{}/published+{}+{}", e.name, second.name, first.name);
+                let (_, va) = resolve(&entries, &a).unwrap();
+                let (_, vb) = resolve(&entries, &b).unwrap();
+                assert_eq!(va, vb);
+                let mut sorted = [first.name, second.name];
+                sorted.sort_unstable();
+                assert_eq!(
+                    entries[i].target(va[0]).name(),
+                    format!("{}/published+{}+{}", e.name, sorted[0], sorted[1])
+                );
+            }
+        }
+        let e = resolve(&entries, "fifo/fixed+x").unwrap_err();
+        assert!(e.contains("repairs apply to the published code"), "{e}");
     }
 
     #[test]

@@ -234,7 +234,7 @@ impl SpinLock {
     async fn read<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
         Ok(match kv.get(&self.counter).await? {
             Some(d) => Ret::Value(parse_number(&d)),
-            None if self.variant == Variant::Published => Ret::Value(0),
+            None if self.variant.name() == "published" => Ret::Value(0),
             None => {
                 kv.probe("missing key");
                 Ret::Lost
@@ -366,7 +366,7 @@ impl Model for SpinLock {
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
             (_, Op::Read) => self.read(kv).await,
-            (Variant::Published | Variant::Proposed, Op::Increment) => {
+            (Variant::Published | Variant::Repaired(_) | Variant::Proposed, Op::Increment) => {
                 self.published_increment(kv).await
             }
             (Variant::Fixed, Op::Increment) => self.fixed_increment(kv).await,
@@ -464,14 +464,14 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Evict])
                 .fault_budget(1)
                 .runs(500),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("an evicted lock key is an unlocked lock: the store forgets the holder"),
         ),
         (
             Scenario::new("lru", 3, 3)
                 .about("a shared cache under memory pressure: a neighbour's writes push the structure's least recently used keys out")
                 .faults(&[FaultKind::Lru])
                 .runs(500),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("a lock key pushed out by memory pressure is an unlocked lock: the store forgets the holder"),
         ),
         (
             Scenario::new("restart", 3, 3)
@@ -480,7 +480,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Restart])
                 .fault_budget(1)
                 .runs(500),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("a volatile restart forgets the lock key: the store forgets the holder"),
         ),
         (
             Scenario::new("lose", 3, 3)
@@ -504,7 +504,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Crash])
                 .fault_budget(1)
                 .runs(500),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("a holder that crashes never releases; only an expiry frees the lock, and an expiry lets a slow holder overlap"),
         ),
         (
             Scenario::new("delay", 3, 3)

@@ -270,16 +270,16 @@ impl Model for Table {
 
     async fn run<K: Kv>(&self, kv: &K, _client: usize, op: &Op) -> Result<Ret, KvError> {
         match (self.variant, op) {
-            (Variant::Published | Variant::Proposed, Op::Add(k)) => {
+            (Variant::Published | Variant::Repaired(_) | Variant::Proposed, Op::Add(k)) => {
                 self.published_change(kv, k, true).await
             }
-            (Variant::Published | Variant::Proposed, Op::Delete(k)) => {
+            (Variant::Published | Variant::Repaired(_) | Variant::Proposed, Op::Delete(k)) => {
                 self.published_change(kv, k, false).await
             }
-            (Variant::Published | Variant::Proposed, Op::Has(k)) => {
+            (Variant::Published | Variant::Repaired(_) | Variant::Proposed, Op::Has(k)) => {
                 Ok(Ret::Has(kv.get(&self.member_key(k)).await?.is_some()))
             }
-            (Variant::Published | Variant::Proposed, Op::Fetch) => {
+            (Variant::Published | Variant::Repaired(_) | Variant::Proposed, Op::Fetch) => {
                 Ok(Ret::Members(match kv.get(&self.keys_key()).await? {
                     Some(d) => sorted(deserialize(&d)),
                     None => Vec::new(),

@@ -64,7 +64,7 @@ impl MessageQueueModel {
         }
         let mut stored = Vec::with_capacity(writes.len());
         match self.variant {
-            Variant::Published | Variant::Proposed => {
+            Variant::Published | Variant::Repaired(_) | Variant::Proposed => {
                 let mut q =
                     published::PublishedQueue::open(kv, &self.prefix, self.max_file_size).await?;
                 for (ts, msg) in writes {
@@ -97,7 +97,9 @@ impl MessageQueueModel {
         let mut fixed = fixed::open_reader(kv, &self.prefix, min_timestamp);
         while count < max {
             let read = match self.variant {
-                Variant::Published | Variant::Proposed => published.read(timeout_ms).await?,
+                Variant::Published | Variant::Repaired(_) | Variant::Proposed => {
+                    published.read(timeout_ms).await?
+                }
                 Variant::Fixed => fixed.read(timeout_ms).await?,
             };
             match read {
@@ -126,7 +128,7 @@ impl MessageQueueModel {
         exclude_latest: bool,
     ) -> Result<MqRet, QueueError> {
         let removed = match self.variant {
-            Variant::Published | Variant::Proposed => {
+            Variant::Published | Variant::Repaired(_) | Variant::Proposed => {
                 published::remove_old_files(kv, &self.prefix, threshold, exclude_latest).await?
             }
             Variant::Fixed => {
@@ -267,21 +269,21 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .about("memcached restarts: the log's only copy is gone")
                 .faults(&[FaultKind::Restart])
                 .fault_budget(1),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("a volatile restart loses every segment: records with no other copy are gone"),
         ),
         row(
             Scenario::new("evict", 4, 3)
                 .about("the store evicts keys: a segment's only copy is gone")
                 .faults(&[FaultKind::Evict])
                 .fault_budget(2),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("an evicted segment is the only copy of its records"),
         ),
         row(
             Scenario::new("lru", 4, 3)
                 .about("a small cache (1,500 bytes): the store's LRU evicts the oldest segments")
                 .faults(&[FaultKind::Lru])
                 .memory_limit(1_500),
-            Expect::IMPOSSIBLE,
+            Expect::impossible("a segment pushed out by memory pressure is the only copy of its records"),
         ),
         row(
             Scenario::new("skew", 4, 3)
