@@ -57,16 +57,28 @@ pub fn main(token: &str, json_out: bool, shrink: bool) -> Result<ExitCode, CliEr
 pub fn resolve<'e>(entries: &'e [Entry], text: &str) -> Result<(Token, &'e dyn Target), String> {
     let token = Token::decode(text).map_err(|e| e.to_string())?;
     let found = entries.iter().find_map(|e| {
-        e.variants
-            .iter()
+        e.targets()
             .find(|(_, t)| t.name() == token.target)
-            .map(|(_, t)| (e, t.as_ref()))
+            .map(|(_, t)| (e, t))
     });
     let Some((entry, target)) = found else {
         let names: Vec<String> = entries
             .iter()
             .map(|e| {
-                let targets: Vec<&str> = e.variants.iter().map(|(_, t)| t.name()).collect();
+                let mut targets: Vec<String> = e
+                    .variants
+                    .iter()
+                    .map(|(_, t)| t.name().to_string())
+                    .collect();
+                if !e.repairs.is_empty() {
+                    let mut repairs: Vec<&str> = e.repairs.iter().map(|r| r.name).collect();
+                    repairs.sort_unstable();
+                    targets.push(format!(
+                        "{}/published+REPAIR[+REPAIR...] (repairs: {})",
+                        e.name,
+                        repairs.join(", ")
+                    ));
+                }
                 format!("  {}", targets.join(", "))
             })
             .collect();

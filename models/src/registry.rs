@@ -19,10 +19,11 @@ pub struct Entry {
     pub name: &'static str,
     /// One line for people.
     pub about: &'static str,
-    /// Its variants, each a checkable target: the named ones (`published`, `fixed`,
-    /// `proposed`) and, for a model with repairs, the published code with every
-    /// non-empty set of them on ([`Variant::Repaired`]).
+    /// Its named variants (`published`, `fixed`, `proposed`), each a checkable target.
     pub variants: Vec<(Variant, Box<dyn Target>)>,
+    /// For a model with repairs, the published code with every non-empty set of them on
+    /// ([`Variant::Repaired`]), each a checkable target.
+    pub repaired: Vec<(Variant, Box<dyn Target>)>,
     /// The repairs of the published code ([`Model::repairs`]), in the model's order.
     pub repairs: &'static [Repair],
     /// Its named scenarios with the verdict each variant is expected to get.
@@ -59,6 +60,7 @@ impl Entry {
                     Box::new(ModelTarget::new(&format!("{name}/fixed"), fixed)),
                 ),
             ],
+            repaired: Vec::new(),
             repairs: &[],
             scenarios,
             explore: Scope::new(2, 2).with_times(false),
@@ -83,9 +85,17 @@ impl Entry {
         for set in Repairs::every(list).into_iter().filter(|r| !r.is_empty()) {
             let variant = Variant::Repaired(set);
             let target = ModelTarget::new(&format!("{}/{variant}", self.name), build(variant));
-            self.variants.push((variant, Box::new(target)));
+            self.repaired.push((variant, Box::new(target)));
         }
         self
+    }
+
+    /// Every target of the model: its named variants, then its repaired ones.
+    pub fn targets(&self) -> impl Iterator<Item = (Variant, &dyn Target)> {
+        self.variants
+            .iter()
+            .chain(&self.repaired)
+            .map(|(v, t)| (*v, t.as_ref()))
     }
 
     /// The rungs of the model's ladder, in order: the published code, each repair alone,
@@ -160,19 +170,14 @@ impl Entry {
     /// The model's named variants (`published`, `fixed`, `proposed`), in the CLI's order:
     /// what `kvsim check` runs by default (repaired ones are the ladder's).
     pub fn available_variants(&self) -> Vec<Variant> {
-        self.variants
-            .iter()
-            .map(|(v, _)| *v)
-            .filter(|v| v.repairs().is_none())
-            .collect()
+        self.variants.iter().map(|(v, _)| *v).collect()
     }
 
     /// The variant's target ([`resolve`] gives only variants the model has).
     pub fn target(&self, variant: Variant) -> &dyn Target {
-        self.variants
-            .iter()
+        self.targets()
             .find(|(v, _)| *v == variant)
-            .map(|(_, t)| t.as_ref())
+            .map(|(_, t)| t)
             .expect("a variant the model has")
     }
 }
