@@ -430,42 +430,39 @@ impl Ladder {
                 f.replay
             );
         }
-        let published = self.rungs.iter().find(|r| r.variant == Variant::Published);
         for rung in self.rungs.iter().filter(|r| r.repairs.len() == 1) {
             let name = rung.repairs[0];
             let removes = self.numbered(|g| g.removed_by.contains(&name));
-            let still = self.numbered(|g| g.found_in.contains(&rung.target));
-            let _ = write!(s, "\nWith the {name} repair on, ");
-            match (removes.is_empty(), still.is_empty()) {
-                (true, _) => s.push_str("no finding of the published code goes away"),
-                (false, _) => {
-                    let _ = write!(s, "finding {} goes away", removes.join(", "));
-                }
-            }
-            match still.is_empty() {
-                true => s.push_str(", and the published code passes every scenario.\n"),
-                false => {
-                    let _ = writeln!(
-                        s,
-                        "; the published code still fails: finding {}.",
-                        still.join(", ")
-                    );
-                }
-            }
-        }
-        if let (Some(_), Some(all)) = (published, self.all_repairs()) {
-            let still = self.numbered(|g| g.found_in.contains(&all.target));
+            let gone = if removes.is_empty() {
+                "no finding of the published code goes away".to_string()
+            } else {
+                format!("finding {} goes away", removes.join(", "))
+            };
             let _ = writeln!(
                 s,
-                "\nWith every repair on, {}.",
-                match still.is_empty() {
-                    true => "the published code passes every scenario".to_string(),
-                    false => format!(
-                        "the published code still fails: finding {}",
-                        still.join(", ")
-                    ),
-                }
+                "\nWith the {name} repair on, {gone}{}.",
+                self.still(&rung.target, "; ")
             );
+        }
+        if let Some(all) = self.all_repairs() {
+            let _ = writeln!(
+                s,
+                "\nWith every repair on{}.",
+                self.still(&all.target, ", ")
+            );
+        }
+    }
+
+    /// What the published code still fails on `target`, after `sep`.
+    fn still(&self, target: &str, sep: &str) -> String {
+        let still = self.described(|g| g.found_in.iter().any(|t| t == target));
+        if still.is_empty() {
+            format!("{sep}the published code passes every scenario")
+        } else {
+            format!(
+                "{sep}the published code still fails: finding {}",
+                still.join(", ")
+            )
         }
     }
 
@@ -484,6 +481,23 @@ impl Ladder {
             .enumerate()
             .filter(|(_, g)| keep(g))
             .map(|(i, _)| (i + 1).to_string())
+            .collect()
+    }
+
+    /// The findings `keep` keeps, in words: `3 (progress, needs evict)`.
+    fn described(&self, keep: impl Fn(&LadderFinding) -> bool) -> Vec<String> {
+        self.findings
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| keep(g))
+            .map(|(i, g)| {
+                format!(
+                    "{} ({}, needs {})",
+                    i + 1,
+                    g.finding.property,
+                    g.finding.describe_faults()
+                )
+            })
             .collect()
     }
 
