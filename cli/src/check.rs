@@ -13,7 +13,7 @@ use kvsim::harness::target::{CheckReport, RunReport, Target};
 use kvsim::sim::SimConfig;
 use kvsim::Verdict;
 use kvsim::{FaultKind, FaultSet, Scenario, Strategy};
-use kvsim_models::expect::{ExpectedVerdict, Variant};
+use kvsim_models::expect::{ExpectedVerdict, Label, Variant};
 use kvsim_models::registry::{self, registry, Entry};
 use serde_json::json;
 use std::path::PathBuf;
@@ -142,6 +142,8 @@ pub(crate) struct Pick {
     pub(crate) entry: usize,
     pub(crate) variant: Variant,
     pub(crate) expected: Option<ExpectedVerdict>,
+    /// Why an expected failure is expected (the fixed variant's label), with `expected`.
+    pub(crate) label: Option<Label>,
 }
 
 /// The knobs the command line sets, checked.
@@ -206,6 +208,47 @@ fn ms_range(flag: &str, text: &str, min: u64) -> Result<[u64; 2], String> {
 }
 
 impl Args {
+    /// A check of nothing but a budget: the seed, runs or time budget (with its fewest
+    /// runs) and threads, every other flag at its default (`kvsim ladder`'s flags, read
+    /// and checked as `check` reads them).
+    pub(crate) fn budget_only(
+        seed: u64,
+        runs: Option<u64>,
+        time_budget: Option<f64>,
+        min_runs: u64,
+        threads: Option<usize>,
+    ) -> Args {
+        Args {
+            targets: Vec::new(),
+            scenario: None,
+            clients: None,
+            ops: None,
+            faults: None,
+            fault_budget: None,
+            fault_rate: None,
+            pause_ms: None,
+            delay_ms: None,
+            work_ms: None,
+            timeout_ms: None,
+            retries: None,
+            memory_limit: None,
+            neighbour_bytes: None,
+            starve_ms: None,
+            strategy: None,
+            runs,
+            seed,
+            time_limit: None,
+            time_budget,
+            min_runs,
+            json: false,
+            threads,
+            no_shrink: false,
+            junit: None,
+            shard: Shard::ALL,
+            corpus: None,
+        }
+    }
+
     /// The knobs the command line sets, checked.
     pub(crate) fn tuning(&self) -> Result<Tuning, String> {
         let fault_rate = match self.fault_rate {
@@ -324,7 +367,7 @@ fn seconds(flag: &str, secs: f64) -> Result<Duration, String> {
 impl Tuning {
     /// The scenario with the command line's knobs applied (its faults kept unless
     /// `--faults` replaces them).
-    fn scenario(&self, mut s: Scenario) -> Scenario {
+    pub(crate) fn scenario(&self, mut s: Scenario) -> Scenario {
         if let Some(c) = self.clients {
             s.clients = c;
         }
@@ -366,7 +409,7 @@ impl Tuning {
     }
 
     /// The run knobs of a (tuned) scenario.
-    fn config(&self, s: &Scenario) -> SimConfig {
+    pub(crate) fn config(&self, s: &Scenario) -> SimConfig {
         let mut c = SimConfig::from_scenario(s);
         if let Some(p) = self.fault_rate {
             c.fault_probability = p;
@@ -418,11 +461,13 @@ pub(crate) fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
             let config = tuning.config(&scenario);
             for &variant in &variants {
                 let expected = (!gate).then(|| expect.of(variant));
+                let label = expected.and(kvsim_models::ladder::label_of(variant, &expect));
                 jobs.push(Job {
                     target: Pick {
                         entry,
                         variant,
                         expected,
+                        label,
                     },
                     scenario: scenario.clone(),
                     config: config.clone(),
@@ -470,7 +515,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             mismatches += 1;
             unknowns += usize::from(matches!(report.verdict, Verdict::Unknown(_)));
         }
-        rows.push(json_row(job, report, ok, &entries));
+        rows.push(json_row(&row(job, report, &entries), ok));
     }
     let code = if gate {
         gate_code(&results)
@@ -480,7 +525,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     if let Some(file) = junit_file {
         junit::write(
             file,
-            &junit::render(args.seed, &junit_cases(&jobs, &results)),
+            &junit::render(args.seed, &junit_cases(&jobs, &results, &entries)),
         )?;
     }
     if args.json {
@@ -507,7 +552,12 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         )?;
         return Ok(error::code(code));
     }
-    print_table(&jobs, &results)?;
+    let table: Vec<Row> = jobs
+        .iter()
+        .zip(&results)
+        .map(|(job, report)| row(job, report, &entries))
+        .collect();
+    print_table(&table)?;
     if let Some(c) = &corpus {
         outln!(
             "\ncorpus {}: {} past failures replayed, {} still fail; {saved} new saved",
@@ -566,8 +616,57 @@ fn print_header(
     Ok(())
 }
 
-/// One job's row of `--json`: its verdict, findings, probes and knobs.
-fn json_row(job: &Job, report: &CheckReport, ok: bool, entries: &[Entry]) -> serde_json::Value {
+/// One target × scenario as the table, `--json` and JUnit show it.
+pub(crate) struct Row<'a> {
+    /// The verdict expected, when checking expectations.
+    pub(crate) expected: Option<ExpectedVerdict>,
+    /// Why an expected failure is expected (a fixed variant's label).
+    pub(crate) label: Option<Label>,
+    /// The scenario, as tuned.
+    pub(crate) scenario: &'a Scenario,
+    /// Its run knobs.
+    pub(crate) config: &'a SimConfig,
+    /// The probes the scenario requires of the target.
+    pub(crate) sometimes: Vec<&'a str>,
+    /// The check's report.
+    pub(crate) report: &'a CheckReport,
+}
+
+impl Row<'_> {
+    /// Whether the verdict is what was expected (without an expectation: not a violation).
+    pub(crate) fn ok(&self) -> bool {
+        match self.expected {
+            Some(exp) => registry::matches(exp, &self.report.verdict),
+            None => !self.report.verdict.is_violation(),
+        }
+    }
+
+    /// The `expected` column: `violation`, `violation (impossible)`, `-`.
+    fn expected_text(&self) -> String {
+        match (self.expected, self.label) {
+            (None, _) => "-".to_string(),
+            (Some(e), None) => e.name().to_string(),
+            (Some(e), Some(l)) => format!("{} ({})", e.name(), l.name()),
+        }
+    }
+}
+
+/// A job's row.
+fn row<'a>(job: &'a Job, report: &'a CheckReport, entries: &[Entry]) -> Row<'a> {
+    let target = entries[job.target.entry].target(job.target.variant);
+    Row {
+        expected: job.target.expected,
+        label: job.target.label,
+        scenario: &job.scenario,
+        config: &job.config,
+        sometimes: job.scenario.required(target.probes()),
+        report,
+    }
+}
+
+/// One row of `--json`: its verdict, expectation (and label), findings, probes and knobs.
+pub(crate) fn json_row(r: &Row, ok: bool) -> serde_json::Value {
+    let report = r.report;
     let replay = report.failure.as_ref().map(|f| f.token.clone());
     let findings: Vec<_> = report
         .findings
@@ -588,8 +687,10 @@ fn json_row(job: &Job, report: &CheckReport, ok: bool, entries: &[Entry]) -> ser
         "target": report.target,
         "scenario": report.scenario,
         "verdict": report.verdict.name(),
-        "expected": job.target.expected.map(|e| e.name()),
-        "matches": job.target.expected.map(|_| ok),
+        "expected": r.expected.map(|e| e.name()),
+        "label": r.label.map(|l| l.name()),
+        "label_reason": r.label.map(|l| l.reason()),
+        "matches": r.expected.map(|_| ok),
         "runs": report.runs,
         "violating_runs": report.violating_runs,
         "millis": report.millis,
@@ -597,10 +698,10 @@ fn json_row(job: &Job, report: &CheckReport, ok: bool, entries: &[Entry]) -> ser
         "reason": report.verdict.reason(),
         "findings": findings,
         "probes": report.probes,
-        "sometimes": job.scenario.required(entries[job.target.entry].target(job.target.variant).probes()),
+        "sometimes": r.sometimes,
     });
     // The run's knobs, as the knob table shows them in a row.
-    let knobs = kvsim::sim::knobs::json_row(&job.config, kvsim::sim::knobs::rows::CHECK);
+    let knobs = kvsim::sim::knobs::json_row(r.config, kvsim::sim::knobs::rows::CHECK);
     row.as_object_mut().expect("a row").extend(knobs);
     row
 }
@@ -620,26 +721,30 @@ fn gate_code(results: &[CheckReport]) -> i32 {
 }
 
 /// The JUnit cases of the jobs: one per target × scenario.
-fn junit_cases(jobs: &[Job], results: &[CheckReport]) -> Vec<junit::Case> {
+fn junit_cases(jobs: &[Job], results: &[CheckReport], entries: &[Entry]) -> Vec<junit::Case> {
     jobs.iter()
         .zip(results)
-        .map(|(job, report)| {
-            junit::Case::of_report(
-                report,
-                job.target.expected.map(|e| e.name()),
-                match job.target.expected {
-                    Some(exp) => registry::matches(exp, &report.verdict),
-                    None => report.verdict.is_ok(),
-                },
-                knobs(
-                    &job.scenario.faults,
-                    job.scenario.clients,
-                    job.scenario.ops,
-                    job.scenario.strategy,
-                ),
-            )
-        })
+        .map(|(job, report)| junit_case(&row(job, report, entries)))
         .collect()
+}
+
+/// A row's JUnit case.
+pub(crate) fn junit_case(r: &Row) -> junit::Case {
+    junit::Case::of_report(
+        r.report,
+        r.expected.map(|e| e.name()),
+        r.label.map(|l| l.to_string()),
+        match r.expected {
+            Some(exp) => registry::matches(exp, &r.report.verdict),
+            None => r.report.verdict.is_ok(),
+        },
+        knobs(
+            &r.scenario.faults,
+            r.scenario.clients,
+            r.scenario.ops,
+            r.scenario.strategy,
+        ),
+    )
 }
 
 /// The check's identity (see [`crate::identity`]): everything that decides what it
@@ -792,21 +897,29 @@ fn print_findings(results: &[CheckReport]) -> Result<(), CliError> {
     Ok(())
 }
 
-fn print_table(jobs: &[Job], results: &[CheckReport]) -> Result<(), CliError> {
-    let tw = results
+/// The table: one line per target × scenario with its expectation (and label) and
+/// verdict, then the labels' reasons.
+pub(crate) fn print_table(rows: &[Row]) -> Result<(), CliError> {
+    let tw = rows
         .iter()
-        .map(|r| r.target.len())
+        .map(|r| r.report.target.len())
         .max()
         .unwrap_or(6)
         .max(6);
-    let sw = results
+    let sw = rows
         .iter()
-        .map(|r| r.scenario.len())
+        .map(|r| r.report.scenario.len())
         .max()
         .unwrap_or(8)
         .max(8);
+    let ew = rows
+        .iter()
+        .map(|r| r.expected_text().chars().count())
+        .max()
+        .unwrap_or(10)
+        .max(10);
     outln!(
-        "\n{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>8} {:>8}  replay",
+        "\n{:<tw$} {:<sw$} {:<ew$} {:<11} {:>6} {:>8} {:>8}  replay",
         "target",
         "scenario",
         "expected",
@@ -815,27 +928,35 @@ fn print_table(jobs: &[Job], results: &[CheckReport]) -> Result<(), CliError> {
         "time",
         "findings"
     )?;
-    for (job, r) in jobs.iter().zip(results) {
-        let exp = job.target.expected.map_or("-", |e| e.name());
-        let mark = match job.target.expected {
-            Some(e) if !registry::matches(e, &r.verdict) => " ✗",
+    for r in rows {
+        let report = r.report;
+        let mark = match r.expected {
+            Some(e) if !registry::matches(e, &report.verdict) => " ✗",
             _ => "",
         };
-        let replay = r
+        let replay = report
             .failure
             .as_ref()
             .map(|f| format!("kvsim replay {}", f.token))
             .unwrap_or_default();
         outln!(
-            "{:<tw$} {:<sw$} {:<10} {:<11} {:>6} {:>6}ms {:>8}  {replay}",
-            r.target,
-            r.scenario,
-            exp,
-            format!("{}{mark}", r.verdict.name()),
-            r.runs,
-            r.millis,
-            r.findings.len()
+            "{:<tw$} {:<sw$} {:<ew$} {:<11} {:>6} {:>6}ms {:>8}  {replay}",
+            report.target,
+            report.scenario,
+            r.expected_text(),
+            format!("{}{mark}", report.verdict.name()),
+            report.runs,
+            report.millis,
+            report.findings.len()
         )?;
+    }
+    let labelled: Vec<&Row> = rows.iter().filter(|r| r.label.is_some()).collect();
+    if !labelled.is_empty() {
+        outln!("\nexpected failures:")?;
+        for r in labelled {
+            let label = r.label.expect("filtered");
+            outln!("  {} {}: {label}", r.report.target, r.report.scenario)?;
+        }
     }
     Ok(())
 }
@@ -873,24 +994,30 @@ impl Hooks<Pick> for Around<'_> {
     }
 }
 
+/// The plan's budget the command line asks for: seed, the scenarios' runs (within
+/// `--time-limit`) or `--time-budget` shared by every job, shard, threads.
+pub(crate) fn budget(args: &Args, tuning: &Tuning) -> Budget {
+    Budget {
+        seed: args.seed,
+        runs: match tuning.time_budget {
+            None => Runs::Scenario {
+                time_limit: tuning.time_limit,
+            },
+            Some(budget) => Runs::Shared(budget),
+        },
+        shard: args.shard,
+        threads: args.threads.unwrap_or_else(Budget::cores),
+        clock: Clock::Wall,
+    }
+}
+
 /// Runs the jobs as one campaign (each worker thread with its own registry: targets stay
 /// on their thread); results come back in job order.
 fn run_jobs(args: &Args, jobs: Vec<Job>, tuning: &Tuning, around: &Around) -> Vec<CheckReport> {
     let started = Instant::now();
     let plan = Plan {
         jobs,
-        budget: Budget {
-            seed: args.seed,
-            runs: match tuning.time_budget {
-                None => Runs::Scenario {
-                    time_limit: tuning.time_limit,
-                },
-                Some(budget) => Runs::Shared(budget),
-            },
-            shard: args.shard,
-            threads: args.threads.unwrap_or_else(Budget::cores),
-            clock: Clock::Wall,
-        },
+        budget: budget(args, tuning),
         shrink: (!args.no_shrink).then(ShrinkLimits::default),
     };
     let results = campaign::run(

@@ -29,6 +29,9 @@ pub struct Case {
     pub reason: Option<String>,
     /// The verdict the registry expects, when the run checks expectations.
     pub expected: Option<String>,
+    /// Why an expected failure is expected (`impossible: …` or `not yet fixed: …`), for a
+    /// fixed variant whose scenario labels it.
+    pub label: Option<String>,
     /// Whether the case passes (the verdict is `ok` in a gate; it matches its
     /// expectation otherwise).
     pub passed: bool,
@@ -47,6 +50,7 @@ impl Case {
     pub fn of_report(
         report: &CheckReport,
         expected: Option<&'static str>,
+        label: Option<String>,
         passed: bool,
         knobs: String,
     ) -> Case {
@@ -57,6 +61,7 @@ impl Case {
             verdict: report.verdict.name().to_string(),
             reason: report.verdict.reason(),
             expected: expected.map(str::to_string),
+            label,
             passed,
             knobs,
             runs: (report.runs, report.violating_runs),
@@ -159,7 +164,11 @@ fn testcase(out: &mut String, seed: u64, case: &Case) {
         let why = case.reason.as_deref();
         let message = match &case.expected {
             Some(expected) => format!(
-                "expected {expected}, found {}{}",
+                "expected {expected}{}, found {}{}",
+                case.label
+                    .as_deref()
+                    .map(|l| format!(" ({l})"))
+                    .unwrap_or_default(),
                 case.verdict,
                 why.map(|x| format!(": {x}")).unwrap_or_default()
             ),
@@ -184,6 +193,9 @@ fn testcase(out: &mut String, seed: u64, case: &Case) {
     );
     if let Some(expected) = &case.expected {
         let _ = write!(log, " (expected {expected})");
+    }
+    if let Some(label) = &case.label {
+        let _ = write!(log, "\nexpected to fail: {label}");
     }
     log.push('\n');
     for f in &case.findings {

@@ -17,7 +17,8 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                 json!({
                     "model": e.name,
                     "about": e.about,
-                    "variants": e.variants.iter().map(|(v, _)| v.name()).collect::<Vec<_>>(),
+                    "variants": e.available_variants().iter().map(|v| v.name()).collect::<Vec<_>>(),
+                    "repairs": e.repairs.iter().map(|r| json!({"name": r.name, "fixes": r.fixes})).collect::<Vec<_>>(),
                     "explore": {
                         "clients": e.explore.config.clients,
                         "ops": e.explore.config.ops,
@@ -33,6 +34,7 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
                             "about": s.about,
                             "runs": s.runs,
                             "expected": {"published": x.published.name(), "fixed": x.fixed.name()},
+                            "label": x.label.map(|l| json!({"kind": l.name(), "reason": l.reason()})),
                         });
                         // The scenario's knobs, as the knob table shows them in a row.
                         let knobs = knobs::json_row(&SimConfig::from_scenario(s), knobs::rows::LIST);
@@ -49,9 +51,18 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     for e in &entries {
-        let variants: Vec<&str> = e.variants.iter().map(|(v, _)| v.name()).collect();
+        let variants: Vec<&str> = e.available_variants().iter().map(|v| v.name()).collect();
         outln!("{}  ({})  {}", e.name, variants.join(", "), e.about)?;
         outln!("  explore: {}", e.explore.describe())?;
+        for r in e.repairs {
+            outln!(
+                "  repair {}: fixes {} (target {}/published+{})",
+                r.name,
+                r.fixes,
+                e.name,
+                r.name
+            )?;
+        }
         for (s, x) in &e.scenarios {
             outln!(
                 "  {:<18} {}×{} faults {:<20} {:<7} runs {:<6} expect published={} fixed={}{}",
@@ -67,6 +78,9 @@ pub fn main(json_out: bool) -> Result<ExitCode, CliError> {
             )?;
             if !s.about.is_empty() {
                 outln!("  {:<18} {}", "", s.about)?;
+            }
+            if let Some(label) = x.label {
+                outln!("  {:<18} fixed expected to fail: {label}", "")?;
             }
         }
     }

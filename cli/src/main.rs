@@ -9,6 +9,7 @@ mod error;
 mod explore;
 mod identity;
 mod junit;
+mod ladder;
 mod list;
 mod merge;
 mod out;
@@ -49,6 +50,13 @@ enum Cmd {
     /// Exit codes: 0 pass (or every verdict as expected), 1 violation (or a verdict
     /// differs from its expectation), 2 usage or I/O error, 3 unknown.
     Check(check::Args),
+    /// Check every rung of a model (published, each repair alone, all repairs, proposed,
+    /// fixed) against every scenario, and list each distinct finding once with the
+    /// repairs that remove it.
+    ///
+    /// Exit codes: 0 every verdict as the model expects, 1 one differs, 2 usage or I/O
+    /// error (an unknown model lists the valid ones), 3 unknown (a bound was hit).
+    Ladder(ladder::Args),
     /// Exhaustive check of one target in a bounded scope (stateright), or its Explorer.
     ///
     /// Exit codes: 0 every path passes, 1 violation, 2 usage or I/O error, 3 unknown
@@ -174,6 +182,7 @@ fn run(command: Cmd) -> Result<ExitCode, CliError> {
             CorpusAction::Prune { dir, passing } => corpus::prune(&dir, passing),
         },
         Cmd::Check(args) => check::main(&args),
+        Cmd::Ladder(args) => ladder::main(&args),
         Cmd::Explore(args) => explore::main(&args),
         Cmd::Replay {
             token,

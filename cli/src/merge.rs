@@ -599,6 +599,10 @@ fn case(row: &Value, gate: bool) -> junit::Case {
         verdict,
         reason: row["reason"].as_str().map(str::to_string),
         expected,
+        label: match (row["label"].as_str(), row["label_reason"].as_str()) {
+            (Some(kind), Some(why)) => Some(format!("{kind}: {why}")),
+            _ => None,
+        },
         knobs: check::knobs(
             s(&row["faults"]),
             &row["clients"],

@@ -5,6 +5,7 @@
 pub mod expect;
 #[cfg(test)]
 mod history_files;
+pub mod ladder;
 pub mod lincheck;
 pub mod registry;
 pub mod reports;

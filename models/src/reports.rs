@@ -15,7 +15,8 @@
 //! reports/MODEL/VARIANT-PROFILE.html  the same as a page with a sequence diagram
 //! ```
 
-use crate::expect::Variant;
+use crate::expect::{Label, Variant};
+use crate::ladder::{self, Ladder};
 use crate::registry::{registry, Entry};
 use kvsim::harness::campaign;
 use kvsim::harness::{Budget, CheckReport, Finding, Hooks, Job, Plan, RunReport, ShrinkLimits};
@@ -115,6 +116,10 @@ pub struct Matrix {
     pub cells: Vec<Cell>,
     /// The model's notes on its findings ([`Entry::notes`]).
     pub notes: Vec<&'static str>,
+    /// The model's ladder ([`crate::ladder`]): every rung × scenario, findings once.
+    pub ladder: Ladder,
+    /// The fixed variant's labelled expected failures: (scenario, label).
+    pub labels: Vec<(String, Label)>,
 }
 
 /// The profiles of a model: none, slow work if a scenario gives the work time, then each
@@ -194,11 +199,14 @@ fn cell(variant: Variant, profile: Profile, scenario: Scenario, report: CheckRep
     }
 }
 
-/// How many matrix cells [`matrices`] checks (every model's variants × profiles).
+/// How many checks [`matrices`] makes: every model's matrix cells (named variants ×
+/// profiles) and its ladder's rungs × scenarios.
 pub fn cell_count() -> usize {
     registry()
         .iter()
-        .map(|e| e.variants.len() * profiles(e).len())
+        .map(|e| {
+            e.available_variants().len() * profiles(e).len() + e.rungs().len() * e.scenarios.len()
+        })
         .sum()
 }
 
@@ -213,7 +221,7 @@ pub fn matrices_with(threads: usize, on_cell: &(dyn Fn(&str) + Sync)) -> Vec<Mat
     let entries = registry();
     let mut jobs = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        for variant in e.variants.iter().map(|(v, _)| *v) {
+        for variant in e.available_variants() {
             for p in profiles(e) {
                 let scenario = scenario_for(e, p);
                 jobs.push(Job {
@@ -244,16 +252,33 @@ pub fn matrices_with(threads: usize, on_cell: &(dyn Fn(&str) + Sync)) -> Vec<Mat
         .into_iter()
         .zip(reports)
         .map(|(job, report)| cell(job.target.1, job.target.2, job.scenario, report));
+    let models: Vec<usize> = (0..entries.len()).collect();
+    let ladders = ladder::run(
+        &models,
+        plan.budget,
+        Some(shrink_limits()),
+        &ladder::untuned,
+        &LadderProgress(on_cell),
+    );
     entries
         .iter()
-        .map(|e| {
-            let n = e.variants.len() * profiles(e).len();
+        .zip(ladders)
+        .map(|(e, ladder)| {
+            let n = e.available_variants().len() * profiles(e).len();
             Matrix {
                 model: e.name,
                 about: e.about,
                 profiles: profiles(e),
                 cells: cells.by_ref().take(n).collect(),
                 notes: e.notes.clone(),
+                ladder,
+                labels: e
+                    .scenarios
+                    .iter()
+                    .filter_map(|(s, x)| {
+                        Some((s.name.clone(), ladder::label_of(Variant::Fixed, x)?))
+                    })
+                    .collect(),
             }
         })
         .collect()
@@ -265,6 +290,15 @@ struct Progress<'a>(&'a (dyn Fn(&str) + Sync));
 impl Hooks<(usize, Variant, Profile)> for Progress<'_> {
     fn after(&self, _: usize, job: &Job<(usize, Variant, Profile)>, report: &mut CheckReport) {
         (self.0)(&format!("{} {}", report.target, job.target.2.name()));
+    }
+}
+
+/// Calls its function with `MODEL/VARIANT SCENARIO` as each ladder check is done.
+struct LadderProgress<'a>(&'a (dyn Fn(&str) + Sync));
+
+impl Hooks<ladder::Pick> for LadderProgress<'_> {
+    fn after(&self, _: usize, _: &Job<ladder::Pick>, report: &mut CheckReport) {
+        (self.0)(&format!("{} {}", report.target, report.scenario));
     }
 }
 
@@ -433,6 +467,7 @@ fn model_md(m: &Matrix) -> String {
         }
     }
     findings_md(&mut s, m);
+    s.push_str(&m.ladder.markdown());
     probes_md(&mut s, m);
     let found: Vec<&Cell> = m
         .cells
@@ -661,6 +696,15 @@ fn index_html(ms: &[Matrix]) -> String {
         s.push_str("</table>\n");
         if m.cells.iter().any(Cell::no_fault_needed) {
             let _ = writeln!(s, "<p>{}</p>", escape(NO_FAULT));
+        }
+        for (scenario, label) in &m.labels {
+            let _ = writeln!(
+                s,
+                "<p>fixed, scenario {}: expected to fail, <b>{}</b>: {}</p>",
+                escape(scenario),
+                label.name(),
+                escape(label.reason())
+            );
         }
     }
     s.push_str("</body>\n</html>\n");
