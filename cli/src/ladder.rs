@@ -191,11 +191,12 @@ fn print_header(
     };
     outln!(
         "kvsim ladder {} · seed {} · {budget} · {} rungs × {} scenarios = {checks} checks · \
-         {threads} threads · findings minimized",
+         {threads} thread{} · findings minimized",
         e.name,
         args.seed,
         e.rungs().len(),
         e.scenarios.len(),
+        if threads == 1 { "" } else { "s" },
     )?;
     outln!("\nrungs:")?;
     for v in e.rungs() {

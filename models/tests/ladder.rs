@@ -116,11 +116,19 @@ fn defects(docs: &str) -> Result<Option<Vec<Defect>>, String> {
     if !lines.any(|l| l.trim() == SECTION) {
         return Ok(None);
     }
-    let mut out = Vec::new();
+    // Each item with its continuation lines (`//!   …`) joined to it.
+    let mut items: Vec<String> = Vec::new();
     for l in lines.take_while(|l| !l.trim_start().starts_with('#')) {
-        let Some(rest) = l.strip_prefix(" - **") else {
-            continue;
-        };
+        if l.starts_with(" - **") {
+            items.push(l.to_string());
+        } else if let (Some(item), true) = (items.last_mut(), l.starts_with("   ")) {
+            item.push(' ');
+            item.push_str(l.trim());
+        }
+    }
+    let mut out = Vec::new();
+    for l in &items {
+        let rest = &l[" - **".len()..];
         let parse = || -> Option<Defect> {
             let (name, rest) = rest.split_once("** (`")?;
             let (scenario, rest) = rest.split_once("`): \"")?;
@@ -217,6 +225,8 @@ fn a_listed_defect_without_its_finding_fails() {
     assert_eq!(list[0].name, "dequeue-next");
     assert_eq!(list[1].scenario, "no-faults");
     assert!(defects("//! - **x** (`y`): no quote\n").unwrap().is_none());
+    let wrapped = "//! # The article's defects\n//! - **a** (`b`): \"a quote that\n//!   wraps\" — and goes on\n";
+    assert_eq!(defects(wrapped).unwrap().unwrap()[0].scenario, "b");
     assert!(defects("//! # The article's defects\n//! - **x** `y` bad\n").is_err());
     // fifo's published code fails `no-faults` by the defect dequeue-next fixes: met.
     let fifo = ladder_of("fifo");
