@@ -213,6 +213,7 @@ pub fn registry() -> Vec<Entry> {
             visitor_counter::fixed(),
             visitor_counter::scenarios(),
         )
+        .repairable(visitor_counter::VisitorCounter::new)
         .proposed(visitor_counter::proposed())
         // The lost visit needs a visit, a later one in the period after next, and a
         // read in the period after that: moments seconds apart, reached through `Sleep`
