@@ -16,10 +16,8 @@
 //!   expiry `2T` then ends inside the period two later), a visit in that later period
 //!   before the key dies, and a `value()` in the period after, reached through `Sleep`
 //!   and `Wait` operations.
-//! - `event-log` (window W = 10 s): 2 × 5, with a **horizon of 20 s**: a chunk's key dies
-//!   W after its first event, so a `fetch()` can miss an event only after 10 s of virtual
-//!   time, where the default horizon (10 s) cuts every path. 2 × 4 has no violating
-//!   workload in 100,000; seed 17123256827664079964 is the first 2 × 5 one met.
+//! - `event-log` (window W = 10 s): the registry's default scope, a writer and a reader
+//!   (2 × 1, every workload): a put and a poll show the poll's duplicates.
 //! - `spinlock`: **4 clients × 1 op**, as the simulator's finding. The initialisation race
 //!   needs two clients that find the lock missing and reset it, and two that acquire
 //!   between and after the resets; with 3 clients the resetting clients are asleep
@@ -56,13 +54,6 @@ fn scope(clients: usize, ops: usize, seed: u64) -> Scope {
     s.seed = seed;
     s.times = false;
     s.seeded_workload = true;
-    s
-}
-
-/// A scope that keeps the history's times (time-window specs read them).
-fn timed(clients: usize, ops: usize, seed: u64) -> Scope {
-    let mut s = scope(clients, ops, seed);
-    s.times = true;
     s
 }
 
@@ -239,26 +230,21 @@ fn the_published_visitor_counter_loses_visits_to_the_shifted_expiry() {
     verifies("visitor-counter", all, &s, (369_161, 369_161));
 }
 
-/// Chunk 0's key, created at 0.001 s with expiry W = 10 s, dies at 10 s with events put
-/// at 2.976 s, which a `fetch()` at 10.010 s must still return.
+/// The registry's default scope (a writer and a reader, one operation each, every
+/// workload): the reader's poll returns the writer's event in its first round and again
+/// in its second, `fetch(first = lastSeen)`; every path of the fixed variant passes.
 #[test]
-fn the_published_event_log_drops_events_before_the_window_ends() {
-    let mut s = timed(2, 5, 17_123_256_827_664_079_964);
-    s.horizon_ms = 20_000;
-    let report = shortest_counterexample("event-log", &s, "time window (event log)", (69, 71));
+fn the_published_event_log_polls_an_event_twice() {
+    let entries = registry();
+    let entry = entries
+        .iter()
+        .find(|e| e.name == "event-log")
+        .expect("registered");
+    let s = entry.explore.clone();
+    let report = shortest_counterexample("event-log", &s, "polling (event log)", (1_767, 1_801));
+    assert!(report.contains("twice"), "{report}");
     insta::assert_snapshot!(report);
-    verifies("event-log", Variant::Fixed, &s, (69, 71));
-    // Within the default horizon of 10 s the horizon cuts every path: unknown, naming the
-    // bound, the cut paths and the flag (no longer `ok` or "vacuous").
-    s.horizon_ms = kvsim::explore::DEFAULT_HORIZON_MS;
-    let r = explore_in("event-log", Variant::Published, &s);
-    assert!(
-        matches!(&r.verdict, Verdict::Unknown(why)
-            if why.contains("paths cut by the time horizon of 10 s (raise it with --horizon)")),
-        "{}",
-        r.verdict
-    );
-    assert!(r.horizon_cut > 0);
+    verifies("event-log", Variant::Fixed, &s, (394_049, 475_687));
 }
 
 /// The initialisation race: C0 and C1 find the lock missing; C0 resets it to 0, C2
