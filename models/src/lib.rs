@@ -19,6 +19,7 @@ pub mod event_log;
 pub mod fifo;
 pub mod lock;
 pub mod message_queue;
+pub mod server_clock;
 pub mod spinlock;
 pub mod table;
 pub mod visitor_counter;

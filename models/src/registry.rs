@@ -218,6 +218,7 @@ pub fn registry() -> Vec<Entry> {
             visitor_counter::fixed(),
             visitor_counter::scenarios(),
         )
+        .repairable(visitor_counter::VisitorCounter::new)
         .proposed(visitor_counter::proposed())
         // The lost visit needs a visit, a later one in the period after next, and a
         // read in the period after that: moments seconds apart, reached through `Sleep`
@@ -234,11 +235,13 @@ pub fn registry() -> Vec<Entry> {
             event_log::fixed(),
             event_log::scenarios(),
         )
-        // A missed event needs a chunk that dies W = 10 s after its first event while a
-        // later event in it is still inside the window: 10 s of sleeps between a put and
-        // a fetch. One client in 7 operations (279,936 workloads); every path of the fixed
-        // variant ends within 25 s.
-        .explore_scope(1, 7)
+        .repairable(event_log::EventLog::new)
+        // A writer (C0: put, fetch, sleep) and a reader (C1: fetch(first, last), poll,
+        // sleep), one operation each, so every operation kind runs: a put and a poll show
+        // the published poll's duplicates. The missed event of the chunk that dies W after
+        // its first event needs 10 s of sleeps (1 × 7, `kvsim explore --clients 1 --ops
+        // 7`). Every path of the fixed variant ends within 25 s.
+        .explore_scope(2, 1)
         .explore_horizon(25)
         .timed(),
         Entry::new(

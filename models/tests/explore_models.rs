@@ -11,16 +11,13 @@
 //! found with `kvsim check --clients N --ops N` (the simulator draws a workload per seed)
 //! and `kvsim explore --seed`:
 //! - `fifo`, `array-append`, `table`: 2 clients × 2 ops.
-//! - `visitor-counter` (period T = 2 s): 2 × 5. The defect needs a visit that creates the
-//!   shadow key in the second second of a period (its expiry `2T` then ends inside the
-//!   period two later), a visit in that later period before the key dies, and a `value()`
-//!   in the period after: three moments seconds apart, reached only through `Sleep`
-//!   operations (300–2500 ms each). 2 × 4 has none in 100,000 workloads; 2 × 5 has one in
-//!   about 75,000 (seed 3358834810125635691, the first the simulator met).
-//! - `event-log` (window W = 10 s): 2 × 5, with a **horizon of 20 s**: a chunk's key dies
-//!   W after its first event, so a `fetch()` can miss an event only after 10 s of virtual
-//!   time, where the default horizon (10 s) cuts every path. 2 × 4 has no violating
-//!   workload in 100,000; seed 17123256827664079964 is the first 2 × 5 one met.
+//! - `visitor-counter` (period T = 2 s): the registry's default scope, 1 × 6, every
+//!   workload (no seed): a visit that creates the shadow key early in a period (its
+//!   expiry `2T` then ends inside the period two later), a visit in that later period
+//!   before the key dies, and a `value()` in the period after, reached through `Sleep`
+//!   and `Wait` operations.
+//! - `event-log` (window W = 10 s): the registry's default scope, a writer and a reader
+//!   (2 × 1, every workload): a put and a poll show the poll's duplicates.
 //! - `spinlock`: **4 clients × 1 op**, as the simulator's finding. The initialisation race
 //!   needs two clients that find the lock missing and reset it, and two that acquire
 //!   between and after the resets; with 3 clients the resetting clients are asleep
@@ -57,13 +54,6 @@ fn scope(clients: usize, ops: usize, seed: u64) -> Scope {
     s.seed = seed;
     s.times = false;
     s.seeded_workload = true;
-    s
-}
-
-/// A scope that keeps the history's times (time-window specs read them).
-fn timed(clients: usize, ops: usize, seed: u64) -> Scope {
-    let mut s = scope(clients, ops, seed);
-    s.times = true;
     s
 }
 
@@ -214,42 +204,47 @@ fn the_published_table_has_and_fetch_disagree_between_the_two_sets() {
     verifies("table", Variant::Fixed, &s, (159, 187));
 }
 
-/// The shadow key created at 1.094 s with expiry `2T` lives until 5 s, into period 2,
-/// when it is the shadow key again: a visit of period 2 increments it and vanishes with
-/// it, and `value()` in period 3 answers 0.
+/// The registry's default scope (1 client × 6 operations, every workload): a visit on the
+/// last millisecond of period 0 creates the shadow key at 2.000 s with expiry `2T`, so it
+/// lives until 6 s, through period 2, in which it is the shadow key again: a visit of
+/// period 2 increments it and vanishes with it, and `value()` in period 3 answers 0. Every repair on, and the fixed variant, pass every
+/// workload.
 #[test]
 fn the_published_visitor_counter_loses_visits_to_the_shifted_expiry() {
-    let s = timed(2, 5, 3_358_834_810_125_635_691);
+    let entries = registry();
+    let entry = entries
+        .iter()
+        .find(|e| e.name == "visitor-counter")
+        .expect("registered");
+    let s = entry.explore.clone();
     let report = shortest_counterexample(
         "visitor-counter",
         &s,
         "time window (visitor counter)",
-        (23, 24),
+        (37_520, 37_520),
     );
+    assert!(report.contains("exp=4"), "{report}");
     insta::assert_snapshot!(report);
-    verifies("visitor-counter", Variant::Fixed, &s, (24, 25));
+    verifies("visitor-counter", Variant::Fixed, &s, (369_161, 369_161));
+    let all = Variant::Repaired(kvsim::Repairs::all(entry.repairs));
+    verifies("visitor-counter", all, &s, (369_161, 369_161));
 }
 
-/// Chunk 0's key, created at 0.001 s with expiry W = 10 s, dies at 10 s with events put
-/// at 2.976 s, which a `fetch()` at 10.010 s must still return.
+/// The registry's default scope (a writer and a reader, one operation each, every
+/// workload): the reader's poll returns the writer's event in its first round and again
+/// in its second, `fetch(first = lastSeen)`; every path of the fixed variant passes.
 #[test]
-fn the_published_event_log_drops_events_before_the_window_ends() {
-    let mut s = timed(2, 5, 17_123_256_827_664_079_964);
-    s.horizon_ms = 20_000;
-    let report = shortest_counterexample("event-log", &s, "time window (event log)", (69, 71));
+fn the_published_event_log_polls_an_event_twice() {
+    let entries = registry();
+    let entry = entries
+        .iter()
+        .find(|e| e.name == "event-log")
+        .expect("registered");
+    let s = entry.explore.clone();
+    let report = shortest_counterexample("event-log", &s, "polling (event log)", (1_767, 1_801));
+    assert!(report.contains("twice"), "{report}");
     insta::assert_snapshot!(report);
-    verifies("event-log", Variant::Fixed, &s, (69, 71));
-    // Within the default horizon of 10 s the horizon cuts every path: unknown, naming the
-    // bound, the cut paths and the flag (no longer `ok` or "vacuous").
-    s.horizon_ms = kvsim::explore::DEFAULT_HORIZON_MS;
-    let r = explore_in("event-log", Variant::Published, &s);
-    assert!(
-        matches!(&r.verdict, Verdict::Unknown(why)
-            if why.contains("paths cut by the time horizon of 10 s (raise it with --horizon)")),
-        "{}",
-        r.verdict
-    );
-    assert!(r.horizon_cut > 0);
+    verifies("event-log", Variant::Fixed, &s, (394_049, 475_687));
 }
 
 /// The initialisation race: C0 and C1 find the lock missing; C0 resets it to 0, C2
@@ -459,11 +454,14 @@ fn time_shift_reduction_keeps_every_verdict() {
     assert_eq!(t.time_dependence, None);
 }
 
-/// The article's own fix of line 43 (`2*T - time() % T`) keeps its promise without
-/// faults: every workload of the registry's default scope (1 client × 6 operations)
-/// passes, where the published line 43 fails.
+/// The article's own fix of line 43 (`2*T - time() % T`) breaks without faults: in the
+/// registry's default scope (1 client × 6 operations), a visit that arrives on the last
+/// millisecond of period 0 (`Wait`) misses the key with its `incr` at 1.999 s and creates
+/// it with its `add` at 2.000 s, whose second reading of the clock gives the TTL of period
+/// 1's first second (4 s, to 6 s): the key outlives period 1, in which it is read, takes a
+/// visit of period 2 and dies with it, and `value()` in period 3 answers 0.
 #[test]
-fn the_proposed_visitor_counter_passes_every_workload_without_faults() {
+fn the_proposed_visitor_counter_breaks_when_a_visit_straddles_a_boundary() {
     let entries = registry();
     let entry = entries
         .iter()
@@ -471,10 +469,18 @@ fn the_proposed_visitor_counter_passes_every_workload_without_faults() {
         .expect("registered");
     let scope = entry.explore.clone();
     let r = explore_in("visitor-counter", Variant::Proposed, &scope);
-    assert_eq!(r.verdict, Verdict::Ok);
+    assert!(r.verdict.is_violation(), "{}", r.verdict);
     assert_eq!((r.horizon_cut, r.steps_cut, r.bound), (0, 0, None));
-    assert_eq!(r.workloads, 46_656);
-    assert_eq!(r.unique_states, 118_630);
-    let published = explore_in("visitor-counter", Variant::Published, &scope);
-    assert!(published.verdict.is_violation(), "{}", published.verdict);
+    assert_eq!(r.workloads, 117_649);
+    assert_eq!(r.unique_states, 37_516);
+    let cx = r.counterexample.as_ref().expect("a counterexample");
+    let text = kvsim::report::text(cx);
+    assert!(
+        text.contains("1.999 s   incr counterv_1 1 → NOT_FOUND"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2.000 s   add counterv_1 flags=0 exp=4"),
+        "{text}"
+    );
 }

@@ -26,7 +26,9 @@ pub use crate::harness::records::{describe_faults, Finding};
 /// reported as found, marked not minimized.
 pub const MAX_SHRUNK: usize = 24;
 
-/// The fault kinds a traced run injected, in the CLI's order.
+/// The fault kinds a traced run injected, in the CLI's order. Skewed clocks are set when
+/// the run starts, not injected as steps: a run whose config still has `skew` (the
+/// shrinker drops the kind where the run fails without it) needs skewed clocks.
 pub fn faults_of(r: &RunReport) -> Vec<FaultKind> {
     let mut kinds: Vec<FaultKind> = r
         .trace
@@ -40,6 +42,9 @@ pub fn faults_of(r: &RunReport) -> Vec<FaultKind> {
             _ => None,
         })
         .collect();
+    if r.config.faults.has(FaultKind::Skew) {
+        kinds.push(FaultKind::Skew);
+    }
     kinds.sort();
     kinds.dedup();
     kinds

@@ -282,14 +282,18 @@ impl Finding {
     }
 }
 
-/// `no fault`, or the kinds' names joined by `, `.
+/// `no fault`, or the kinds' names joined by `, ` (`skew` as `skewed clocks`: the clients'
+/// clocks disagree from the run's start, whether or not a clock also jumped).
 pub fn describe_faults(kinds: &[FaultKind]) -> String {
     if kinds.is_empty() {
         "no fault".to_string()
     } else {
         kinds
             .iter()
-            .map(|k| k.name())
+            .map(|k| match k {
+                FaultKind::Skew => "skewed clocks",
+                k => k.name(),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     }
