@@ -27,11 +27,10 @@
 //!   operation**: a reader's session waits out its 1.5 s timeout in waits of at most
 //!   100 ms (three steps each), about 50 steps, so the default bound of 24 cuts every
 //!   path on which the reader ends (`kvsim explore` then says `unknown`, naming the cut
-//!   paths). The
-//!   shortest counterexample is finding 2's mechanism (a roll-over between two of the
-//!   reader's reads of the file listing, which Tkrzw does under one mutex) met at the
-//!   reader's lazy start: it sees no file, then reads `mq.last` after the writer rolled
-//!   over to file 2, and starts there, never reading file 1.
+//!   paths). The port keeps Tkrzw's mutex (the reader's reads are ordered so that they
+//!   see one state of the queue), so this scope has no counterexample: it verifies, in
+//!   minutes (an ignored test). Tkrzw's own defects need a crash, a lost reply or a
+//!   removal (client 4), beyond this scope.
 //!
 //! # Fixed variants not pinned at their published variant's scope
 //! - `spinlock/fixed`, 4 × 1: exhausted since symmetry reduction (4.35 million unique
@@ -280,15 +279,24 @@ fn the_published_spinlock_initialisation_race_needs_four_clients() {
     );
 }
 
-/// The writer rolls over to file 2 between the reader's two reads of the listing at its
-/// lazy start (no file yet; then `mq.last` = 2): the reader starts at file 2 and never
-/// returns file 1's message.
+/// The port keeps Tkrzw's mutex (the reader reads `last` before its file and starts from
+/// one listing), so no schedule of a writer's turn and a reader's session loses a record:
+/// the search that found the old port's roll-over race (67 steps, 1,507 states) now
+/// verifies the published variant at 2 × 1. Too slow for CI (minutes, as the fixed
+/// variant's): run with `--ignored`.
 #[test]
-fn the_published_message_queue_reader_skips_a_file_rolled_over_between_two_reads() {
+#[ignore]
+fn the_published_message_queue_reader_has_no_race_with_the_roll_over() {
     let mut s = scope(2, 1, 4);
     s.max_op_steps = 100;
-    let report = shortest_counterexample("message-queue", &s, "message log", (1_507, 1_582));
-    insta::assert_snapshot!(report);
+    let r = explore_in("message-queue", Variant::Published, &s);
+    assert_eq!(
+        r.verdict,
+        Verdict::Ok,
+        "message-queue/published in {}",
+        s.describe()
+    );
+    assert_eq!(r.bound, None);
 }
 
 /// The verdict's kind and, for a violation, its property: what symmetry reduction must

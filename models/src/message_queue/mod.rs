@@ -39,7 +39,10 @@
 //! it had not); when a **persistent store restarts** (`restart-persistent`: MemcacheDB,
 //! kumofs, Flare); and when **client clocks are skewed** (`skew`: writers stamp and
 //! readers time out by their own clocks, and stored timestamps still never decrease).
-//! Untested: `pause`, `delay`, `expire`, `shard-fail`.
+//! It also survives a client library that **resends** a timed-out command
+//! (`retrying-client`: a segment is created by `add`, so a resent creation fails instead of
+//! duplicating a record) and **late delivery** (`delay`). Untested: `pause`, `expire`,
+//! `shard-fail`.
 //!
 //! Not fixed yet: concurrent writers are detected only when they race for a new segment,
 //! and a paused writer that outlives its turn and writes beside its successor is outside
@@ -55,46 +58,63 @@
 //! restart low. Run it on a persistent store, or with memory to spare and eviction off, if
 //! the log matters.
 //!
-//! # What the harness found in the published variant
+//! # The article's defects
 //!
-//! Each is pinned by a scripted schedule in `models/tests/message_queue_published.rs`
-//! (with the checker's message), and found at random by `kvsim check message-queue`.
-//! 1. **The next writer trusts a stale header.** The newest file's header is written when
-//!    the file is created (with the newest timestamp so far), at roll-over and at `close`,
-//!    never per write. A writer that crashes, or whose turn ends on a lost reply, before
-//!    `close` leaves it stale; the next writer's `open` takes it as the newest timestamp
-//!    and stores lower timestamps after higher ones ("timestamps decrease in storage";
-//!    scenarios `crash`, `lose`, `restart-persistent`).
-//! 2. **A roll-over between the reader's two tests loses records.** At the end of a file
-//!    the reader asks "is this the newest file?" in a second read (`{prefix}.last`); if
-//!    the writer appended to the file and rolled over in between, the reader moves to the
-//!    next file and never reads what was appended. No fault is needed (scenario `turns`).
-//!    In Tkrzw both tests happen under one mutex in one process; on a shared store they
-//!    cannot: a port artefact, not Tkrzw's defect (the registry's note says so under the
-//!    findings in `reports/message-queue/`; so is finding 5).
-//! 3. **Removal by a stale header takes records above the threshold.**
-//!    `remove_old_files` judges the file being written by its stale header and removes
-//!    it with records at or above the threshold; the writer's later writes into the
-//!    removed file report success and are lost (scenarios `removal`, `crash-removal`).
-//! 4. **A file removed under a reader stops it for good.** Its next read of the file
-//!    finds nothing and every later read returns "not found", so the reader never sees the
-//!    messages after it (scenarios `removal`, `crash-removal`).
-//! 5. **A reader that found no file starts at the newest one.** Finding 2's race met at
-//!    the reader's start: its first look at `{prefix}.last` finds no file, the writer
-//!    creates file 1, writes, rolls over to file 2, and the reader's next look starts it
-//!    at file 2, so it never returns what file 1 holds. Exhaustive search finds this as the
-//!    shortest counterexample (2 clients × 1 operation, 67 steps): `kvsim explore
-//!    message-queue/published --clients 2 --ops 1 --seed 4 --max-op-steps 100`, pinned in
-//!    `models/tests/explore_models.rs`.
+//! - **rebuild-timestamp** (`crash`): "writes can carry lower timestamps than records already there: rebuild it from the records."
+//!   — a writer that crashed (or lost its turn on a lost reply, `lose`) before `close` leaves
+//!   the newest file's header stale; the next writer's `open` takes it as the newest
+//!   timestamp and stores lower timestamps after higher ones: "timestamps decrease in storage"
+//! - **rebuild-timestamp** (`crash-removal`): "The newest file's header is stale while it is being written: skipping by it loses records."
+//!   — the next writer seals the file with a header below the crashed writer's records, and
+//!   a reader or a removal that judges the file by it skips records above its threshold
+//! - **spare-newest-file** (`removal`): "below threshold; without exclude_latest it can delete the file being written."
+//!   — `remove_old_files` judges the file being written by its stale header and removes
+//!   records at or above its threshold, and the writer's later writes into it report success
+//!   and are gone: "never returned X (timestamp ≥ threshold) … (C4's removal took segment k)"
+//! - **skip-removed-file** (`removal`): "用済みになった古いファイルは、運用中でも、rmコマンドとかの適当な手段で消してよい。"
+//!   — a reader whose next file was removed while running says "not found" on every later
+//!   read: "stopped for good with 'not found' for segment k" (`STRUCTURES.md`: "A reader
+//!   whose next file was removed returns")
+//! - **none:only-copy** (`evict`): "In this project the queue's storage is the KV store (a file becomes a key or a few keys), so the same faults apply to it."
+//!   — an evicted (or LRU-pushed, or volatile-restart-lost) segment is the only copy of its
+//!   records: readers miss them whatever the code
 //!
-//! Under eviction or the restart of a volatile store both variants lose messages
-//! (scenarios `evict`, `lru`, `restart-volatile`), as said above.
+//! # Findings
+//!
+//! The port is as faithful as its original: Tkrzw's mutex makes the reader's end-of-file
+//! tests and its lazy start one state of the queue, and the port's reads are ordered so
+//! that they are too ([`published`]'s module text says how and why no race is added or
+//! removed). With no faults (`turns`) and with skewed clocks (`skew`) the published
+//! variant passes; every finding below is Tkrzw's own design on a shared store. Each is
+//! pinned by a scripted schedule in `models/tests/message_queue_published.rs` and found at
+//! random by `kvsim check message-queue/published`; each repair switches one off
+//! (`kvsim check message-queue/published+REPAIR`).
+//! 1. **The next writer trusts a stale header** (`rebuild-timestamp`; scenarios `crash`,
+//!    `lose`, `crash-removal`, `restart-persistent`): "timestamps decrease in storage".
+//! 2. **Removal by a stale header takes the file being written** (`spare-newest-file`;
+//!    `removal`, `crash-removal`): records at or above the threshold are gone, and a reader
+//!    that starts after their write "never returned" them.
+//! 3. **A reader stopped for good by a removal** (`skip-removed-file`; `removal`,
+//!    `crash-removal`): the file it must open next is gone, and every later read says
+//!    "not found": the checker's property 7 (no reader stopped for good).
+//! 4. **A resent `append` stores a record twice** (no repair; `retrying-client`): a client
+//!    library that sends a timed-out `append` again whose first copy landed duplicates the
+//!    record: "reader C1 returned X twice". Tkrzw appends to a local file and never resends.
+//! 5. **A late command lands after the writer moved on** (no repair; `delay`): a
+//!    timed-out writer's late `append` or `set` lands in a file readers have passed, or sets
+//!    `last` back. Tkrzw's local writes never land late.
+//!
+//! With every repair on, the published variant passes `turns`, `crash`, `removal`,
+//! `crash-removal`, `lose`, `restart-persistent` and `skew`, and fails `retrying-client` and
+//! `delay` (findings 4 and 5) and the data-losing scenarios (`evict`, `lru`,
+//! `restart-volatile`), as the fixed variant does the last three. A torn last record
+//! (Tkrzw's crash recovery) cannot happen here: memcached applies an `append` whole.
 //!
 //! Probes: `roll over` (a writer closed its full segment and started the next),
 //! `append miss` (a write's `append` found its segment gone: published, the write is
-//! silently lost, finding 3; fixed, it continues in a new segment), `segment gone` (a
+//! silently lost, finding 2; fixed, it continues in a new segment), `segment gone` (a
 //! reader found the segment it must read next missing: published stops with "not found"
-//! for good, finding 4; fixed reports a gap), `newest removed` (`remove_old_files` removed
+//! for good, finding 3; fixed reports a gap), `newest removed` (`remove_old_files` removed
 //! the newest segment: published, the file still being written, judged by its stale
 //! header; fixed, only once sealed), `unsealed segment` (fixed: `open` found the newest
 //! segment without a header, its writer having crashed or lost its turn, and will seal it).

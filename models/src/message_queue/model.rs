@@ -5,8 +5,8 @@ use super::layout::QueueError;
 use super::read::Read;
 use super::spec::{check_log, End, Event, MqOp, MqRet};
 use super::{fixed, published};
-use crate::expect::{Expect, Variant};
-use kvsim::{FaultKind, History, Kv, KvError, Model, Scenario, SimRng, Verdict};
+use crate::expect::{Expect, ExpectedVerdict, Variant};
+use kvsim::{FaultKind, History, Kv, KvError, Model, Repair, Scenario, SimRng, Verdict};
 
 /// The published queue's probes ([`Kv::probe`]), hit in [`published`]: its writer,
 /// reader and `remove_old_files` (see the module's text).
@@ -65,8 +65,13 @@ impl MessageQueueModel {
         let mut stored = Vec::with_capacity(writes.len());
         match self.variant {
             Variant::Published | Variant::Repaired(_) | Variant::Proposed => {
-                let mut q =
-                    published::PublishedQueue::open(kv, &self.prefix, self.max_file_size).await?;
+                let mut q = published::PublishedQueue::open(
+                    kv,
+                    &self.prefix,
+                    self.max_file_size,
+                    self.variant,
+                )
+                .await?;
                 for (ts, msg) in writes {
                     stored.push(q.write(*ts, msg.as_bytes()).await?);
                 }
@@ -93,7 +98,7 @@ impl MessageQueueModel {
     ) -> Result<MqRet, QueueError> {
         let mut events = Vec::new();
         let mut count = 0;
-        let mut published = published::open_reader(kv, &self.prefix, min_timestamp);
+        let mut published = published::open_reader(kv, &self.prefix, min_timestamp, self.variant);
         let mut fixed = fixed::open_reader(kv, &self.prefix, min_timestamp);
         while count < max {
             let read = match self.variant {
@@ -129,7 +134,14 @@ impl MessageQueueModel {
     ) -> Result<MqRet, QueueError> {
         let removed = match self.variant {
             Variant::Published | Variant::Repaired(_) | Variant::Proposed => {
-                published::remove_old_files(kv, &self.prefix, threshold, exclude_latest).await?
+                published::remove_old_files(
+                    kv,
+                    &self.prefix,
+                    threshold,
+                    exclude_latest,
+                    self.variant,
+                )
+                .await?
             }
             Variant::Fixed => {
                 fixed::remove_old_files(kv, &self.prefix, threshold, exclude_latest).await?
@@ -173,6 +185,10 @@ impl Model for MessageQueueModel {
             Err(QueueError::Kv(e)) => Err(e),
             Err(other) => Ok(MqRet::Failed(other.to_string())),
         }
+    }
+
+    fn repairs(&self) -> &'static [Repair] {
+        published::REPAIRS
     }
 
     fn probes(&self) -> &'static [&'static str] {
@@ -221,14 +237,22 @@ impl Model for MessageQueueModel {
 }
 
 /// The scenarios of the message queue, with the expected verdicts. Clients 0 and 2 take
-/// writer turns, 4 alternates removals and reads, the others read.
+/// writer turns, 4 alternates removals and reads, the others read. `shows` names the
+/// repairs ([`published::REPAIRS`]) whose defects a scenario finds in the published code.
 pub fn scenarios() -> Vec<(Scenario, Expect)> {
+    const TIMESTAMP: &[&str] = &["rebuild-timestamp"];
+    const REMOVAL: &[&str] = &["skip-removed-file", "spare-newest-file"];
+    const ALL: &[&str] = &[
+        "rebuild-timestamp",
+        "skip-removed-file",
+        "spare-newest-file",
+    ];
     let row = |scenario: Scenario, expect: Expect| (scenario, expect);
     vec![
         row(
             Scenario::new("turns", 4, 3)
                 .about("two writers take turns, two readers follow (no faults)"),
-            Expect::BROKEN_FIXED,
+            Expect::BOTH_PASS,
         ),
         row(
             Scenario::new("crash", 4, 3)
@@ -236,25 +260,43 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .about("writers and readers crash mid-operation; the next writer takes over")
                 .faults(&[FaultKind::Crash])
                 .fault_budget(2),
-            Expect::BROKEN_FIXED,
+            Expect::BROKEN_FIXED.shows(TIMESTAMP),
         ),
         row(
-            Scenario::new("removal", 5, 4).about("remove_old_files runs under writers and readers"),
-            Expect::BROKEN_FIXED,
+            Scenario::new("removal", 5, 4)
+                .about("remove_old_files runs under writers and readers (no faults)")
+                .sometimes(&["segment gone"]),
+            Expect::BROKEN_FIXED.shows(REMOVAL),
         ),
         row(
             Scenario::new("crash-removal", 5, 4)
                 .about("removal while writers crash")
                 .faults(&[FaultKind::Crash])
                 .fault_budget(2),
-            Expect::BROKEN_FIXED,
+            Expect::BROKEN_FIXED.shows(ALL),
         ),
         row(
             Scenario::new("lose", 4, 3)
                 .about("requests and replies are lost; the caller sees a timeout")
                 .faults(&[FaultKind::Lose])
                 .fault_budget(2),
-            Expect::BROKEN_FIXED,
+            Expect::BROKEN_FIXED.shows(TIMESTAMP),
+        ),
+        row(
+            Scenario::new("retrying-client", 4, 3)
+                .about("lost requests and replies; the client library sends a timed-out command again")
+                .faults(&[FaultKind::Lose])
+                .fault_budget(2)
+                .retries(1),
+            Expect::BROKEN_FIXED.shows(TIMESTAMP).then(ExpectedVerdict::Violation),
+        ),
+        row(
+            Scenario::new("delay", 4, 3)
+                .about("a request lands late, after its client timed out and moved on")
+                .faults(&[FaultKind::Delay])
+                .fault_budget(2)
+                .timeout_ms(1_000),
+            Expect::BROKEN_FIXED.shows(TIMESTAMP).then(ExpectedVerdict::Violation),
         ),
         row(
             Scenario::new("restart-persistent", 5, 3)
@@ -262,7 +304,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Restart, FaultKind::Crash])
                 .fault_budget(2)
                 .persistent(),
-            Expect::BROKEN_FIXED,
+            Expect::BROKEN_FIXED.shows(ALL),
         ),
         row(
             Scenario::new("restart-volatile", 4, 3)
@@ -290,7 +332,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .about("clients' clocks are offset, drift and jump: writers stamp and readers time out by them")
                 .faults(&[FaultKind::Skew])
                 .fault_budget(2),
-            Expect::BROKEN_FIXED,
+            Expect::BOTH_PASS,
         ),
     ]
 }

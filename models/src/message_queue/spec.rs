@@ -17,7 +17,11 @@
 //!    session ended by waiting in vain (a timeout) or by giving up (`not found`);
 //! 6. **removal**: the only excuse for a missing message is a `remove_old_files` invoked
 //!    before the session ended whose threshold is above the message's timestamp (removal
-//!    may take only what is older than its threshold).
+//!    may take only what is older than its threshold);
+//! 7. **no reader stopped for good**: a session that ended with "not found" (Tkrzw's
+//!    reader then says "not found" on every later read) must have returned every message
+//!    of the log at or above its `min_timestamp` that no removal excuses, whenever it was
+//!    written: it will never return one it has not.
 //!
 //! A message is *in the log* if its write returned, if a reader returned it, or if a later
 //! write of the same turn is in the log. Writes whose outcome is unknown and that nobody
@@ -374,7 +378,33 @@ impl<'h> Log<'h> {
         Ok(seen)
     }
 
-    /// 5 and 6. Completeness, with removal as the only excuse; `seen` holds the
+    /// " (C4's removal took segments 1, 2)": what the removal with threshold `t` took,
+    /// where it returned.
+    fn removed_by(&self, t: i64) -> String {
+        self.ops
+            .iter()
+            .find_map(|op| match (&op.op, &op.outcome) {
+                (MqOp::Remove { threshold, .. }, Outcome::Ok(MqRet::Remove(ids)))
+                    if *threshold == t && !ids.is_empty() =>
+                {
+                    let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+                    let noun = if ids.len() == 1 {
+                        "segment"
+                    } else {
+                        "segments"
+                    };
+                    Some(format!(
+                        " ({}'s removal took {noun} {})",
+                        who(op),
+                        ids.join(", ")
+                    ))
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// 5, 6 and 7. Completeness, with removal as the only excuse; `seen` holds the
     /// messages the session returned.
     fn complete(
         &self,
@@ -414,11 +444,20 @@ impl<'h> Log<'h> {
                     ),
                     _ => "and timed out waiting, though the write had completed before the reader started".to_string(),
                 }
+            } else if let End::NotFound(seg) = end {
+                // 7. A reader is never stopped for good: Tkrzw's reader says "not found"
+                // on every read after, so it never returns what follows.
+                format!(
+                    "and never will: it stopped for good with 'not found' for segment {seg} (every later read says the same)"
+                )
             } else {
                 continue;
             };
             let excuse = match excuse {
-                Some(t) => format!("the largest removal threshold before the reader ended is {t}"),
+                Some(t) => format!(
+                    "the largest removal threshold before the reader ended is {t}{}",
+                    self.removed_by(t)
+                ),
                 None => "no removal ran before the reader ended".to_string(),
             };
             return Err(violation(
