@@ -26,7 +26,10 @@ pub use crate::harness::records::{describe_faults, Finding};
 /// reported as found, marked not minimized.
 pub const MAX_SHRUNK: usize = 24;
 
-/// The fault kinds a traced run injected, in the CLI's order.
+/// The fault kinds a traced run injected, in the CLI's order. Skewed clocks are set up
+/// before the first step (offsets and drifts, no fault event), so a run whose config
+/// skews its clocks counts as injecting `skew`: a minimized run keeps the kind only when
+/// it fails without it no more, so such a finding needs skewed clocks.
 pub fn faults_of(r: &RunReport) -> Vec<FaultKind> {
     let mut kinds: Vec<FaultKind> = r
         .trace
@@ -40,6 +43,9 @@ pub fn faults_of(r: &RunReport) -> Vec<FaultKind> {
             _ => None,
         })
         .collect();
+    if r.config.faults.has(FaultKind::Skew) {
+        kinds.push(FaultKind::Skew);
+    }
     kinds.sort();
     kinds.dedup();
     kinds
