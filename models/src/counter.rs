@@ -11,15 +11,28 @@
 //! `value()` is smaller than what earlier reads showed. Without faults the published
 //! counter is linearizable.
 //!
+//! # The article's defects
+//! - **create-once** (`evict`): "памяти должно хватать для счетчиков, иначе мы начинаем терять значения" —
+//!   once memcached evicts the key, `increment` re-creates it with `add` and `value()`
+//!   starts again from zero, below what earlier reads showed; created once and never
+//!   again, a miss answers `Lost` instead
+//! - **create-once** (`restart`): "процесс memcached аварийно завершился (сервер «упал»)" —
+//!   a volatile restart loses the key the same way, and the counter restarts from zero
+//! - **none:resent-incr-counts-twice** (`retrying-client`): "При этом счетчик не должен «терять» события и начислять «лишние» значения" —
+//!   an `incr` (or the `add`) applied whose reply was lost, sent again by the client
+//!   library, is counted twice: `incr` carries no id, so no repair of the loop tells
+//!
 //! # Findings (kvsim, pinned in `tests/findings.rs`)
 //! - `evict` (and `restart`): after the key is lost, `increment` re-creates it with `add`
 //!   and `value()` starts again from zero, below what earlier reads showed
-//!   (`counter_published_restarts_from_zero_after_an_eviction`).
+//!   (`counter_published_restarts_from_zero_after_an_eviction`); repair `create-once`
+//!   removes it.
 //! - No faults, `crash`, `lose`, persistent restarts: linearizable (a lost `incr` reply is
 //!   an unknown outcome, never counted twice: the published loop does not retry errors).
 //! - `retrying-client` (the client library sends a timed-out command again): an `add`
 //!   whose reply was lost is sent again, answers `NOT_STORED`, and the loop goes on to
-//!   `incr`: one increment counted twice.
+//!   `incr`: one increment counted twice (with `create-once` on, a resent `incr`: the
+//!   same).
 //!
 //! # Fixed
 //! `setup` creates the key once (`add key 0 0`); operations never create it again. A miss
@@ -34,30 +47,45 @@
 //! (`restart`): once the key is gone every operation answers `Lost`. Untested: `pause`,
 //! `skew`, `expire` (no expiry used), `delay`, `shard-fail`.
 //!
-//! Not fixed yet: nothing a scenario shows.
+//! Not fixed yet: a client library that sends a timed-out `incr` again (scenario
+//! `retrying-client`, expected to fail): the fixed counter is still on `incr`, which
+//! carries no id, so an `incr` applied twice is two increments. A counter on this store
+//! that survives it exists: each increment a `gets`/`cas` of the value that also records
+//! the increment's unique token (the last one per client), so a resent `cas` answers
+//! `EXISTS` and reading the token back tells an applied increment from a lost race (the
+//! price: increments contend on `cas`). Until then, turn such retries off.
 //!
 //! What no design on this store can fix: liveness under `evict`, `restart`, `lru` and
 //! `shard-fail`, because the key is the counter's only copy and once it is gone no client
-//! knows the value; and a client library that sends a timed-out `incr` or `add` again
-//! (scenario `retrying-client`, expected to break both), because a counter on `incr`
-//! never sees the first attempt and counts it twice (turn such retries off).
+//! knows the value.
 //!
 //! Probes: `create on miss` (published: `incr` missed and the loop creates the key with
 //! `add`), `add not stored` (published: that `add` found the key present, another client
 //! created it first or a retried `add` landed twice), `missing key` (fixed: `incr` or `get`
-//! found the counter gone and the operation answers `Lost`).
+//! found the counter gone and the operation answers `Lost`; also published with repair
+//! `create-once`). No `delay` scenario: the counter sends no `delete`, `cas` or `set`,
+//! and a late `incr` or `add` is an operation whose outcome is unknown.
 
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
 use crate::spec_adapter::{Adapted, View};
 use kvsim::{
     CheckerLimits, CounterOp, CounterRet, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError,
-    Model, Scenario, SimRng, StoreOutcome, Verdict, SIMULATED_LIMITS,
+    Model, Repair, Scenario, SimRng, StoreOutcome, Verdict, SIMULATED_LIMITS,
 };
 use serde_json::json;
 
 /// The published counter's probes ([`Kv::probe`]): its `increment` loop.
 const PUBLISHED_PROBES: &[&str] = &["create on miss", "add not stored"];
+
+/// The published counter's probes with repair `create-once` on: a miss answers `Lost`.
+const CREATE_ONCE_PROBES: &[&str] = &["missing key"];
+
+/// The repairs of the published counter ([`Model::repairs`]), each the fix of one defect.
+pub const REPAIRS: &[Repair] = &[Repair {
+    name: "create-once",
+    fixes: "increment re-creates a lost counter from zero: created once (setup), a miss answers Lost instead",
+}];
 
 /// The fixed counter's probes: its `increment` and `value` (not [`fenced_increment`] or
 /// [`gets_retrying`], which only the locks use).
@@ -119,6 +147,12 @@ impl Counter {
             if kv.incr(&self.key, value).await?.is_some() {
                 return Ok(Ret::Done);
             }
+            if self.variant.repaired("create-once") {
+                // Repair `create-once`: the counter was created by `setup`; a miss means
+                // it was lost, and re-creating it would restart it from zero.
+                kv.probe("missing key");
+                return Ok(Ret::Lost);
+            }
             kv.probe("create on miss");
             if kv.add(&self.key, value.to_string().as_bytes(), 0).await? == StoreOutcome::Stored {
                 return Ok(Ret::Done);
@@ -130,6 +164,10 @@ impl Counter {
     async fn published_value<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
         Ok(match kv.get(&self.key).await? {
             Some(data) => Ret::Value(parse_number(&data)),
+            None if self.variant.repaired("create-once") => {
+                kv.probe("missing key");
+                Ret::Lost
+            }
             None => Ret::Value(0),
         })
     }
@@ -244,7 +282,7 @@ impl Model for Counter {
     }
 
     async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
-        if self.variant == Variant::Fixed {
+        if self.variant == Variant::Fixed || self.variant.repaired("create-once") {
             kv.add(&self.key, b"0", 0).await?;
         }
         Ok(())
@@ -264,8 +302,15 @@ impl Model for Counter {
     }
 
     fn probes(&self) -> &'static [&'static str] {
+        if self.variant.repaired("create-once") {
+            return CREATE_ONCE_PROBES;
+        }
         self.variant
             .published_or_fixed(PUBLISHED_PROBES, FIXED_PROBES)
+    }
+
+    fn repairs(&self) -> &'static [Repair] {
+        REPAIRS
     }
 
     fn op(&self, _client: usize, _index: usize, rng: &mut SimRng) -> Op {
@@ -381,7 +426,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Evict])
                 .fault_budget(1)
                 .runs(500),
-            Expect::BROKEN_FIXED,
+            Expect::BROKEN_FIXED.shows(&["create-once"]),
         ),
         (
             // A hot key survives LRU: every call touches the counter, so the neighbour's
@@ -400,7 +445,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Restart])
                 .fault_budget(1)
                 .runs(500),
-            Expect::BROKEN_FIXED,
+            Expect::BROKEN_FIXED.shows(&["create-once"]),
         ),
         (
             Scenario::new("crash-lose", 3, 5)
@@ -426,10 +471,10 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .retries(1)
                 .runs(500),
             // An `incr` or `add` applied whose reply was lost, sent again by the library:
-            // counted twice. The structure never sees the first attempt, so no counter
-            // on `incr` can be exact under a library that retries it; turn retries off
-            // for non-idempotent commands.
-            Expect::impossible("incr returns no id: a resent incr that landed twice cannot be told from two increments (a design that writes a unique token per increment is not a counter on incr)"),
+            // counted twice. No counter on `incr` can tell (the command carries no id), and
+            // no repair of the published code changes that; a counter on `gets`/`cas`
+            // that records each increment's token in the value can.
+            Expect::not_yet_fixed("each increment a gets/cas of the value that also records its own unique token (the last one per client): a resent cas answers EXISTS, and reading the token back tells an applied increment from a lost race"),
         ),
     ]
 }

@@ -23,23 +23,63 @@
 //! against [`FetchIncrement`] (each increment returns the value after it). Operations
 //! answering [`Ret::Lost`] are judged as having had no effect.
 //!
+//! # The article's defects
+//! The article's code block under "Блокировка" is a copy of the counter's (no lock code
+//! at all); its text gives the design transcribed above, whose defects are these.
+//! - **compare-and-delete** (`retrying-client`): "разблокировать (unlock)" — unlock is
+//!   a `delete` of the key, which frees whatever lock is there: C0's `delete` is applied
+//!   and its reply lost, C1 takes the lock, the client library sends C0's `delete` again
+//!   and it deletes C1's lock; the next client enters beside C1 (21 steps)
+//! - **expire-plus-one** (`slow-work`): "expire = lock_timeout" — memcached expires items
+//!   at whole seconds of its clock, as the article itself says of the visitor counter, so a lock_timeout of 2 s lasts 1 to 2 s: work of 0.8-1.6 s, no
+//!   fault, outlives the lock and a second client enters (`expire = lock_timeout + 1`
+//!   removes it)
+//! - **none:holder-outlives-lease** (`slow-holder`): "имеет автоматическое «умирание»" — the
+//!   expiry that frees a crashed holder's lock frees a slow one's too: a holder paused
+//!   past its lease is still inside when the next `add` succeeds (also `expire`, a jump
+//!   of time); no lease lock can tell a slow holder from a dead one
+//! - **none:evicted-lock-is-free** (`evict`): "Корректность работы блокировки основывается на операции `add`" —
+//!   `add` lets exactly one process create the key only while the key exists: the key
+//!   evicted while held (or pushed out, `lru`) is a free lock, and a second client enters
+//! - **none:restart-forgets-holder** (`restart`): "процесс memcached аварийно завершился (сервер «упал»)" —
+//!   a restarted memcached has forgotten every lock: the next `add` succeeds while the
+//!   holder is inside
+//! - **none:late-write-unfenced** (`delay`): "используется для исключения одновременного доступа к некоторым ключам" —
+//!   a write the holder sent under the lock that lands late (after its client timed out
+//!   and released) overwrites the next holder's count: the lock has no fencing token the
+//!   protected keys could check, and no repair of the lock changes that
+//!
 //! # Findings (kvsim, pinned in `tests/findings.rs`)
+//! Each mutual-exclusion finding names its cause where the history tells it: a lock that
+//! expired under its holder (held longer than its TTL's shortest life), an unlock still
+//! in flight when the next holder took the lock, or a key that vanished.
+//! - `retrying-client` (`lose` with a library that sends a timed-out command again): a
+//!   resent `delete` frees the next holder's lock
+//!   (`lock_published_resent_unlock_deletes_the_next_holders_lock`); repair
+//!   `compare-and-delete` (the value a token unique to the holder, unlock `gets` then
+//!   `md lock C<unique>`, memcached 1.6.18's compare-and-delete) removes it.
 //! - `pause`: a holder stalled past `lock_timeout` is still inside when the key expires
 //!   and the next client's `add` succeeds: two clients in the critical section
 //!   (`lock_published_lets_a_second_holder_in_when_the_first_is_slow`); an `expire` jump
 //!   of time does the same. The fixed variant fails the same way
 //!   (`lock_fixed_cannot_survive_a_holder_outliving_its_lease_either`): no lease can.
 //! - `evict`: the key evicted while held looks free
-//!   (`lock_published_lets_a_second_holder_in_when_the_lock_is_evicted`).
+//!   (`lock_published_lets_a_second_holder_in_when_the_lock_is_evicted`); `restart` the
+//!   same.
 //! - `slow-work`, no fault at all: critical sections of 0.8-1.6 s, each shorter than the
 //!   2 s `lock_timeout`, still overlap: memcached expires items at whole seconds of its
 //!   clock, so a 2 s TTL set at 0.986 s ends at 2.000 s, 1.014 s later
-//!   (`lock_published_lease_is_a_second_shorter_than_its_ttl`).
-//! - `crash` and `lose` pass: the expiry frees a dead holder's lock, and a lost reply
-//!   only delays the others.
-//! - Not separately pinned: the unconditional `delete` of a holder that outlived its
-//!   lock frees the next holder's lock; any run that reaches it has already broken mutual
-//!   exclusion by the same pause.
+//!   (`lock_published_lease_is_a_second_shorter_than_its_ttl`); repair `expire-plus-one`
+//!   removes it.
+//! - `delay`: the body's `set`, landing after its holder timed out and released,
+//!   overwrites the next holder's count
+//!   (`lock_published_loses_an_increment_to_a_write_that_lands_late`), with every repair
+//!   on too.
+//! - `lru`: the neighbour's writes push the protected number out and the body re-creates
+//!   it from zero (the body's, not the lock's, defect: every rung but the fixed one).
+//! - `crash`, `lose` and `slow-timeouts` pass: the expiry frees a dead holder's lock, and
+//!   a lost reply only delays the others (the published code gives up at its first error
+//!   and leaves the lock to expire).
 //!
 //! # Fixed
 //! A lease with an owner token: `add(lock, token, lease)` with a fresh random token; the
@@ -59,7 +99,9 @@
 //! Tolerates, by scenario: no faults (`no-faults`); `crash` (`crash`: the lease expires
 //! by the server's clock and the others go on); `lose` with the default timeout (`lose`:
 //! every timeout is resolved or retried); `skew` (`skew`: only the server's clock
-//! matters); `delay` with 200 ms timeouts (`delay`: a late write or unlock is a `cas` on a
+//! matters); `retrying-client` (a resent `add` that finds the holder's own lock reads the
+//! key back; a resent `cas` of the unlock or the body finds a newer unique); `delay` with
+//! 200 ms timeouts (`delay`: a late write or unlock is a `cas` on a
 //! unique that has moved on; a late `add` of the lock is a lease nobody holds, which
 //! expires); work that takes 0.8-1.6 s (`slow-work`); two 1 s timeouts inside the
 //! critical section (`slow-timeouts`: the holder resolves them and goes on, within its
@@ -86,9 +128,10 @@
 use crate::counter::{fenced_increment, parse_number};
 use crate::expect::{Expect, Variant};
 use crate::lincheck;
+use kvsim::command::{MetaCommand, MetaFlag, MetaStatus};
 use kvsim::{
-    CheckerLimits, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError, Model, Scenario,
-    SequentialSpec, SimRng, StoreOutcome, Verdict, SIMULATED_LIMITS,
+    CheckerLimits, FaultKind, History, JsonlFormat, JsonlOp, Kv, KvError, Model, Repair, Scenario,
+    SequentialSpec, SimRng, StoreOutcome, Verdict, Violation, SIMULATED_LIMITS,
 };
 use serde_json::json;
 
@@ -105,6 +148,18 @@ pub const FIXED_LEASE_SECS: i64 = FIXED_HOLD_SECS + 1;
 
 /// How long the fixed lock's waiters sleep between attempts, in milliseconds.
 pub const RETRY_MS: u64 = 50;
+
+/// The repairs of the published lock ([`Model::repairs`]), each the fix of one defect.
+pub const REPAIRS: &[Repair] = &[
+    Repair {
+        name: "compare-and-delete",
+        fixes: "unlock deletes the lock whoever holds it: a delete sent again or landing late frees the next holder's lock",
+    },
+    Repair {
+        name: "expire-plus-one",
+        fixes: "the lock's expiry counts the server's whole seconds, so a lock_timeout of n seconds lasts n - 1 to n: work shorter than lock_timeout outlives the lock",
+    },
+];
 
 /// The published `try_lock` of §2: `add("lock" + name, 1, lock_timeout)`.
 pub async fn published_try_lock<K: Kv>(kv: &K, name: &str) -> Result<bool, KvError> {
@@ -125,6 +180,40 @@ pub async fn published_unlock<K: Kv>(kv: &K, name: &str) -> Result<(), KvError> 
     Ok(())
 }
 
+/// Repair `compare-and-delete`'s `try_lock`: `add("lock" + name, token, expire)`, the
+/// value a token unique to this holder.
+async fn token_try_lock<K: Kv>(
+    kv: &K,
+    name: &str,
+    token: &str,
+    expire: i64,
+) -> Result<bool, KvError> {
+    let key = format!("lock{name}");
+    let stored = kv.add(key.as_bytes(), token.as_bytes(), expire).await? == StoreOutcome::Stored;
+    if !stored {
+        kv.probe("lock busy");
+    }
+    Ok(stored)
+}
+
+/// Repair `compare-and-delete`'s `unlock`: `gets("lock" + name)`, and only if it still
+/// holds this holder's token, memcached 1.6.18's meta delete `md lock C<unique>`, which
+/// deletes only the item this `gets` read: a delete sent again, or landing late, finds a
+/// newer unique (another holder's lock) and deletes nothing.
+async fn compare_and_delete<K: Kv>(kv: &K, name: &str, token: &str) -> Result<(), KvError> {
+    let key = format!("lock{name}");
+    match kv.gets(key.as_bytes()).await? {
+        Some(v) if v.data == token.as_bytes() => {
+            let command = MetaCommand::delete(key.as_bytes(), vec![MetaFlag::CompareCas(v.cas)]);
+            if kv.meta(command).await?.status != MetaStatus::Hd {
+                kv.probe("lock gone at release");
+            }
+        }
+        _ => kv.probe("lock gone at release"),
+    }
+    Ok(())
+}
+
 /// The fixed lease lock: acquires `"lock" + name` with a fresh owner token, waiting as long
 /// as it takes; returns the token.
 pub async fn fixed_acquire<K: Kv>(kv: &K, name: &str) -> Result<String, KvError> {
@@ -136,7 +225,17 @@ pub async fn fixed_acquire<K: Kv>(kv: &K, name: &str) -> Result<String, KvError>
             .await
         {
             Ok(StoreOutcome::Stored) => return Ok(token),
-            Ok(_) => kv.probe("lock busy"),
+            Ok(_) => {
+                // A client library that sends a timed-out `add` again turns our own
+                // stored lock into NOT_STORED: the key says whose lock it is.
+                kv.probe("lock busy");
+                if let Ok(Some(v)) = kv.get(key.as_bytes()).await {
+                    if v == token.as_bytes() {
+                        kv.probe("timeout resolved");
+                        return Ok(token);
+                    }
+                }
+            }
             Err(e) if e.is_indeterminate() => {
                 // The add may have been applied: the key says whose lock it is.
                 kv.probe("timeout resolved");
@@ -252,8 +351,29 @@ impl Lock {
         self.variant
     }
 
+    /// The published lock's expiry: `lock_timeout`, a second more with repair
+    /// `expire-plus-one`.
+    fn expire(&self) -> i64 {
+        if self.variant.repaired("expire-plus-one") {
+            LOCK_TIMEOUT_SECS + 1
+        } else {
+            LOCK_TIMEOUT_SECS
+        }
+    }
+
     async fn published_increment<K: Kv>(&self, kv: &K) -> Result<Ret, KvError> {
-        while !published_try_lock(kv, &self.name).await? {}
+        // Repair `compare-and-delete`: the lock's value is this holder's token.
+        let token = self
+            .variant
+            .repaired("compare-and-delete")
+            .then(|| kv.random_string(12));
+        match &token {
+            Some(t) => while !token_try_lock(kv, &self.name, t, self.expire()).await? {},
+            None if self.variant.repaired("expire-plus-one") => {
+                while !token_try_lock(kv, &self.name, "1", self.expire()).await? {}
+            }
+            None => while !published_try_lock(kv, &self.name).await? {},
+        }
         kv.mark("enter");
         let body = async {
             let n = match kv.get(&self.protected).await? {
@@ -267,7 +387,10 @@ impl Lock {
         }
         .await;
         kv.mark("exit");
-        published_unlock(kv, &self.name).await?;
+        match &token {
+            Some(t) => compare_and_delete(kv, &self.name, t).await?,
+            None => published_unlock(kv, &self.name).await?,
+        }
         body
     }
 
@@ -330,6 +453,10 @@ impl Model for Lock {
             .published_or_fixed(PUBLISHED_PROBES, FIXED_PROBES)
     }
 
+    fn repairs(&self) -> &'static [Repair] {
+        REPAIRS
+    }
+
     fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) -> Op {
         Op::Increment
     }
@@ -347,15 +474,75 @@ impl Model for Lock {
     }
 
     fn check_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
-        let v = kvsim::mutual_exclusion(history);
-        if v != Verdict::Ok {
-            return v;
+        match kvsim::mutual_exclusion(history) {
+            Verdict::Ok => {}
+            Verdict::Violation(v) => return Verdict::Violation(self.explain_overlap(history, v)),
+            other => return other,
         }
         lincheck::check(&FetchIncrement, history, limits, |r| *r == Ret::Lost)
     }
 
     fn check_long_with(&self, history: &History<Op, Ret>, limits: &CheckerLimits) -> Verdict {
         self.check_with(history, limits)
+    }
+}
+
+impl Lock {
+    /// The lock's TTL in seconds, as this variant sets it.
+    fn ttl_secs(&self) -> i64 {
+        match self.variant {
+            Variant::Fixed => FIXED_LEASE_SECS,
+            _ => self.expire(),
+        }
+    }
+
+    /// A mutual-exclusion violation with its cause in the lock's words, where the history
+    /// tells it: the first holder had held the lock past the earliest moment its TTL can
+    /// end (it expired under it); or another client's unconditional unlock was still in
+    /// flight when the first holder took the lock (a delete sent again after a timeout,
+    /// or landing late, freed it); or else the key vanished while held.
+    fn explain_overlap(&self, history: &History<Op, Ret>, mut v: Violation) -> Violation {
+        let [a, b] = v.ops[..] else { return v };
+        let enter = |i: usize| {
+            history.ops[i]
+                .marks
+                .iter()
+                .find(|m| m.label == "enter")
+                .map(|m| (m.seq, m.time_ms))
+        };
+        let (Some(ea), Some(eb)) = (enter(a), enter(b)) else {
+            return v;
+        };
+        let (ca, cb) = (history.ops[a].client, history.ops[b].client);
+        let ttl = self.ttl_secs();
+        let held = eb.1.saturating_sub(ea.1);
+        let unconditional =
+            self.variant != Variant::Fixed && !self.variant.repaired("compare-and-delete");
+        let unlocking = history.ops.iter().enumerate().find(|(i, o)| {
+            *i != a
+                && o.client != ca
+                && o.marks.iter().any(|m| m.label == "exit" && m.seq < ea.0)
+                && o.ret.is_none_or(|r| r > ea.0)
+        });
+        let cause = if held + 1000 >= ttl as u64 * 1000 {
+            format!(
+                ": C{ca}'s lock expired under it (held {held} ms when C{cb} took it; a TTL of \
+                 {ttl} s on memcached's whole-second clock lasts {} to {ttl} s)",
+                ttl - 1
+            )
+        } else if let (true, Some((_, x))) = (unconditional, unlocking) {
+            format!(
+                ": C{}'s unlock was still in flight when C{ca} took the lock at {} ms, and its \
+                 delete (sent again after a timeout, or landing late) deleted C{ca}'s lock",
+                x.client, ea.1
+            )
+        } else {
+            format!(
+                ": C{ca}'s lock key vanished while it was inside (evicted, or lost in a restart)"
+            )
+        };
+        v.reason.push_str(&cause);
+        v
     }
 }
 
@@ -418,7 +605,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Pause])
                 .fault_budget(2)
                 .runs(500),
-            Expect::impossible("a holder paused past the lease cannot know it: the store lets the next client in, and no fencing token reaches the protected work"),
+            Expect::impossible("a holder paused past its lease is, to the store, a crashed one: a lock that frees a crashed holder's lock lets the next client into the section while the paused one is still inside (a fencing token protects a resource that checks it, not the section)"),
         ),
         (
             Scenario::new("evict", 3, 3)
@@ -426,7 +613,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Evict])
                 .fault_budget(1)
                 .runs(500),
-            Expect::impossible("an evicted lock key is an unlocked lock: the store forgets the holder"),
+            Expect::impossible("an evicted lock key reads exactly as a free lock, and memcached evicts any key: no lock whose only record is a key of a store that may drop it survives"),
         ),
         (
             Scenario::new("lru", 3, 3)
@@ -451,7 +638,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Restart])
                 .fault_budget(1)
                 .runs(500),
-            Expect::impossible("a volatile restart forgets every lock key: the store forgets the holder"),
+            Expect::impossible("a volatile restart forgets every key: a lock whose only record is a key in the store's memory reads as free afterwards"),
         ),
         (
             Scenario::new("expire", 3, 3)
@@ -459,7 +646,7 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Expire])
                 .fault_budget(1)
                 .runs(500),
-            Expect::impossible("a lease shorter than the holder's work expires under it: the store lets the next client in"),
+            Expect::impossible("a jump of the server's clock ends the lease while its holder is inside, as a pause ends it: a lock that frees a crashed holder's lock lets the next client in"),
         ),
         (
             Scenario::new("delay", 3, 3)
@@ -469,6 +656,10 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .fault_budget(2)
                 .timeout_ms(200)
                 .runs(2000),
+            // The body's `set` that lands after the lock changed hands overwrites the next
+            // holder's count: a lock without a fencing token cannot stop a write its
+            // holder sent, and no repair of the lock changes that; the fixed body's `cas`
+            // on the unique it read can.
             Expect::BROKEN_FIXED,
         ),
         (
@@ -492,7 +683,18 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .about("no faults; each critical section takes 0.8-1.6 s of work, less than the 2 s lock_timeout")
                 .work_ms(800, 1_600)
                 .runs(300),
-            Expect::BROKEN_FIXED,
+            Expect::BROKEN_FIXED.shows(&["expire-plus-one"]),
+        ),
+        (
+            // Found in 21 steps: C0's `delete` is applied, its reply lost; C1 takes the
+            // lock; the library sends C0's `delete` again and it deletes C1's lock.
+            Scenario::new("retrying-client", 3, 3)
+                .about("lost requests and replies; the client library sends a timed-out command again, as most do")
+                .faults(&[FaultKind::Lose])
+                .fault_budget(2)
+                .retries(1)
+                .runs(500),
+            Expect::BROKEN_FIXED.shows(&["compare-and-delete"]),
         ),
     ]
 }

@@ -203,14 +203,16 @@ pub fn registry() -> Vec<Entry> {
             lock::published(),
             lock::fixed(),
             lock::scenarios(),
-        ),
+        )
+        .repairable(lock::Lock::new),
         Entry::new(
             "counter",
             "atomic counter: incr, add on a miss (004)",
             counter::published(),
             counter::fixed(),
             counter::scenarios(),
-        ),
+        )
+        .repairable(counter::Counter::new),
         Entry::new(
             "visitor-counter",
             "visitor counter with a shadow key swapped every T seconds (004)",
@@ -272,6 +274,7 @@ pub fn registry() -> Vec<Entry> {
             spinlock::fixed(),
             spinlock::scenarios(),
         )
+        .repairable(spinlock::SpinLock::new)
         .explore_scope(4, 1),
         Entry::new(
             "cache-fill",
@@ -279,7 +282,8 @@ pub fn registry() -> Vec<Entry> {
             cache_fill::published(),
             cache_fill::fixed(),
             cache_fill::scenarios(),
-        ),
+        )
+        .repairable(cache_fill::CacheFill::new),
         Entry::new(
             "message-queue",
             "message queue on an update log: Tkrzw's MessageQueue, segments as keys (003)",

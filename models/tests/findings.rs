@@ -152,6 +152,78 @@ fn lock_published_lease_is_a_second_shorter_than_its_ttl() {
     assert_eq!(fixed.verdict, Verdict::Ok);
 }
 
+/// The sweep's verdict of `model` under `s` (seed 1, `runs` runs).
+fn sweep_verdict<M: Explorable>(model: &M, s: &Scenario, runs: u64) -> Verdict {
+    let budget = sweep::RunBudget {
+        seed: 1,
+        runs,
+        time_limit: None,
+        shard: sweep::Shard::ALL,
+        min_runs: None,
+        clock: sweep::Clock::Wall,
+    };
+    sweep::sweep(model, &SimConfig::from_scenario(s), &budget).verdict
+}
+
+/// The unconditional `delete`, resent by a library that retries a timed-out command,
+/// frees the next holder's lock; repair `compare-and-delete` (a token, then `md lock
+/// C<unique>`) removes it, and the fixed lock holds.
+#[test]
+fn lock_published_resent_unlock_deletes_the_next_holders_lock() {
+    use kvsim_models::expect::Variant;
+    let s = Scenario::new("retrying-client", 3, 3)
+        .faults(&[FaultKind::Lose])
+        .fault_budget(2)
+        .retries(1);
+    let (v, report) = smallest_failure("lock/published", lock::published(), &s, 500);
+    assert_eq!(property(&v), "mutual exclusion");
+    let Verdict::Violation(why) = &v else {
+        unreachable!()
+    };
+    assert!(
+        why.reason.contains("unlock was still in flight") && why.reason.contains("deleted C"),
+        "the reason names the resent unlock: {}",
+        why.reason
+    );
+    assert!(
+        report.contains("reply lost") && report.contains("delete lockres"),
+        "{report}"
+    );
+    let repaired = lock::Lock::new(Variant::Repaired(
+        kvsim::Repairs::parse(lock::REPAIRS, &["compare-and-delete"]).unwrap(),
+    ));
+    assert_eq!(sweep_verdict(&repaired, &s, 500), Verdict::Ok);
+    assert_eq!(sweep_verdict(&lock::fixed(), &s, 500), Verdict::Ok);
+}
+
+/// Repair `expire-plus-one` (a lock_timeout of 2 s set as a TTL of 3 s, lasting 2 to
+/// 3 s on memcached's whole-second clock) removes the overlap of work shorter than
+/// lock_timeout; repair `compare-and-delete` alone does not.
+#[test]
+fn lock_expire_plus_one_covers_work_shorter_than_lock_timeout() {
+    use kvsim_models::expect::Variant;
+    let s = Scenario::new("slow-work", 3, 2).work_ms(800, 1_600);
+    let with = |names: &[&str]| {
+        lock::Lock::new(Variant::Repaired(
+            kvsim::Repairs::parse(lock::REPAIRS, names).unwrap(),
+        ))
+    };
+    assert_eq!(
+        sweep_verdict(&with(&["expire-plus-one"]), &s, 300),
+        Verdict::Ok
+    );
+    let v = sweep_verdict(&with(&["compare-and-delete"]), &s, 300);
+    assert_eq!(property(&v), "mutual exclusion");
+    let Verdict::Violation(why) = &v else {
+        unreachable!()
+    };
+    assert!(
+        why.reason.contains("lock expired under it"),
+        "{}",
+        why.reason
+    );
+}
+
 #[test]
 fn lock_published_lets_a_second_holder_in_when_the_lock_is_evicted() {
     let s = Scenario::new("evict", 2, 2)
@@ -535,4 +607,44 @@ fn fifo_fixed_does_not_link_its_node_twice_when_the_library_retries() {
     }
     // The scenario does reach retried commands: the dequeue's remaining defect shows.
     assert!(linearizability > 0);
+}
+
+/// With `put` replaced by `add` (repair `init-with-add`) the lock is never reset under
+/// its holder, yet a `decr` sent again by a library that retries a timed-out command
+/// decrements twice and frees the next holder's lock; the fixed token lock holds.
+#[test]
+fn spinlock_published_resent_decrement_frees_the_next_holders_lock() {
+    use kvsim_models::expect::Variant;
+    let s = Scenario::new("retrying-client", 3, 3)
+        .faults(&[FaultKind::Lose])
+        .fault_budget(1)
+        .retries(1);
+    let repaired = || {
+        spinlock::SpinLock::new(Variant::Repaired(
+            kvsim::Repairs::parse(spinlock::REPAIRS, &["init-with-add"]).unwrap(),
+        ))
+    };
+    let (v, report) = smallest_failure_where(
+        "spinlock/published+init-with-add",
+        repaired(),
+        &s,
+        2000,
+        |v| property(v) == "mutual exclusion",
+    );
+    assert_eq!(property(&v), "mutual exclusion");
+    assert!(report.contains("decr counter_lock"), "{report}");
+    assert!(!report.contains("set counter_lock"), "{report}");
+    assert_eq!(sweep_verdict(&spinlock::fixed(), &s, 2000), Verdict::Ok);
+}
+
+/// Repair `init-with-add` removes the initialisation race: 4 clients, no faults.
+#[test]
+fn spinlock_init_with_add_removes_the_initialisation_race() {
+    use kvsim_models::expect::Variant;
+    let s = Scenario::new("no-faults", 4, 3);
+    let repaired = spinlock::SpinLock::new(Variant::Repaired(
+        kvsim::Repairs::parse(spinlock::REPAIRS, &["init-with-add"]).unwrap(),
+    ));
+    assert_eq!(sweep_verdict(&repaired, &s, 500), Verdict::Ok);
+    assert!(sweep_verdict(&spinlock::published(), &s, 500).is_violation());
 }
