@@ -20,6 +20,13 @@
 //! evicted or flushed array silently reads as `[]` and the next change rebuilds it from
 //! nothing.
 //!
+//! # The article's defects
+//! - **none:lock-expires-under-a-slow-writer** (`slow-work`): "while not self.lock.try_lock(): pass"
+//!   — the lock is a lease (§2): a change that computes longer than it lasts (1-2 s on
+//!   memcached's whole-second clock) lets a second writer in, and one change is lost.
+//! - **none:lost-array-reads-empty** (`evict`): "try: array = deserializeArray(self.mc.get(self.key)) except KeyError: array = []"
+//!   — an evicted array reads as `[]` and the next change rebuilds it from nothing.
+//!
 //! # Findings (kvsim, pinned in `tests/findings.rs`)
 //! - `pause`: a writer stalled past the lock's expiry writes back an array read before
 //!   another writer's change, which is lost
@@ -43,7 +50,11 @@
 //! (`restart`): it answers `Lost` once the array is gone. Untested: `skew` (no clock in
 //! the protocol), `shard-fail`.
 //!
-//! Not fixed yet: nothing a scenario shows.
+//! Not fixed yet (`retrying-client`, expected to fail): a client library that resends a
+//! timed-out `cas` turns the writer's own landed `cas` into EXISTS, and the writer applies
+//! its change a second time (`[0, 0]` for one `add 0`). Telling needs the writer's tag
+//! (and the last writers' tags) in the value, read back after EXISTS. Late delivery
+//! (`delay`) passes: a late `cas` carries a unique that has moved on.
 //!
 //! What no design on this store can fix: liveness under `evict`, `lru`, `restart` and
 //! `shard-fail`, because the array's only copy is gone and nothing can rebuild it.
@@ -396,6 +407,21 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .fault_budget(2)
                 .runs(3000),
             Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("retrying-client", 3, 3)
+                .about(
+                    "lost requests and replies; the client library sends a timed-out command again",
+                )
+                .faults(&[FaultKind::Lose])
+                .fault_budget(2)
+                .retries(1)
+                .runs(1000),
+            Expect::not_yet_fixed(
+                "each write carries its writer's tag and the tags of the last writes; after \
+                 EXISTS the writer reads the value back and stops if its tag is there (a \
+                 resent cas that landed), instead of applying its change a second time",
+            ),
         ),
     ]
 }

@@ -259,7 +259,8 @@ pub fn registry() -> Vec<Entry> {
             array_append::published(),
             array_append::fixed(),
             array_append::scenarios(),
-        ),
+        )
+        .repairable(array_append::ArrayAppend::new),
         Entry::new(
             "table",
             "table / set: a key per member and a member list under the lock (001, MCTable)",

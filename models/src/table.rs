@@ -23,6 +23,16 @@
 //! `delete`), which no order of the operations explains; the lock orders writers only.
 //! The lock's expiry and an evicted member list add lost changes on top.
 //!
+//! # The article's defects
+//! - **none:has-and-fetch-disagree** (`no-faults`): "self.mc.set(self.key + '_v_' + key, 1, 0) self.mc.set(self.key + '_keys', serializeArray(array), 0)"
+//!   — two `set`s the lock orders only among writers: between them a reader's `has`
+//!   finds the member and its next `fetch` misses it.
+//! - **none:lock-expires-under-a-slow-writer** (`slow-work`): "while not self.lock.try_lock(): pass"
+//!   — the lock is a lease (§2): a change that outlives it lets a second writer in and a
+//!   member is lost.
+//! - **none:lost-list-drops-members** (`evict`): "try: array = deserializeArray(self.mc.get(self.key + '_keys')) except KeyError: array = []"
+//!   — an evicted member list reads as empty and the next change rebuilds it from nothing.
+//!
 //! # Findings (kvsim, pinned in `tests/findings.rs`)
 //! - No faults, 2 clients × 3 operations: during `add("b")`, between its two `set`s,
 //!   another client's `has("b")` answers true and its next `fetch()` answers `[]`
@@ -43,9 +53,12 @@
 //! outcome is reported unknown instead.
 //!
 //! Tolerates (linearizable), by scenario: no faults (`no-faults`); `crash`, `lose` and
-//! `pause` (`crash-lose-pause`); `expire` (`expire`, which finds no lease to break). Safe
+//! `pause` (`crash-lose-pause`); `expire` (`expire`, which finds no lease to break); a
+//! resending library (`retrying-client`: a resent `cas` that landed answers EXISTS, and
+//! the re-read finds the change made); late delivery (`delay`: a late `cas` carries a
+//! unique that has moved on). Safe
 //! under `evict` (`evict`), `lru` (`lru`) and `restart` (`restart`): it answers `Lost` once
-//! the set is gone. Untested: `skew` (no clock in the protocol), `delay`, `shard-fail`.
+//! the set is gone. Untested: `skew` (no clock in the protocol), `shard-fail`.
 //!
 //! Not fixed yet: nothing a scenario shows.
 //!
@@ -445,6 +458,25 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
                 .faults(&[FaultKind::Expire])
                 .fault_budget(1)
                 .runs(500),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("retrying-client", 3, 4)
+                .about(
+                    "lost requests and replies; the client library sends a timed-out command again",
+                )
+                .faults(&[FaultKind::Lose])
+                .fault_budget(2)
+                .retries(1)
+                .runs(1000),
+            Expect::BROKEN_FIXED,
+        ),
+        (
+            Scenario::new("delay", 3, 4)
+                .about("requests land late, after their client timed out and moved on")
+                .faults(&[FaultKind::Delay])
+                .fault_budget(2)
+                .runs(1000),
             Expect::BROKEN_FIXED,
         ),
     ]

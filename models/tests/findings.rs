@@ -647,4 +647,79 @@ fn spinlock_init_with_add_removes_the_initialisation_race() {
     ));
     assert_eq!(sweep_verdict(&repaired, &s, 500), Verdict::Ok);
     assert!(sweep_verdict(&spinlock::published(), &s, 500).is_violation());
+/// `fifo/published` with the repairs `names` on.
+fn fifo_repaired(names: &[&str]) -> fifo::Fifo {
+    let set = kvsim::Repairs::parse(fifo::REPAIRS, names).expect("fifo's repairs");
+    fifo::Fifo::new(kvsim_models::expect::Variant::Repaired(set))
+}
+
+/// How many of the first `runs` runs of `scenario` on `model` violate `property` with a
+/// reason containing `reason`.
+fn count_findings<M: Explorable>(
+    model: &M,
+    scenario: &Scenario,
+    runs: u64,
+    property: &str,
+    reason: &str,
+) -> usize {
+    let cfg = SimConfig::from_scenario(scenario);
+    (0..runs)
+        .filter(|&i| {
+            let out = sim::run(model, &cfg, run_seed(1, i), None);
+            matches!(sim::judge(model, &out),
+                Verdict::Violation(v) if v.property == property && v.reason.contains(reason))
+        })
+        .count()
+}
+
+/// The author's warning, once the dequeue hands out the right element: the store's LRU
+/// evicts the oldest node, the one head points to, and the queue is cut there: a dequeue
+/// returns "" while "c0x1" is queued. The published dequeue hides it (its "" is the
+/// dummy's data, said so in its reason).
+#[test]
+fn fifo_dequeue_next_is_cut_by_lru_in_the_middle() {
+    let (lru, _) = fifo::scenarios()
+        .into_iter()
+        .find(|(s, _)| s.name == "lru")
+        .expect("fifo's lru scenario");
+    let cut = "head moved onto a NULL link";
+    let repaired = fifo_repaired(&["dequeue-next"]);
+    let found = count_findings(&repaired, &lru, 500, "linearizability (queue)", cut);
+    assert!(found >= 10, "the cut in {found} of 500 runs");
+    let published = count_findings(
+        &fifo::published(),
+        &lru,
+        500,
+        "linearizability (queue)",
+        cut,
+    );
+    assert_eq!(published, 0);
+    let dummy = count_findings(
+        &fifo::published(),
+        &Scenario::new("no-faults", 2, 2),
+        50,
+        "linearizability (queue)",
+        "the dummy, which holds none",
+    );
+    assert!(dummy > 0);
+}
+
+/// A library that resends a timed-out `cas`: with the dequeue repaired, the enqueue's
+/// own landed link reads as EXISTS and the node ends up linked to itself (the next
+/// enqueue loops); `link-read-back` removes that, and a resent head `cas` still loses an
+/// element with every repair on.
+#[test]
+fn fifo_repaired_loses_an_element_to_a_resent_head_cas() {
+    let (retrying, _) = fifo::scenarios()
+        .into_iter()
+        .find(|(s, _)| s.name == "retrying-client")
+        .expect("fifo's retrying-client scenario");
+    let one = fifo_repaired(&["dequeue-next"]);
+    let both = fifo_repaired(&["dequeue-next", "link-read-back"]);
+    let loops_one = count_findings(&one, &retrying, 1000, "progress", "");
+    let loops_both = count_findings(&both, &retrying, 1000, "progress", "");
+    assert!(loops_one >= 10, "{loops_one} livelocks in 1000 runs");
+    assert_eq!(loops_both, 0);
+    let lost = count_findings(&both, &retrying, 1000, "linearizability (queue)", "");
+    assert!(lost >= 5, "{lost} lost elements in 1000 runs");
 }
