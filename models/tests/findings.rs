@@ -647,6 +647,8 @@ fn spinlock_init_with_add_removes_the_initialisation_race() {
     ));
     assert_eq!(sweep_verdict(&repaired, &s, 500), Verdict::Ok);
     assert!(sweep_verdict(&spinlock::published(), &s, 500).is_violation());
+}
+
 /// `fifo/published` with the repairs `names` on.
 fn fifo_repaired(names: &[&str]) -> fifo::Fifo {
     let set = kvsim::Repairs::parse(fifo::REPAIRS, names).expect("fifo's repairs");
