@@ -34,7 +34,7 @@
 //! (memcached's `md … I` takes the win back for that reason). Any other overlap is the
 //! stampede, reported with the clients that recomputed together.
 //!
-//! # The article's defects
+//! # Defects (no article)
 //! None listed: no seed article describes this structure (it is kvsim's own naive fill
 //! against memcached's lease), so there is no article text to quote. The naive fill's
 //! one defect, the stampede, has its repair: `lease-on-miss` (a miss takes the lease,

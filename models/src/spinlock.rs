@@ -40,7 +40,7 @@
 //!   the comment's fear comes true without a fault: two clients find the lock missing and
 //!   both `put(key, 0)`; a third acquires between the puts and the second put resets the
 //!   lock under it, and a fourth enters too (`add` instead of `put` removes it)
-//! - **init-with-add** (`lose`): "例外出たら0で初期化してfalseを返す" — a timeout is an
+//! - **init-with-add** (`delay`): "例外出たら0で初期化してfalseを返す" — a timeout is an
 //!   exception too: a waiter whose `incr` reply is lost resets the lock to 0 under its
 //!   holder, and a third client enters (an `add` that finds the lock does nothing)
 //! - **none:lost-reply-leaks-the-lock** (`lose`): "l != 0ならMemcacheService#increment(key, -1)し、falseを返す" —

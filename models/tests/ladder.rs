@@ -17,10 +17,24 @@ use std::time::Instant;
 /// The models whose docs must have a `# The article's defects` section (issue #34: their
 /// ladders list every defect their articles name). A model not listed here may have one;
 /// if it has, every defect in it is checked all the same.
-// TODO(#34 merge): the model helpers write these sections; fill in the six names once
-// their work is merged: "fifo", "lock", "event-log", "message-queue", "array-append",
-// "visitor-counter".
-const REQUIRED_SECTIONS: &[&str] = &[];
+const REQUIRED_SECTIONS: &[&str] = &[
+    "fifo",
+    "lock",
+    "event-log",
+    "message-queue",
+    "array-append",
+    "visitor-counter",
+];
+
+/// Defects whose finding the ladder cannot show apart: their reason class is the one
+/// of another defect that stands on rungs with their repair on, so no finding is
+/// `removed_by` them. Each is held to the weaker test that its scenario fails on the
+/// published code and passes with every repair on; the closing note of #34 names them.
+const SHARED_CLASS: &[(&str, &str)] = &[
+    // `value()` choosing its key before it reads it: the same "time window, needs no
+    // fault" class as the expiry defect (line 43), which other rungs keep.
+    ("visitor-counter", "value-rechecks-period"),
+];
 
 /// The heading of the section, in a model file's `//!` docs.
 const SECTION: &str = "# The article's defects";
@@ -99,9 +113,12 @@ struct Defect {
 /// The model file whose docs list the model's defects.
 fn model_file(model: &str) -> PathBuf {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
-    match model {
-        "message-queue" => src.join("message_queue/mod.rs"),
-        other => src.join(format!("{}.rs", other.replace('-', "_"))),
+    let stem = model.replace('-', "_");
+    let module = src.join(&stem).join("mod.rs");
+    if module.exists() {
+        module
+    } else {
+        src.join(format!("{stem}.rs"))
     }
 }
 
@@ -148,6 +165,32 @@ fn defects(docs: &str) -> Result<Option<Vec<Defect>>, String> {
 /// What is wrong with `d` on `l`: `None` when the ladder has its finding (a repair: some
 /// finding it removes, found in the scenario; `none:ID`: the rung with every repair on,
 /// or the published one, finds something in the scenario).
+/// [`SHARED_CLASS`]'s weaker test: the defect's scenario fails on the published code
+/// and passes with every repair on.
+fn shared_class_unmet(l: &Ladder, d: &Defect) -> Option<String> {
+    let published = format!("{}/published", l.model);
+    let code: Vec<_> = l
+        .rungs
+        .iter()
+        .filter(|r| r.target.starts_with(&published))
+        .collect();
+    let fails = |r: &&kvsim_models::ladder::Rung| {
+        r.checks
+            .iter()
+            .any(|c| c.report.scenario == d.scenario && !c.report.findings.is_empty())
+    };
+    let bare = code.iter().find(|r| r.target == published);
+    let all = code.iter().max_by_key(|r| r.repairs.len());
+    match (bare, all) {
+        (Some(b), Some(a)) if fails(b) && !fails(a) => None,
+        _ => Some(format!(
+            "{}: {} — {} does not fail {} on the published code and pass it with every \
+             repair on",
+            l.model, d.line, d.name, d.scenario
+        )),
+    }
+}
+
 fn unmet(l: &Ladder, d: &Defect) -> Option<String> {
     let entries = registry();
     let e = entries.iter().find(|e| e.name == l.model)?;
@@ -207,7 +250,16 @@ fn every_defect_a_models_docs_list_is_a_finding_on_its_ladder() {
                 if list.is_empty() {
                     problems.push(format!("{}: an empty `{SECTION}`", path.display()));
                 }
-                problems.extend(list.iter().filter_map(|d| unmet(l, d)));
+                problems.extend(list.iter().filter_map(|d| {
+                    let shared = SHARED_CLASS
+                        .iter()
+                        .any(|(m, name)| *m == l.model && *name == d.name);
+                    if shared {
+                        shared_class_unmet(l, d)
+                    } else {
+                        unmet(l, d)
+                    }
+                }));
             }
         }
     }
