@@ -83,8 +83,9 @@ fn visitor_counter_ok_and_violation() {
     assert_violation(
         &r,
         "time window (visitor counter): value() at 1700000002.100 s (period 850000001) \
-         returned 0, but period 850000000 had between 2 and 2 visits \
-         (process 2, value at line 7)",
+         returned 0, but the period it reports, 850000000, had between 2 and 2 visits: the \
+         key it read lost visits of period 850000000 (it expired, was evicted or was created \
+         again while they were counted) (process 2, value at line 7)",
     );
 
     // The same history with a period of 1 s: value() at 1.0 s is in the period after the
@@ -211,8 +212,8 @@ fn malformed_values_and_missing_times_name_the_line() {
     assert_stderr(
         &r,
         2,
-        "read.jsonl:1: expected an operation of spec visitor-counter (increment, value or \
-         sleep), found \"read\"",
+        "read.jsonl:1: expected an operation of spec visitor-counter (increment, value, \
+         sleep or wait), found \"read\"",
     );
 }
 

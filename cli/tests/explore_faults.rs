@@ -112,7 +112,7 @@ fn faulty_scopes_keep_their_state_counts_and_verdicts() {
                 "--ops",
                 "1",
             ],
-            (1_518, 1_706, "violation", 1),
+            (1_518, 1_748, "violation", 1),
         ),
         (
             &[

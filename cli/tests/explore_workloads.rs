@@ -206,8 +206,8 @@ fn the_spinlock_lockout_after_a_crash_is_a_progress_violation() {
 /// list`), and the fixed variants pass the same scope with nothing cut: the table's
 /// has/fetch disagreement among 10,000 workloads (a breadth-first frontier over them
 /// outgrew 2 GiB; the depth-first search holds tens of MB), the visitor counter's lost
-/// visit (1 × 6, horizon 20 s) and the event log's missed event (1 × 7, horizon 25 s),
-/// both reached through `Sleep` operations.
+/// visit (1 × 6, horizon 20 s, reached through `Sleep` operations) and the event log's
+/// event polled twice (a writer and a reader, 2 × 1, horizon 25 s).
 #[test]
 fn the_published_variants_fail_at_their_default_scopes_and_the_fixed_pass() {
     for (model, header, violation) in [
@@ -223,8 +223,8 @@ fn the_published_variants_fail_at_their_default_scopes_and_the_fixed_pass() {
         ),
         (
             "event-log",
-            "1 client × 7 ops · faults none · horizon 25 s",
-            "violation: time window (event log)",
+            "2 clients × 1 ops · faults none · horizon 25 s",
+            "violation: polling (event log)",
         ),
     ] {
         let (code, out) = kvsim(&["explore", &format!("{model}/published")]);
