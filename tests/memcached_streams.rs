@@ -666,8 +666,18 @@ fn stats_count_error_paths_as_memcached_does() {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         };
-        let real = counters(&run_memcached(&s).seen);
         let ours = counters(&run_kvsim(&s).seen);
+        // memcached's LRU maintainer thread may reclaim an expired item between two
+        // commands of one write (a `set` then meets no item: no `get_expired`), so its
+        // count differs from run to run: kvsim's must be one memcached gives in one of
+        // up to five runs (as the one-write flush case below).
+        let mut real = counters(&run_memcached(&s).seen);
+        for _ in 1..5 {
+            if real == ours {
+                break;
+            }
+            real = counters(&run_memcached(&s).seen);
+        }
         assert_eq!(
             real.len(),
             COUNTED.len(),
