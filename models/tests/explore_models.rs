@@ -130,7 +130,7 @@ fn the_fixed_variants_verify_2x2_without_faults() {
     for (model, unique, total) in [
         ("fifo", 4_525, 7_071),
         ("counter", 114, 123),
-        ("lock", 5_523, 5_629),
+        ("lock", 7_082, 7_510),
     ] {
         let r = explore(model, Variant::Fixed, 1);
         assert_eq!(r.verdict, Verdict::Ok, "{model}/fixed");
