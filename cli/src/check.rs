@@ -3,6 +3,7 @@
 
 use crate::corpus::Corpus;
 use crate::error::{self, CliError};
+use crate::installed::registry;
 use crate::junit;
 use crate::out::{out, outln};
 use kvsim::harness::campaign::{self, Budget, Hooks, Plan, Runs, TimeBudget};
@@ -14,7 +15,7 @@ use kvsim::sim::SimConfig;
 use kvsim::Verdict;
 use kvsim::{FaultKind, FaultSet, Scenario, Strategy};
 use kvsim_models::expect::{ExpectedVerdict, Label, Variant};
-use kvsim_models::registry::{self, registry, Entry};
+use kvsim_models::registry::{self, Entry};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -12,12 +12,13 @@
 //! saved under another name would otherwise never be replayed.
 
 use crate::error::CliError;
+use crate::installed::registry;
 use crate::out::outln;
 use crate::replay;
 use kvsim::harness::records::{CheckReport, RunReport};
 use kvsim::harness::target::Target;
 use kvsim::sim::Token;
-use kvsim_models::registry::{registry, Entry};
+use kvsim_models::registry::Entry;
 use std::path::{Path, PathBuf};
 
 /// Most entries a corpus may hold: more is an error, never a slow start.

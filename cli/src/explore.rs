@@ -2,11 +2,12 @@
 //! stateright; or its Explorer in a browser (`--serve`).
 
 use crate::error::{self, CliError};
+use crate::installed::registry;
 use crate::out::{out, outln};
 use kvsim::explore::{Scope, SearchLimits};
 use kvsim::harness::target::{ExploreReport, Target};
 use kvsim::Verdict;
-use kvsim_models::registry::{self, registry};
+use kvsim_models::registry;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -7,11 +7,11 @@
 
 use crate::check::{self, Row};
 use crate::error::{self, CliError};
+use crate::installed::registry;
 use crate::out::{out, outln};
 use kvsim::harness::{CheckReport, Hooks, Job, ShrinkLimits};
 use kvsim::Verdict;
 use kvsim_models::ladder::{self, Ladder, Pick};
-use kvsim_models::registry::registry;
 use serde_json::json;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -78,7 +78,8 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         let c = tuning.config(&s);
         (s, c)
     };
-    let mut ladders = ladder::run(
+    let mut ladders = ladder::run_of(
+        crate::installed::models(),
         &[model],
         budget,
         Some(ShrinkLimits::default()),

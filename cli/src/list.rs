@@ -1,9 +1,9 @@
 //! `kvsim list`: models, variants and scenarios.
 
 use crate::error::CliError;
+use crate::installed::registry;
 use crate::out::outln;
 use kvsim::sim::{knobs, SimConfig};
-use kvsim_models::registry::registry;
 use serde_json::json;
 use std::process::ExitCode;
 

@@ -36,7 +36,7 @@ pub fn main(
         .map(|f| read(f).map(|v| (f, v)))
         .collect::<Result<Vec<_>, _>>()?;
     let (seed, shards) = complete(&outputs)?;
-    let entries = kvsim_models::registry::registry();
+    let entries = crate::installed::registry();
     let plan = plan_of(&outputs[0].1["identity"], &entries)
         .map_err(|e| CliError::of("merge", format!("{}: {e}", outputs[0].0.display())))?;
     one_check(&outputs, &plan)?;
@@ -578,7 +578,7 @@ fn case(row: &Value, gate: bool) -> junit::Case {
     // Only a failing case shows its counterexample (as `kvsim check --junit` does).
     let token = row["replay"].as_str().filter(|_| !passed);
     let counterexample = token.map(|token| {
-        let entries = kvsim_models::registry::registry();
+        let entries = crate::installed::registry();
         match crate::replay::resolve(&entries, token) {
             Ok((t, target)) => junit::counterexample(&target.run(
                 &t.scenario,

@@ -7,11 +7,12 @@
 //! else.
 
 use crate::error::{self, CliError};
+use crate::installed::registry;
 use crate::out::{out, outln};
 use kvsim::harness::target::Target;
 use kvsim::sim::Token;
 use kvsim::FaultKind;
-use kvsim_models::registry::{registry, Entry};
+use kvsim_models::registry::Entry;
 use std::process::ExitCode;
 
 /// Scenario names kvsim gives runs that are not one of a model's scenarios: `custom`

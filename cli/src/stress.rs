@@ -9,12 +9,13 @@
 //! `--history-out FILE` saves the history in the `jsonl` format of `kvsim check-history`.
 
 use crate::error::{self, CliError};
+use crate::installed::registry;
 use crate::out::outln;
 use clap::Args;
 use kvsim::check::CheckerLimits;
 use kvsim::harness::target::Target;
 use kvsim::net::StressConfig;
-use kvsim_models::registry::{registry, resolve};
+use kvsim_models::registry::resolve;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};

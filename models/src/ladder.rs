@@ -183,9 +183,22 @@ pub fn jobs(entries: &[Entry], models: &[usize], tune: &Tune<'_>) -> Vec<Job<Pic
     jobs
 }
 
-/// Runs the ladders of `models` as one plan under `budget` and returns them in the
-/// order given.
+/// Runs the ladders of `models` (indices in the registry) as one plan under `budget` and
+/// returns them in the order given.
 pub fn run(
+    models: &[usize],
+    budget: Budget,
+    shrink: Option<ShrinkLimits>,
+    tune: &Tune<'_>,
+    hooks: &dyn Hooks<Pick>,
+) -> Vec<Ladder> {
+    run_of(registry, models, budget, shrink, tune, hooks)
+}
+
+/// [`run`] on the models `registry` builds (a crate's own, `kvsim_cli::main`'s): `models`
+/// are indices in them.
+pub fn run_of(
+    registry: fn() -> Vec<Entry>,
     models: &[usize],
     budget: Budget,
     shrink: Option<ShrinkLimits>,

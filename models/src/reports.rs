@@ -199,10 +199,10 @@ fn cell(variant: Variant, profile: Profile, scenario: Scenario, report: CheckRep
     }
 }
 
-/// How many checks [`matrices`] makes: every model's matrix cells (named variants ×
-/// profiles) and its ladder's rungs × scenarios.
-pub fn cell_count() -> usize {
-    registry()
+/// How many checks [`matrices`] makes of `entries`: every model's matrix cells (named
+/// variants × profiles) and its ladder's rungs × scenarios.
+pub fn cell_count(entries: &[Entry]) -> usize {
+    entries
         .iter()
         .map(|e| {
             e.available_variants().len() * profiles(e).len() + e.rungs().len() * e.scenarios.len()
@@ -212,12 +212,17 @@ pub fn cell_count() -> usize {
 
 /// Builds every model's matrix on `threads` worker threads (results in a fixed order).
 pub fn matrices(threads: usize) -> Vec<Matrix> {
-    matrices_with(threads, &|_| {})
+    matrices_with(registry, threads, &|_| {})
 }
 
-/// [`matrices`], calling `on_cell` with `MODEL/VARIANT PROFILE` as each cell is done (from
-/// the worker threads, in no fixed order).
-pub fn matrices_with(threads: usize, on_cell: &(dyn Fn(&str) + Sync)) -> Vec<Matrix> {
+/// [`matrices`] of the models `registry` builds (kvsim's, or a crate's own), calling
+/// `on_cell` with `MODEL/VARIANT PROFILE` as each cell is done (from the worker threads, in
+/// no fixed order).
+pub fn matrices_with(
+    registry: fn() -> Vec<Entry>,
+    threads: usize,
+    on_cell: &(dyn Fn(&str) + Sync),
+) -> Vec<Matrix> {
     let entries = registry();
     let mut jobs = Vec::new();
     for (i, e) in entries.iter().enumerate() {
@@ -253,7 +258,8 @@ pub fn matrices_with(threads: usize, on_cell: &(dyn Fn(&str) + Sync)) -> Vec<Mat
         .zip(reports)
         .map(|(job, report)| cell(job.target.1, job.target.2, job.scenario, report));
     let models: Vec<usize> = (0..entries.len()).collect();
-    let ladders = ladder::run(
+    let ladders = ladder::run_of(
+        registry,
         &models,
         plan.budget,
         Some(shrink_limits()),

@@ -1,4 +1,24 @@
-//! The `kvsim` command.
+//! The `kvsim` command-line tool as a library: every command of `kvsim` (`list`, `check`,
+//! `explore`, `replay`, `ladder`, `report`, `trace`, `stress`, `corpus`, `merge`, …) for the
+//! models a crate gives it.
+//!
+//! kvsim's own binary runs it on the built-in registry; a crate of your own runs it on its
+//! own models, with one dependency line (`kvsim-cli`, which re-exports the core crate as
+//! [`kvsim`] and the registry's types, [`Entry`], [`Expect`], [`Variant`], …):
+//!
+//! ```no_run
+//! fn models() -> Vec<kvsim_cli::Entry> {
+//!     Vec::new() // your `Entry::new(name, about, published, fixed, scenarios)`, …
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     kvsim_cli::main(models)
+//! }
+//! ```
+//!
+//! The entry lives here, not in the core crate: `kvsim` knows no particular structure and
+//! the CLI depends on it (and on the registry's types in `kvsim-models`), so `kvsim` cannot
+//! depend on the CLI. `examples/my-structure/` is a complete crate of this kind.
 #![forbid(unsafe_code)]
 
 mod bench;
@@ -8,6 +28,7 @@ mod corpus;
 mod error;
 mod explore;
 mod identity;
+mod installed;
 mod junit;
 mod ladder;
 mod list;
@@ -20,14 +41,19 @@ mod serve;
 mod stress;
 mod trace;
 
+pub use installed::Kvsim;
+/// The core crate: [`kvsim::Model`], [`kvsim::Kv`], [`kvsim::Scenario`],
+/// [`kvsim::SequentialSpec`], the checkers and the simulator.
+pub use kvsim;
+/// The built-in models and the registry's types (`kvsim_models::registry::registry()` is
+/// the registry kvsim's own binary runs on).
+pub use kvsim_models;
+pub use kvsim_models::expect::{Expect, ExpectedVerdict, Label, Variant};
+pub use kvsim_models::registry::Entry;
+
 use clap::{Parser, Subcommand};
 use error::CliError;
 use std::process::ExitCode;
-
-// The simulator allocates small, short-lived values on every step (commands, replies,
-// futures); mimalloc serves them markedly faster than the system allocator.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// kvsim: deterministic simulation and model checking for KV-store data structures.
 #[derive(Parser)]
@@ -75,7 +101,8 @@ enum Cmd {
     },
     /// Regenerate the reports: per model its fault matrix and minimal counterexamples.
     Report {
-        /// Output directory (default: `reports/` at the workspace root).
+        /// Output directory (default: `reports/` at kvsim's workspace root for kvsim's own
+        /// models; for a crate of your own, the directory it names, else required).
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
@@ -149,7 +176,16 @@ enum CorpusAction {
     },
 }
 
-fn main() -> ExitCode {
+/// Runs the command line (`std::env::args`) on `models`, every command that names a model
+/// seeing these (`list`, `check`, `explore`, `replay`, `ladder`, `report`, `stress`,
+/// `corpus`, `merge`): the process's exit code. `report` then needs `--out DIR`; give it a
+/// default with [`Kvsim::reports_dir`].
+pub fn main(models: fn() -> Vec<Entry>) -> ExitCode {
+    Kvsim::new(models).main()
+}
+
+/// Parses the command line and runs it (see [`Kvsim::main`]).
+fn parse_and_run() -> ExitCode {
     sigpipe::reset();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
