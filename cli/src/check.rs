@@ -5,6 +5,7 @@ use crate::corpus::Corpus;
 use crate::error::{self, CliError};
 use crate::installed::registry;
 use crate::junit;
+use crate::marks::{Mark, Tally};
 use crate::out::{out, outln};
 use kvsim::harness::campaign::{self, Budget, Hooks, Plan, Runs, TimeBudget};
 use kvsim::harness::findings::Finding;
@@ -143,7 +144,11 @@ pub(crate) struct Pick {
     pub(crate) entry: usize,
     pub(crate) variant: Variant,
     pub(crate) expected: Option<ExpectedVerdict>,
-    /// Why an expected failure is expected (the fixed variant's label), with `expected`.
+    /// The registry's expectation of this target × scenario, in a gate too (none when
+    /// `--faults` replaced the scenario's faults: then it is not the registry's scenario).
+    pub(crate) expectation: Option<ExpectedVerdict>,
+    /// Why an expected failure is expected (the fixed variant's label), with
+    /// `expectation`.
     pub(crate) label: Option<Label>,
 }
 
@@ -461,13 +466,17 @@ pub(crate) fn plan(args: &Args, entries: &[Entry]) -> Result<Vec<Job>, String> {
             let scenario = tuning.scenario(scenario);
             let config = tuning.config(&scenario);
             for &variant in &variants {
+                // A gate's `--faults` makes the scenario another than the registry's: no
+                // expectation then (checking every model, the matrix keeps comparing).
                 let expected = (!gate).then(|| expect.of(variant));
-                let label = expected.and(kvsim_models::ladder::label_of(variant, &expect));
+                let expectation = expected.or((args.faults.is_none()).then(|| expect.of(variant)));
+                let label = expectation.and(kvsim_models::ladder::label_of(variant, &expect));
                 jobs.push(Job {
                     target: Pick {
                         entry,
                         variant,
                         expected,
+                        expectation,
                         label,
                     },
                     scenario: scenario.clone(),
@@ -573,6 +582,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     } else {
         print_expectations(mismatches, unknowns, results.len())?;
     }
+    Tally::of(table.iter().map(|r| (r.mark(), r.report.verdict.name()))).print(gate)?;
     Ok(error::code(code))
 }
 
@@ -621,6 +631,9 @@ fn print_header(
 pub(crate) struct Row<'a> {
     /// The verdict expected, when checking expectations.
     pub(crate) expected: Option<ExpectedVerdict>,
+    /// The registry's expectation (in a gate too; none when `--faults` replaced the
+    /// scenario's faults).
+    pub(crate) expectation: Option<ExpectedVerdict>,
     /// Why an expected failure is expected (a fixed variant's label).
     pub(crate) label: Option<Label>,
     /// The scenario, as tuned.
@@ -642,9 +655,15 @@ impl Row<'_> {
         }
     }
 
-    /// The `expected` column: `violation`, `violation (impossible)`, `-`.
+    /// The verdict against the registry's expectation.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark::of(self.expectation, self.label, self.report.verdict.name())
+    }
+
+    /// The `expected` column: the registry's expectation, `violation`,
+    /// `violation (impossible)`, or `-` (none).
     fn expected_text(&self) -> String {
-        match (self.expected, self.label) {
+        match (self.expectation, self.label) {
             (None, _) => "-".to_string(),
             (Some(e), None) => e.name().to_string(),
             (Some(e), Some(l)) => format!("{} ({})", e.name(), l.name()),
@@ -657,6 +676,7 @@ fn row<'a>(job: &'a Job, report: &'a CheckReport, entries: &[Entry]) -> Row<'a> 
     let target = entries[job.target.entry].target(job.target.variant);
     Row {
         expected: job.target.expected,
+        expectation: job.target.expectation,
         label: job.target.label,
         scenario: &job.scenario,
         config: &job.config,
@@ -692,6 +712,9 @@ pub(crate) fn json_row(r: &Row, ok: bool) -> serde_json::Value {
         "label": r.label.map(|l| l.name()),
         "label_reason": r.label.map(|l| l.reason()),
         "matches": r.expected.map(|_| ok),
+        "expected_verdict": r.expectation.map(|e| e.name()),
+        "as_expected": r.mark().as_expected(),
+        "expected_failure": matches!(r.mark(), Mark::ExpectedFailure(_)),
         "runs": report.runs,
         "violating_runs": report.violating_runs,
         "millis": report.millis,
@@ -735,6 +758,7 @@ pub(crate) fn junit_case(r: &Row) -> junit::Case {
         r.report,
         r.expected.map(|e| e.name()),
         r.label.map(|l| l.to_string()),
+        matches!(r.mark(), Mark::ExpectedFailure(_)),
         match r.expected {
             Some(exp) => registry::matches(exp, &r.report.verdict),
             None => r.report.verdict.is_ok(),
@@ -919,8 +943,19 @@ pub(crate) fn print_table(rows: &[Row]) -> Result<(), CliError> {
         .max()
         .unwrap_or(10)
         .max(10);
+    let vw = rows
+        .iter()
+        .map(|r| {
+            r.mark()
+                .verdict_text(r.report.verdict.name())
+                .chars()
+                .count()
+        })
+        .max()
+        .unwrap_or(11)
+        .max(11);
     outln!(
-        "\n{:<tw$} {:<sw$} {:<ew$} {:<11} {:>6} {:>8} {:>8}  replay",
+        "\n{:<tw$} {:<sw$} {:<ew$} {:<vw$} {:>6} {:>8} {:>8}  replay",
         "target",
         "scenario",
         "expected",
@@ -931,21 +966,17 @@ pub(crate) fn print_table(rows: &[Row]) -> Result<(), CliError> {
     )?;
     for r in rows {
         let report = r.report;
-        let mark = match r.expected {
-            Some(e) if !registry::matches(e, &report.verdict) => " ✗",
-            _ => "",
-        };
         let replay = report
             .failure
             .as_ref()
             .map(|f| format!("kvsim replay {}", f.token))
             .unwrap_or_default();
         outln!(
-            "{:<tw$} {:<sw$} {:<ew$} {:<11} {:>6} {:>6}ms {:>8}  {replay}",
+            "{:<tw$} {:<sw$} {:<ew$} {:<vw$} {:>6} {:>6}ms {:>8}  {replay}",
             report.target,
             report.scenario,
             r.expected_text(),
-            format!("{}{mark}", report.verdict.name()),
+            r.mark().verdict_text(report.verdict.name()),
             report.runs,
             report.millis,
             report.findings.len()

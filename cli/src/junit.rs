@@ -4,11 +4,15 @@
 //! target, `name` the scenario). A case fails when the check's own gate fails it: in a
 //! gate (`kvsim check TARGET`) a violation is a `<failure>` and an `unknown` an `<error>`
 //! (never a pass); checking every model against its expectations, a verdict that differs
-//! from the expected one is a `<failure>`. A failure's text is the minimal counterexample
+//! from the expected one is a `<failure>`. A violation the registry expects (an expected
+//! failure: a published defect, or a fixed variant's `impossible` or `not yet fixed`
+//! scenario) is a `<skipped>` case in either mode, its message `expected violation: …`
+//! and its text the counterexample; an unexpected violation stays a `<failure>`. A failure's text is the minimal counterexample
 //! as `kvsim check` prints it, then the line that replays it. Every case's
 //! `<system-out>` gives its seed, knobs, runs, verdict and findings.
 
 use crate::error::CliError;
+use crate::marks::Mark;
 use kvsim::harness::records::{CheckReport, RunReport};
 use std::fmt::Write as _;
 use std::fs::File;
@@ -35,6 +39,9 @@ pub struct Case {
     /// Whether the case passes (the verdict is `ok` in a gate; it matches its
     /// expectation otherwise).
     pub passed: bool,
+    /// Whether the verdict is a violation the registry expects: a `<skipped>` case (with
+    /// `label`, if any), whatever `passed` says.
+    pub expected_failure: bool,
     /// The scenario's knobs in one line (faults, clients, ops, strategy, …).
     pub knobs: String,
     /// Runs done, and how many of them violated a property.
@@ -51,6 +58,7 @@ impl Case {
         report: &CheckReport,
         expected: Option<&'static str>,
         label: Option<String>,
+        expected_failure: bool,
         passed: bool,
         knobs: String,
     ) -> Case {
@@ -62,6 +70,7 @@ impl Case {
             reason: report.verdict.reason(),
             expected: expected.map(str::to_string),
             label,
+            expected_failure,
             passed,
             knobs,
             runs: (report.runs, report.violating_runs),
@@ -95,22 +104,22 @@ pub fn render(seed: u64, cases: &[Case]) -> String {
             targets.push(&c.target);
         }
     }
-    let (failures, errors) = counts(cases.iter());
+    let (failures, errors, skipped) = counts(cases.iter());
     let secs = |ms: u64| format!("{:.3}", ms as f64 / 1000.0);
     let total_ms: u64 = cases.iter().map(|c| c.millis).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
-        "<testsuites name=\"kvsim check\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{}\">",
+        "<testsuites name=\"kvsim check\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\">",
         cases.len(),
         secs(total_ms)
     );
     for target in targets {
         let mine: Vec<&Case> = cases.iter().filter(|c| c.target == target).collect();
-        let (failures, errors) = counts(mine.iter().copied());
+        let (failures, errors, skipped) = counts(mine.iter().copied());
         let _ = writeln!(
             out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{}\">",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\">",
             escape(target),
             mine.len(),
             secs(mine.iter().map(|c| c.millis).sum())
@@ -128,15 +137,21 @@ pub fn render(seed: u64, cases: &[Case]) -> String {
     out
 }
 
-/// Failures and errors among `cases`: an `unknown` in a gate is an error, every other
-/// failing case a failure.
-fn counts<'a>(cases: impl Iterator<Item = &'a Case>) -> (usize, usize) {
-    cases
-        .filter(|c| !c.passed)
-        .fold((0, 0), |(f, e), c| match failure_kind(c) {
-            Kind::Error => (f, e + 1),
-            Kind::Failure => (f + 1, e),
-        })
+/// Failures, errors and skipped cases among `cases`: an expected failure is skipped, an
+/// `unknown` in a gate is an error, every other failing case a failure.
+fn counts<'a>(cases: impl Iterator<Item = &'a Case>) -> (usize, usize, usize) {
+    cases.fold((0, 0, 0), |(f, e, s), c| {
+        if c.expected_failure {
+            (f, e, s + 1)
+        } else if c.passed {
+            (f, e, s)
+        } else {
+            match failure_kind(c) {
+                Kind::Error => (f, e + 1, s),
+                Kind::Failure => (f + 1, e, s),
+            }
+        }
+    })
 }
 
 enum Kind {
@@ -160,7 +175,15 @@ fn testcase(out: &mut String, seed: u64, case: &Case) {
         escape(&case.scenario),
         case.millis as f64 / 1000.0
     );
-    if !case.passed {
+    // An expected failure is `<skipped>`, as pytest reports an xfail: Jenkins, GitLab,
+    // Azure DevOps and the GitHub test-report actions show skipped cases apart, with their
+    // message, and none of them counts one as a failure (a `<failure>` would be red on
+    // every dashboard; properties are shown by few). Its text is the counterexample, for
+    // the dashboards that show it.
+    let element = if case.expected_failure {
+        let message = Mark::skipped_message(case.label.as_deref());
+        Some(("skipped", "expected violation", message))
+    } else if !case.passed {
         let why = case.reason.as_deref();
         let message = match &case.expected {
             Some(expected) => format!(
@@ -179,6 +202,11 @@ fn testcase(out: &mut String, seed: u64, case: &Case) {
             Kind::Failure if case.expected.is_some() => ("failure", "unexpected verdict"),
             Kind::Failure => ("failure", "violation"),
         };
+        Some((tag, kind, message))
+    } else {
+        None
+    };
+    if let Some((tag, kind, message)) = element {
         let body = case.counterexample.as_deref().unwrap_or_default();
         let _ = writeln!(
             out,
@@ -246,7 +274,54 @@ fn cannot_write(path: &Path, e: std::io::Error) -> CliError {
 
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::{escape, render, Case};
+
+    fn case(scenario: &str, verdict: &str, expected_failure: bool, passed: bool) -> Case {
+        Case {
+            target: "lock/fixed".into(),
+            scenario: scenario.into(),
+            millis: 1,
+            verdict: verdict.into(),
+            reason: (verdict != "ok").then(|| "two holders".to_string()),
+            expected: None,
+            label: expected_failure.then(|| "impossible: an evicted key reads as free".into()),
+            expected_failure,
+            passed,
+            knobs: "faults evict".into(),
+            runs: (10, 1),
+            findings: vec![],
+            counterexample: (verdict == "violation").then(|| "the run\n".to_string()),
+        }
+    }
+
+    #[test]
+    fn an_expected_violation_is_skipped_and_an_unexpected_one_fails() {
+        let xml = render(
+            1,
+            &[
+                case("evict", "violation", true, false),
+                case("no-faults", "violation", false, false),
+                case("lru", "ok", false, true),
+            ],
+        );
+        assert!(
+            xml.contains("failures=\"1\" errors=\"0\" skipped=\"1\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(
+                "<skipped type=\"expected violation\" message=\"expected violation: impossible: \
+             an evicted key reads as free\">the run\n</skipped>"
+            ),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<failure type=\"violation\" message=\"violation: two holders\">"),
+            "{xml}"
+        );
+        assert_eq!(xml.matches("<skipped").count(), 1);
+        assert_eq!(xml.matches("<failure").count(), 1);
+    }
 
     #[test]
     fn text_xml_cannot_carry_is_escaped_not_dropped() {

@@ -115,6 +115,7 @@ fn rows<'a>(l: &'a Ladder, entries: &'a [kvsim_models::registry::Entry]) -> Vec<
                     i,
                     Row {
                         expected: Some(c.expected()),
+                        expectation: Some(c.expected()),
                         label: c.label(),
                         scenario: &c.scenario,
                         config: &c.config,

@@ -32,6 +32,7 @@ mod installed;
 mod junit;
 mod ladder;
 mod list;
+mod marks;
 mod merge;
 mod out;
 mod progress;
@@ -73,8 +74,16 @@ enum Cmd {
     },
     /// Check targets (default: every model's scenarios, as a matrix with expectations).
     ///
-    /// Exit codes: 0 pass (or every verdict as expected), 1 violation (or a verdict
-    /// differs from its expectation), 2 usage or I/O error, 3 unknown.
+    /// Exit codes. A gate (`kvsim check TARGET...`): 0 every verdict ok, 1 a violation
+    /// (any: an expected one too), 3 no violation but an unknown. Without targets (every
+    /// model against its expectations): 0 every verdict as expected, 1 a verdict differs
+    /// from its expectation, 3 only unknowns differ. Both: 2 usage or I/O error.
+    ///
+    /// A violation the registry expects (a published defect, or a fixed variant's
+    /// `impossible` or `not yet fixed` scenario) is marked `violation · expected: LABEL` in
+    /// the table, `expected_failure: true` in `--json` and `<skipped>` in JUnit, in a gate
+    /// too; the marks change no exit code. With `--faults` a gate's scenarios are not the
+    /// registry's: no expectation is shown.
     Check(check::Args),
     /// Check every rung of a model (published, each repair alone, all repairs, proposed,
     /// fixed) against every scenario, and list each distinct finding once with the

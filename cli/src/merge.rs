@@ -13,6 +13,7 @@ use crate::check;
 use crate::error::{self, CliError};
 use crate::identity;
 use crate::junit;
+use crate::marks::{Mark, Tally};
 use crate::out::outln;
 use kvsim::harness::sweep::Shard;
 use kvsim_models::expect::ExpectedVerdict;
@@ -79,8 +80,13 @@ pub fn main(
     } else {
         check::expectations_code(differ(&rows, false), differ(&rows, true))
     };
+    let marks = marks(&rows, &plan);
     if let Some(file) = junit_file {
-        let cases: Vec<junit::Case> = rows.iter().map(|r| case(r, gate)).collect();
+        let cases: Vec<junit::Case> = rows
+            .iter()
+            .zip(&marks)
+            .map(|(r, m)| case(r, gate, *m))
+            .collect();
         junit::write(file, &junit::render(seed, &cases))?;
     }
     if json_out {
@@ -95,10 +101,17 @@ pub fn main(
         });
         outln!("{}", serde_json::to_string_pretty(&merged).expect("json"))?;
     } else {
-        print_text(seed, shards, &rows)?;
+        print_text(seed, shards, &rows, &marks)?;
         if !gate {
             check::print_expectations(differ(&rows, false), differ(&rows, true), rows.len())?;
         }
+        Tally::of(
+            marks
+                .iter()
+                .zip(&rows)
+                .map(|(m, r)| (*m, r["verdict"].as_str().unwrap_or_default())),
+        )
+        .print(gate)?;
     }
     Ok(error::code(code))
 }
@@ -504,25 +517,57 @@ fn merge_rows(parts: &[&Value]) -> Value {
         let matches = expected.matches_name(row["verdict"].as_str().unwrap_or_default());
         row.insert("matches".into(), matches.into());
     }
+    // The registry's expectation, against the merged verdict (rows of a kvsim before the
+    // marks carry none, and get none).
+    if let Some(e) = expectation_of(&row) {
+        let verdict = row["verdict"].as_str().unwrap_or_default();
+        let failure = e == ExpectedVerdict::Violation && verdict == "violation";
+        row.insert("as_expected".into(), e.matches_name(verdict).into());
+        row.insert("expected_failure".into(), failure.into());
+    }
     Value::Object(row)
 }
 
-fn print_text(seed: u64, shards: u64, rows: &[Value]) -> Result<(), CliError> {
+/// The registry's expectation a row carries (`expected_verdict`), if any.
+fn expectation_of(row: &Map<String, Value>) -> Option<ExpectedVerdict> {
+    row.get("expected_verdict")
+        .and_then(Value::as_str)
+        .and_then(ExpectedVerdict::from_name)
+}
+
+/// Each merged row's mark: its expectation, and the label the plan's job gives it.
+fn marks(rows: &[Value], plan: &[(check::Job, u64)]) -> Vec<Mark> {
+    rows.iter()
+        .zip(plan)
+        .map(|(r, (job, _))| {
+            let e = r.as_object().and_then(expectation_of);
+            Mark::of(
+                e,
+                job.target.label.filter(|_| e.is_some()),
+                r["verdict"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+fn print_text(seed: u64, shards: u64, rows: &[Value], marks: &[Mark]) -> Result<(), CliError> {
     outln!(
         "kvsim merge · seed {seed} · {shards} shards · {} checks",
         rows.len()
     )?;
     let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    for r in rows {
-        let mark = match r["matches"].as_bool() {
-            Some(false) => " ✗",
+    for (r, m) in rows.iter().zip(marks) {
+        // A row that differs from the check's own expectation is marked, as before the
+        // registry's marks (they agree when checking expectations).
+        let mark = match (r["matches"].as_bool(), m) {
+            (Some(false), m) if *m != Mark::Unexpected => " ✗",
             _ => "",
         };
         outln!(
-            "  {:<28} {:<26} {:<9} {:>7} runs{mark}",
+            "  {:<28} {:<26} {:<32} {:>7} runs{mark}",
             s(&r["target"]),
             s(&r["scenario"]),
-            s(&r["verdict"]),
+            m.verdict_text(&s(&r["verdict"])),
             r["runs"]
         )?;
     }
@@ -566,7 +611,8 @@ fn faults_text(finding: &Value) -> String {
 /// A merged row as a JUnit case. The counterexample is the row's replay token run again
 /// (a shard's output carries the token, not the text), so the failure reads as
 /// `kvsim check --junit` writes it; a token that no longer replays says so instead.
-fn case(row: &Value, gate: bool) -> junit::Case {
+fn case(row: &Value, gate: bool, mark: Mark) -> junit::Case {
+    let expected_failure = matches!(mark, Mark::ExpectedFailure(_));
     let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let verdict = s(&row["verdict"]);
     let expected = row["expected"].as_str().map(str::to_string);
@@ -576,7 +622,9 @@ fn case(row: &Value, gate: bool) -> junit::Case {
         row["matches"].as_bool().unwrap_or(false)
     };
     // Only a failing case shows its counterexample (as `kvsim check --junit` does).
-    let token = row["replay"].as_str().filter(|_| !passed);
+    let token = row["replay"]
+        .as_str()
+        .filter(|_| !passed || expected_failure);
     let counterexample = token.map(|token| {
         let entries = crate::installed::registry();
         match crate::replay::resolve(&entries, token) {
@@ -596,6 +644,7 @@ fn case(row: &Value, gate: bool) -> junit::Case {
         scenario: s(&row["scenario"]),
         millis: row["millis"].as_u64().unwrap_or(0),
         passed,
+        expected_failure,
         verdict,
         reason: row["reason"].as_str().map(str::to_string),
         expected,

@@ -363,18 +363,22 @@ fn junit_has_one_case_per_cell_and_fails_what_the_gate_fails() {
         [("fifo/published", "no-faults"), ("fifo/fixed", "no-faults")]
     );
     assert_eq!(root.attribute("tests"), Some("2"));
-    assert_eq!(root.attribute("failures"), Some("1"));
+    // The published queue's violation is the registry's expectation: skipped, not failed
+    // (the gate still exits 1).
+    assert_eq!(root.attribute("failures"), Some("0"));
     assert_eq!(root.attribute("errors"), Some("0"));
-    let failure = cases[0]
+    assert_eq!(root.attribute("skipped"), Some("1"));
+    assert!(!cases[0].children().any(|n| n.has_tag_name("failure")));
+    let skipped = cases[0]
         .children()
-        .find(|n| n.has_tag_name("failure"))
-        .expect("the published queue fails");
-    assert_eq!(failure.attribute("type"), Some("violation"));
-    assert!(failure
+        .find(|n| n.has_tag_name("skipped"))
+        .expect("the published queue's expected violation");
+    assert_eq!(skipped.attribute("type"), Some("expected violation"));
+    assert!(skipped
         .attribute("message")
         .unwrap()
-        .contains("linearizability"));
-    let body = failure.text().unwrap();
+        .starts_with("expected violation"));
+    let body = skipped.text().unwrap();
     assert!(
         body.contains("replay: kvsim replay fifo/published:no-faults:"),
         "{body}"
@@ -386,8 +390,17 @@ fn junit_has_one_case_per_cell_and_fails_what_the_gate_fails() {
         "the fixed queue passes"
     );
 
-    // A check stopped by its time limit is unknown: an error, not a pass.
-    let out = kvsim(&[
+    // The JUnit file of `kvsim check ARGS --junit PATH`, which exits with `code`.
+    let junit_of = |args: &[&str], code: i32| -> String {
+        let mut a = args.to_vec();
+        a.extend(["--junit", path.to_str().unwrap()]);
+        let out = kvsim(&a);
+        assert_eq!(out.status.code(), Some(code), "{}", text(&out.stderr));
+        std::fs::read_to_string(&path).expect("the junit file")
+    };
+    // A violation no expectation covers (`--faults` replaces the scenario's) stays a
+    // failure; a check stopped by its time limit is unknown: an error, not a pass.
+    let unknown: &[&str] = &[
         "check",
         "fifo/fixed",
         "--scenario",
@@ -396,24 +409,51 @@ fn junit_has_one_case_per_cell_and_fails_what_the_gate_fails() {
         "100000000",
         "--time-limit",
         "0.2",
-        "--junit",
-        path.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-    let xml = std::fs::read_to_string(&path).expect("the junit file");
-    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
-    let error = doc
-        .descendants()
-        .find(|n| n.has_tag_name("error"))
-        .expect("unknown is an error");
-    assert_eq!(error.attribute("type"), Some("unknown"));
-    assert_eq!(doc.root_element().attribute("errors"), Some("1"));
+    ];
+    let unexpected: &[&str] = &LOCK_UNDER_OTHER_FAULTS;
+    for (args, code, tag, kind, counts) in [
+        (unexpected, 1, "failure", "violation", ["1", "0", "0"]),
+        (unknown, 3, "error", "unknown", ["0", "1", "0"]),
+    ] {
+        assert_eq!(
+            first_of(&junit_of(args, code), tag),
+            (kind.into(), counts.map(String::from)),
+            "{args:?}"
+        );
+    }
 
     // A path that cannot be written is refused before anything runs.
     let out = kvsim(&["check", "fifo/fixed", "--junit", "/nonexistent-dir/x.xml"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot write the junit file /nonexistent-dir/x.xml"));
     assert!(!text(&out.stdout).contains("kvsim check ·"), "nothing ran");
+}
+
+/// A gate whose `--faults` replace the scenario's: the registry expects nothing of it (the
+/// fixed lock fails it).
+const LOCK_UNDER_OTHER_FAULTS: [&str; 6] = [
+    "check",
+    "lock/fixed",
+    "--scenario",
+    "no-faults",
+    "--faults",
+    "evict",
+];
+
+/// The type of the first `<TAG>` of a JUnit document, and its failures, errors and
+/// skipped cases.
+fn first_of(xml: &str, tag: &str) -> (String, [String; 3]) {
+    let doc = roxmltree::Document::parse(xml).expect("well-formed XML");
+    let first = doc
+        .descendants()
+        .find(|n| n.has_tag_name(tag))
+        .unwrap_or_else(|| panic!("no <{tag}>: {xml}"));
+    let root = doc.root_element();
+    let count = |a: &str| root.attribute(a).unwrap_or("none").to_string();
+    (
+        first.attribute("type").unwrap_or_default().to_string(),
+        [count("failures"), count("errors"), count("skipped")],
+    )
 }
 
 fn tempfile_dir(name: &str) -> std::path::PathBuf {
@@ -480,7 +520,8 @@ fn shards_merge_into_the_whole_checks_findings() {
     assert_eq!(cells(&json(&merged)), cells(&json(&whole)));
 
     // The merge job writes the JUnit file the shards could not: one case per cell, the
-    // published queue's failure carrying its counterexample replayed from the token.
+    // published queue's expected failure (skipped, as `kvsim check` marks it) carrying
+    // its counterexample replayed from the token.
     let xml_path = dir.join("merged.xml");
     let mut args = vec!["merge", "--junit", xml_path.to_str().unwrap()];
     args.extend(files.iter().map(String::as_str));
@@ -491,7 +532,7 @@ fn shards_merge_into_the_whole_checks_findings() {
         .descendants()
         .filter(|n| n.has_tag_name("testcase"))
         .map(|c| {
-            let failure = c.children().find(|n| n.has_tag_name("failure"));
+            let failure = c.children().find(|n| n.has_tag_name("skipped"));
             (
                 c.attribute("classname").unwrap().to_string(),
                 failure
@@ -514,7 +555,23 @@ fn shards_merge_into_the_whole_checks_findings() {
         (cases[1].0.as_str(), cases[1].1.as_str()),
         ("fifo/fixed", "")
     );
-    assert_eq!(doc.root_element().attribute("failures"), Some("1"));
+    assert_eq!(doc.root_element().attribute("failures"), Some("0"));
+    assert_eq!(doc.root_element().attribute("skipped"), Some("1"));
+    let merged_rows = json(&merged);
+    assert_eq!(merged_rows["results"][0]["expected_failure"], true);
+    assert_eq!(merged_rows["results"][0]["as_expected"], true);
+    assert_eq!(merged_rows["results"][1]["expected_failure"], false);
+    let text_out = kvsim(&{
+        let mut a = vec!["merge"];
+        a.extend(files.iter().map(String::as_str));
+        a
+    });
+    let shown = text(&text_out.stdout);
+    assert!(shown.contains("violation · expected"), "{shown}");
+    assert!(
+        shown.contains("1 of 2 verdicts are expected failures (0 impossible, 0 not yet fixed, 1 published defects); 0 unexpected"),
+        "{shown}"
+    );
 
     // Not every shard, a shard twice, shards of another seed: errors, never a verdict.
     let run = |files: &[&str]| {
@@ -990,4 +1047,76 @@ fn a_file_in_the_corpus_that_is_not_an_entry_stops_the_check_with_its_name() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("x.token: expected a file"), "{err}");
+}
+
+/// The table's verdict cells, times masked (they vary), from the header on, and the
+/// closing lines.
+fn marked_table(stdout: &str) -> String {
+    let mut lines = Vec::new();
+    for line in stdout.lines() {
+        if line.starts_with("probes") || line.starts_with("findings:") {
+            break;
+        }
+        let masked: Vec<String> = line
+            .split(' ')
+            .map(|w| match w.strip_suffix("ms") {
+                // Right-aligned in its column: the same width keeps the line's.
+                Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                    format!("{:>1$}", "?ms", w.len())
+                }
+                _ => w.to_string(),
+            })
+            .collect();
+        // The replay token is the finding's (pinned elsewhere): only its target here.
+        let masked = masked.join(" ");
+        let cut = masked
+            .find("kvsim replay ")
+            .map_or(masked.as_str(), |i| &masked[..i + "kvsim replay".len()]);
+        lines.push(cut.trim_end().to_string());
+    }
+    let tail: Vec<&str> = stdout.lines().rev().take_while(|l| !l.is_empty()).collect();
+    lines.push("…".into());
+    lines.extend(tail.into_iter().rev().map(str::to_string));
+    lines.join("\n")
+}
+
+#[test]
+fn a_gate_marks_every_violation_the_registry_expects_with_its_label() {
+    let out = kvsim(&["check", "lock/fixed"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a gate fails on every violation"
+    );
+    let stdout = text(&out.stdout);
+    insta::assert_snapshot!(marked_table(&stdout));
+
+    let out = kvsim(&["check", "lock/fixed", "--scenario", "evict", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let row = &json(&out)["results"][0];
+    assert_eq!(row["verdict"], "violation");
+    assert_eq!(row["expected"], Value::Null, "a gate compares nothing");
+    assert_eq!(row["matches"], Value::Null);
+    assert_eq!(row["expected_verdict"], "violation");
+    assert_eq!(row["as_expected"], true);
+    assert_eq!(row["expected_failure"], true);
+    assert_eq!(row["label"], "impossible");
+    assert!(row["label_reason"].as_str().unwrap().contains("evicted"));
+
+    let out = kvsim(&["check", "lock/fixed", "--scenario", "no-faults", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let row = &json(&out)["results"][0];
+    assert_eq!(row["expected_verdict"], "pass");
+    assert_eq!(row["as_expected"], true);
+    assert_eq!(row["expected_failure"], false);
+    assert_eq!(row["label"], Value::Null);
+
+    // `--faults` makes another scenario: no expectation, an unmarked violation.
+    let out = kvsim(&[&LOCK_UNDER_OTHER_FAULTS[..], &["--json"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let row = &json(&out)["results"][0];
+    assert_eq!(row["verdict"], "violation");
+    assert_eq!(row["expected_verdict"], Value::Null);
+    assert_eq!(row["as_expected"], Value::Null);
+    assert_eq!(row["expected_failure"], false);
 }

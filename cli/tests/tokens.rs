@@ -1,11 +1,17 @@
 //! Replay tokens keep working across releases (see `kvsim::sim::Token`, Versions): golden
 //! tokens of every version replay to the same run, and every `kvsim replay TOKEN` printed
-//! in the docs (README.md, examples/, reports/) replays and ends in the violation it was
-//! printed for.
+//! in the docs (README.md, examples/, reports/) replays in process through the registry
+//! and ends in the violation it was printed for: verdict `violation`, and the property the
+//! doc states where it states one (a report's `kvsim: violation: PROPERTY in TARGET`
+//! header, or the numbered finding `N. PROPERTY: …` on the line before); a token that
+//! fails is named with its file and line. README's line-by-line counterexample is what its
+//! token's replay prints.
 
 use kvsim::harness::records::RunReport;
+use kvsim::harness::target::Target;
 use kvsim::sim::Token;
-use kvsim_models::registry::registry;
+use kvsim_models::registry::{registry, Entry};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -19,20 +25,7 @@ fn root() -> PathBuf {
 
 /// The run `text` names, replayed on its registered target (as `kvsim replay` does).
 fn replay(text: &str) -> RunReport {
-    let token = Token::decode(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-    let entries = registry();
-    let target = entries
-        .iter()
-        .flat_map(|e| e.targets())
-        .map(|(_, t)| t)
-        .find(|t| t.name() == token.target)
-        .unwrap_or_else(|| panic!("{text}: no target {}", token.target));
-    target.run(
-        &token.scenario,
-        &token.config,
-        token.seed,
-        token.choices.as_deref(),
-    )
+    replay_in(&registry(), text).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
 /// FNV-1a-64 of the run's trace (as JSON): two replays with the same digest took the same
@@ -46,11 +39,13 @@ fn trace_digest(r: &RunReport) -> u64 {
 
 /// README's showcase run ("A counterexample, line by line") in every version that wrote it:
 /// version 2 before the workload (the token README showed until version 3), version 2 with
-/// the workload (reports/lock/published-pause.txt), version 3 (README now).
-const SHOWCASE: [&str; 3] = [
+/// the workload (reports/lock/published-pause.txt), version 3, version 4 (README now: the
+/// choices run-length encoded).
+const SHOWCASE: [&str; 4] = [
     "lock/published:slow-holder+pause:AgIBAIABAZqZmZmZmak_AAAAAQHcC6Af0A_QD9wLoJwBMqCcAYC1GKD4rbvWh6eLdQQBAQMkTGTkp1Vn1w",
     "lock/published:slow-holder+pause:AgIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_cC6CcATKgnAGAtRig-K271oeni3UEAQEDidBtZefUtv0",
     "lock/published:slow-holder+pause:AwIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_cC6CcATKgnAGAtRig-K271oeni3UEAQEDqq9_mKk516Q",
+    "lock/published:slow-holder+pause:BAIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_cC6CcATKgnAGAtRig-K271oeni3UEAwAGNo21AA81e84",
 ];
 
 /// A token kvsim 397aadd printed (reports/spinlock/published-delay.txt then): version 2,
@@ -61,7 +56,7 @@ const V2_TIMEOUTS_BEFORE_RETRIES: &str = "spinlock/published:delay+delay:AgMDBAE
 fn golden_tokens_of_every_version_replay_to_their_runs() {
     for text in SHOWCASE {
         let r = replay(text);
-        assert_eq!(r.token, SHOWCASE[2], "printed again as today's token");
+        assert_eq!(r.token, SHOWCASE[3], "printed again as today's token");
         let kvsim::Verdict::Violation(v) = &r.verdict else {
             panic!("{text}: {}", r.verdict)
         };
@@ -92,20 +87,10 @@ fn golden_tokens_of_every_version_replay_to_their_runs() {
     );
 }
 
-/// Every `kvsim replay TOKEN` in `text`: the word after it, up to a character no token
-/// holds.
-fn tokens_in(text: &str) -> Vec<String> {
-    let is_token_char = |c: char| c.is_ascii_alphanumeric() || "-_:/+.".contains(c);
-    text.match_indices("kvsim replay ")
-        .map(|(i, m)| {
-            let rest = &text[i + m.len()..];
-            let end = rest.find(|c| !is_token_char(c)).unwrap_or(rest.len());
-            rest[..end].trim_end_matches('.').to_string()
-        })
-        .collect()
-}
+/// The most bytes of one doc read (a doc bigger than this is not a doc).
+const MAX_FILE_BYTES: u64 = 16 << 20;
 
-/// The files under `dir` (recursively), in name order.
+/// The files under `dir` (recursively, build output skipped), in name order.
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(listing) = std::fs::read_dir(dir) else {
         return;
@@ -114,49 +99,206 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     paths.sort();
     for p in paths {
         if p.is_dir() {
-            files(&p, out);
+            if p.file_name().is_some_and(|n| n != "target") {
+                files(&p, out);
+            }
         } else {
             out.push(p);
         }
     }
 }
 
+/// One `kvsim replay TOKEN` in a doc.
+struct Found {
+    /// `FILE:LINE`.
+    place: String,
+    /// The token.
+    token: String,
+    /// The property the doc states for it, if it states one: (the line saying it, and
+    /// what it says: a report header's property, or a numbered finding's line).
+    stated: Option<Stated>,
+}
+
+enum Stated {
+    /// `kvsim: violation: PROPERTY in TARGET`: the property.
+    Header(String),
+    /// `N. TEXT`: the finding's line, which must start with the property.
+    Finding(String),
+}
+
+/// The characters of a token: base64url, the separators and the names' characters.
+fn token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-_:/+.".contains(c)
+}
+
+/// Every `kvsim replay TOKEN` of `text` (a token holds at least `M/V:S:P`; `TOKEN` and
+/// other words are skipped), with the property stated before it.
+fn tokens_in(file: &str, text: &str) -> Vec<Found> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        for (at, _) in line.match_indices("kvsim replay ") {
+            let rest = &line[at + "kvsim replay ".len()..];
+            let token: String = rest.chars().take_while(|&c| token_char(c)).collect();
+            let token = token.trim_end_matches('.').to_string();
+            if token.matches(':').count() < 2 || !token.contains('/') {
+                continue;
+            }
+            let target = token.split(':').next().unwrap_or_default();
+            // A report's header within the 80 lines before, for this target.
+            let header = lines[i.saturating_sub(80)..i].iter().rev().find_map(|l| {
+                let l = l.trim_start();
+                let after = l.strip_prefix("kvsim: violation: ")?;
+                let (property, tail) = after.split_once(" in ")?;
+                tail.starts_with(target)
+                    .then(|| Stated::Header(property.to_string()))
+            });
+            // A numbered finding on the line before.
+            let finding = i
+                .checked_sub(1)
+                .map(|j| lines[j].trim_start())
+                .and_then(|l| {
+                    let (n, after) = l.split_once(". ")?;
+                    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                        .then(|| Stated::Finding(after.to_string()))
+                });
+            found.push(Found {
+                place: format!("{file}:{}", i + 1),
+                token,
+                stated: finding.or(header),
+            });
+        }
+    }
+    found
+}
+
+/// Replays `text` as `kvsim replay` does: decoded, its target found in the registry.
+fn replay_in(entries: &[Entry], text: &str) -> Result<RunReport, String> {
+    let token = Token::decode(text).map_err(|e| e.to_string())?;
+    let target: &dyn Target = entries
+        .iter()
+        .flat_map(|e| e.targets())
+        .map(|(_, t)| t)
+        .find(|t| t.name() == token.target)
+        .ok_or_else(|| format!("no registered target {}", token.target))?;
+    Ok(target.run(
+        &token.scenario,
+        &token.config,
+        token.seed,
+        token.choices.as_deref(),
+    ))
+}
+
+/// What is wrong with `found`'s replay, if anything.
+fn check(found: &Found, run: &Result<RunReport, String>) -> Option<String> {
+    let run = match run {
+        Err(e) => return Some(format!("does not replay: {e}")),
+        Ok(r) => r,
+    };
+    let kvsim::Verdict::Violation(v) = &run.verdict else {
+        return Some(format!(
+            "replays to {} ({}), not to its violation",
+            run.verdict.name(),
+            run.verdict.reason().unwrap_or_default()
+        ));
+    };
+    match &found.stated {
+        Some(Stated::Header(p)) if *p != v.property => Some(format!(
+            "the doc states {p:?}, the replay violates {:?}",
+            v.property
+        )),
+        Some(Stated::Finding(line)) if !line.starts_with(&format!("{}:", v.property)) => {
+            Some(format!(
+                "the doc's finding reads {:?}, the replay violates {:?}",
+                line.chars().take(80).collect::<String>(),
+                v.property
+            ))
+        }
+        _ => None,
+    }
+}
+
 #[test]
-fn every_token_in_the_docs_replays_to_a_violation() {
+fn every_replay_token_in_the_docs_ends_in_its_violation() {
     let root = root();
+    let entries = registry();
     let mut paths = vec![root.join("README.md")];
     files(&root.join("examples"), &mut paths);
     files(&root.join("reports"), &mut paths);
-    let mut checked = std::collections::BTreeSet::new();
-    let mut failures = Vec::new();
-    for path in &paths {
-        let Ok(text) = std::fs::read_to_string(path) else {
+    let mut all = Vec::new();
+    for path in paths {
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        assert!(
+            len <= MAX_FILE_BYTES,
+            "{} is over {MAX_FILE_BYTES} bytes",
+            path.display()
+        );
+        let Ok(text) = std::fs::read_to_string(&path) else {
             continue; // not text
         };
-        for token in tokens_in(&text) {
-            // A placeholder in prose (`kvsim replay TOKEN`), not a token.
-            if token.chars().all(|c| c.is_ascii_uppercase()) {
-                continue;
-            }
-            if !checked.insert(token.clone()) {
-                continue;
-            }
-            let verdict = match Token::decode(&token) {
-                Ok(_) => replay(&token).verdict,
-                Err(e) => {
-                    failures.push(format!("{}: {token}: {e}", path.display()));
-                    continue;
-                }
-            };
-            if !verdict.is_violation() {
-                failures.push(format!("{}: {token}: {verdict}", path.display()));
-            }
+        let name = path
+            .strip_prefix(&root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        all.extend(tokens_in(&name, &text));
+    }
+    // README's showcase, a report per structure and their findings at least.
+    assert!(all.len() > 100, "only {} tokens found", all.len());
+    let mut runs: BTreeMap<&str, Result<RunReport, String>> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for f in &all {
+        let run = runs
+            .entry(f.token.as_str())
+            .or_insert_with(|| replay_in(&entries, &f.token));
+        if let Some(why) = check(f, run) {
+            failures.push(format!("{}: kvsim replay {}: {why}", f.place, f.token));
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // README's showcase and the reports' counterexamples: not a vacuous pass.
-    assert!(checked.len() > 50, "only {} tokens found", checked.len());
-    assert!(checked.contains(SHOWCASE[2]), "README's showcase token");
+    assert!(
+        failures.is_empty(),
+        "{} of {} docs' tokens fail:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
+    assert!(
+        all.iter().any(|f| f.token == SHOWCASE[3]),
+        "README's showcase token"
+    );
+}
+
+#[test]
+fn a_token_that_fails_is_named_with_its_file_and_line() {
+    let doc = "intro\n\
+               kvsim: violation: mutual exclusion in lock/published (scenario x)\n\
+               1. progress: stuck\n\
+               `kvsim replay lock/published:x:BAAA` and `kvsim replay TOKEN`\n";
+    let found = tokens_in("DOC.md", doc);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].place, "DOC.md:4");
+    assert_eq!(found[0].token, "lock/published:x:BAAA");
+    let entries = registry();
+    let run = replay_in(&entries, &found[0].token);
+    assert!(check(&found[0], &run)
+        .unwrap()
+        .starts_with("does not replay: bad replay token"));
+    // A real token whose stated property is another: named.
+    let run = replay_in(&entries, SHOWCASE[3]);
+    let wrong = Found {
+        place: "DOC.md:1".into(),
+        token: SHOWCASE[3].into(),
+        stated: Some(Stated::Header("linearizability".into())),
+    };
+    assert_eq!(
+        check(&wrong, &run).unwrap(),
+        "the doc states \"linearizability\", the replay violates \"mutual exclusion\""
+    );
+    let right = Found {
+        stated: Some(Stated::Finding("mutual exclusion: C1 and C0 …".into())),
+        ..wrong
+    };
+    assert_eq!(check(&right, &run), None);
 }
 
 /// README's showcase ("A counterexample, line by line") is what `kvsim replay` of its
@@ -174,8 +316,11 @@ fn readme_showcase_is_its_tokens_replay_line_by_line() {
         .nth(1)
         .and_then(|b| b.split("```").next())
         .expect("the section has a text block");
-    let token = tokens_in(block);
-    assert_eq!(token, [SHOWCASE[2]], "the block's token is version 3's");
+    let token: Vec<String> = tokens_in("README.md", block)
+        .into_iter()
+        .map(|f| f.token)
+        .collect();
+    assert_eq!(token, [SHOWCASE[3]], "the block's token is version 4's");
     let out = Command::new(env!("CARGO_BIN_EXE_kvsim"))
         .args(["replay", &token[0]])
         .env("NO_COLOR", "1")

@@ -15,7 +15,7 @@
 //! reports/MODEL/VARIANT-PROFILE.html  the same as a page with a sequence diagram
 //! ```
 
-use crate::expect::{Label, Variant};
+use crate::expect::{Expect, ExpectedVerdict, Label, Variant};
 use crate::ladder::{self, Ladder};
 use crate::registry::{registry, Entry};
 use kvsim::harness::campaign;
@@ -77,6 +77,9 @@ pub struct Cell {
     /// The scenario that was checked (the model's scenario it derives from, with only the
     /// profile's faults).
     pub scenario: Scenario,
+    /// A violation the registry expects of this cell: `Some`, with the fixed variant's
+    /// label if any (see [`expectation_for`]).
+    pub expected_failure: Option<Option<Label>>,
     /// The verdict over the runs.
     pub verdict: Verdict,
     /// Runs made.
@@ -147,16 +150,7 @@ fn slow(s: &Scenario) -> bool {
 /// out; for `slow-work`, its first with slow work), with only the profile's fault on and
 /// at most [`MAX_RUNS`] runs.
 pub fn scenario_for(e: &Entry, profile: Profile) -> Scenario {
-    let base = match profile {
-        Profile::NoFaults => e
-            .scenarios
-            .iter()
-            .find(|(s, _)| s.faults.is_empty() && !slow(s))
-            .or_else(|| e.scenarios.first()),
-        Profile::Only(kind) => e.scenarios.iter().find(|(s, _)| s.faults.has(kind)),
-        Profile::SlowWork => e.scenarios.iter().find(|(s, _)| slow(s)),
-    };
-    let mut s = base
+    let mut s = base_of(e, profile)
         .map(|(s, _)| s.clone())
         .unwrap_or_else(|| Scenario::new("default", 2, 2));
     let had_lru = s.faults.has(FaultKind::Lru);
@@ -175,9 +169,42 @@ pub fn scenario_for(e: &Entry, profile: Profile) -> Scenario {
     s
 }
 
+/// The model's scenario a profile's cell derives from (see [`scenario_for`]).
+fn base_of(e: &Entry, profile: Profile) -> Option<&(Scenario, Expect)> {
+    match profile {
+        Profile::NoFaults => e
+            .scenarios
+            .iter()
+            .find(|(s, _)| s.faults.is_empty() && !slow(s))
+            .or_else(|| e.scenarios.first()),
+        Profile::Only(kind) => e.scenarios.iter().find(|(s, _)| s.faults.has(kind)),
+        Profile::SlowWork => e.scenarios.iter().find(|(s, _)| slow(s)),
+    }
+}
+
+/// The registry's expectation of a profile's cell for `variant`, with the fixed
+/// variant's label: its scenario's, when the cell checks that scenario's faults and work
+/// unchanged (a cell that took faults out checks another scenario: no expectation).
+pub fn expectation_for(
+    e: &Entry,
+    profile: Profile,
+    variant: Variant,
+) -> Option<(ExpectedVerdict, Option<Label>)> {
+    let (base, expect) = base_of(e, profile)?;
+    let cell = scenario_for(e, profile);
+    (cell.faults == base.faults && cell.work_ms == base.work_ms)
+        .then(|| (expect.of(variant), ladder::label_of(variant, expect)))
+}
+
 /// The cell of `profile` from its check's report: its minimal counterexample is the first
 /// minimized finding that the profile's fault (or no fault) shows.
-fn cell(variant: Variant, profile: Profile, scenario: Scenario, report: CheckReport) -> Cell {
+fn cell(
+    e: &Entry,
+    variant: Variant,
+    profile: Profile,
+    scenario: Scenario,
+    report: CheckReport,
+) -> Cell {
     let counterexample = report
         .findings
         .iter()
@@ -187,10 +214,15 @@ fn cell(variant: Variant, profile: Profile, scenario: Scenario, report: CheckRep
             Profile::Only(kind) => f.needs(kind),
         })
         .map(|f| f.counterexample.clone());
+    let expected_failure = match expectation_for(e, profile, variant) {
+        Some((ExpectedVerdict::Violation, label)) if report.verdict.is_violation() => Some(label),
+        _ => None,
+    };
     Cell {
         variant,
         profile,
         scenario,
+        expected_failure,
         verdict: report.verdict,
         runs: report.runs,
         counterexample,
@@ -252,11 +284,10 @@ pub fn matrices_with(
         &|entries: &Vec<Entry>, &(m, variant, _)| entries[m].target(variant),
         &Progress(on_cell),
     );
-    let mut cells = plan
-        .jobs
-        .into_iter()
-        .zip(reports)
-        .map(|(job, report)| cell(job.target.1, job.target.2, job.scenario, report));
+    let mut cells = plan.jobs.into_iter().zip(reports).map(|(job, report)| {
+        let e = &entries[job.target.0];
+        cell(e, job.target.1, job.target.2, job.scenario, report)
+    });
     let models: Vec<usize> = (0..entries.len()).collect();
     let ladders = ladder::run_of(
         registry,
@@ -308,13 +339,37 @@ impl Hooks<ladder::Pick> for LadderProgress<'_> {
     }
 }
 
-/// The verdict of a cell in a few characters (`pass`, `✗ linearizability`, `unknown`).
+/// The verdict of a cell in a few characters (`pass`, `✗ linearizability`, `unknown`),
+/// an expected failure marked (`✗ mutual exclusion · expected: impossible`).
 fn short(cell: &Cell) -> String {
-    match &cell.verdict {
+    let verdict = match &cell.verdict {
         Verdict::Ok => "pass".to_string(),
         Verdict::Violation(_) if cell.no_fault_needed() => "✗ as without faults".to_string(),
         Verdict::Violation(v) => format!("✗ {}", v.property),
         Verdict::Unknown(_) => "unknown".to_string(),
+    };
+    match cell.expected_failure {
+        Some(Some(label)) => format!("{verdict} · expected: {}", label.name()),
+        Some(None) => format!("{verdict} · expected"),
+        None => verdict,
+    }
+}
+
+/// The longest replay token a report's list prints whole; a longer one (a run whose
+/// clients' operations or workload the token carries) is left to its counterexample's
+/// page, so that no line of the list runs to a thousand characters.
+pub const MAX_LISTED_TOKEN: usize = 240;
+
+/// `` `kvsim replay TOKEN` ``, or for a token over [`MAX_LISTED_TOKEN`] characters a link
+/// to `page`, whose last line replays it.
+pub fn replay_md(token: &str, page: &str) -> String {
+    if token.chars().count() <= MAX_LISTED_TOKEN {
+        format!("`kvsim replay {token}`")
+    } else {
+        format!(
+            "replay: the token ({} characters) ends [its counterexample]({page})",
+            token.chars().count()
+        )
     }
 }
 
@@ -491,7 +546,7 @@ fn model_md(m: &Matrix) -> String {
             let _ = writeln!(
                 s,
                 "- **{} under {}** ([text]({stem}.txt), [page]({stem}.html)): {} — {}.\n  \
-                 `kvsim replay {}`",
+                 {}",
                 c.variant.name(),
                 c.profile.name(),
                 r.shrink
@@ -499,7 +554,7 @@ fn model_md(m: &Matrix) -> String {
                     .map(|x| x.describe(r))
                     .unwrap_or_else(|| format!("{} steps", r.steps)),
                 why.trim_end_matches('.'),
-                r.token,
+                replay_md(&r.token, &format!("{}.txt", c.stem())),
                 stem = c.stem()
             );
         }

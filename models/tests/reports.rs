@@ -188,3 +188,47 @@ fn writing_replaces_a_model_directory_and_keeps_the_rest() {
     assert_eq!(names, ["README.md", "fifo/README.md", "notes.md"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// README: "the fault matrix marks the pause cell as expected to fail for both variants".
+/// A cell carries its scenario's expectation only when it checks that scenario's faults
+/// unchanged.
+#[test]
+fn the_lock_matrix_expects_its_pause_cell_to_fail_in_both_variants() {
+    use kvsim::FaultKind;
+    use kvsim_models::expect::{ExpectedVerdict, Label, Variant};
+    use report::{expectation_for, Profile};
+    let entries = registry();
+    let lock = entries.iter().find(|e| e.name == "lock").expect("the lock");
+    let pause = Profile::Only(FaultKind::Pause);
+    assert_eq!(
+        expectation_for(lock, pause, Variant::Published),
+        Some((ExpectedVerdict::Violation, None))
+    );
+    let Some((ExpectedVerdict::Violation, Some(Label::Impossible(why)))) =
+        expectation_for(lock, pause, Variant::Fixed)
+    else {
+        panic!("the fixed lock's pause cell is an expected, impossible failure");
+    };
+    assert!(why.contains("paused"), "{why}");
+    assert_eq!(
+        expectation_for(lock, Profile::NoFaults, Variant::Fixed),
+        Some((ExpectedVerdict::Pass, None))
+    );
+}
+
+#[test]
+fn a_long_token_is_left_to_its_page() {
+    let short = "lock/fixed:evict:BAIB";
+    assert_eq!(
+        report::replay_md(short, "fixed-evict.txt"),
+        format!("`kvsim replay {short}`")
+    );
+    let long = format!("lock/fixed:evict:{}", "A".repeat(report::MAX_LISTED_TOKEN));
+    assert_eq!(
+        report::replay_md(&long, "fixed-evict.txt"),
+        format!(
+            "replay: the token ({} characters) ends [its counterexample](fixed-evict.txt)",
+            long.len()
+        )
+    );
+}

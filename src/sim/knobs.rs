@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 /// The replay token version [`super::Token::encode`] writes. A new knob bumps it, beside its
 /// row (see [`super::Token`]'s docs: Versions), so that a token never reads with a knob it lacks
 /// silently at a default it was not made with.
-pub(crate) const TOKEN_VERSION: u8 = 3;
+pub(crate) const TOKEN_VERSION: u8 = 4;
 
 /// The token layout that first carried a knob (a layout that predates it reads the knob
 /// at its default, which is how its runs were made).

@@ -8,6 +8,7 @@
 //! one version byte, are told apart). Golden tokens of every version stay in the tests.
 
 pub(crate) mod bytes;
+mod runs;
 
 use super::config::SimConfig;
 use super::knobs::{Knob, Place, Since, KNOBS};
@@ -34,11 +35,13 @@ const CHECKSUM_BYTES: usize = 8;
 /// scenario's definition or a CLI override differs. `TARGET` (`MODEL/VARIANT`) holds no
 /// `:`; `SCENARIO` may.
 ///
-/// # Version 3
+/// # Version 4
 ///
-/// The payload is the version byte `3`, then the knobs in [`SimConfig`]'s field order
+/// The payload is the version byte `4`, then the knobs in [`SimConfig`]'s field order
 /// (unsigned LEB128 numbers; the fault probability as 8 little-endian bytes), the seed, the
-/// choices, the trailing knobs (below) and, last, an 8-byte checksum: SplitMix64's
+/// choices (`0` for none, else their count plus one, then the choices run-length
+/// encoded: a value `v` once is the number `2v`, `v` repeated `k >= 2` times `2v + 1`
+/// then `k - 2`), the trailing knobs (below) and, last, an 8-byte checksum: SplitMix64's
 /// finalizer over FNV-1a-64 of `TARGET:SCENARIO:` followed by every payload byte before the
 /// checksum. Each FNV-1a step is a bijection of the hash state that differs for different
 /// bytes, and the finalizer is a bijection, so a changed byte anywhere (names included)
@@ -94,9 +97,10 @@ const CHECKSUM_BYTES: usize = 8;
 /// |---|---|---|
 /// | 1 | up to `b7e4a47` | refused (no checksum; it did not carry every knob, so a run made with non-default step or fault sizes replays differently): kvsim `b7e4a47` reads it; run the check again for a new token |
 /// | 2, before the workload | `d69feb3` to `20ad2b9` | decoded: no workload (`None`: every operation drawn by the model, as then), `rng_by_start` off, the trailing knobs at their defaults |
-/// | 2, with the workload | `f42016c` to this version's change | decoded as version 3 (a token without `rng_by_start` or trailing knobs reads with them at their defaults, as it was made) |
+/// | 2, with the workload | `f42016c` to version 3's change | decoded as version 3 (a token without `rng_by_start` or trailing knobs reads with them at their defaults, as it was made) |
 /// | 2, timeouts before retries | `397aadd` to `a4458d9`, with a non-default `timeout_ms` or `delay_ms` | decoded: a first trailing group of three numbers, `retries` 0 |
-/// | 3 | since | decoded |
+/// | 3 | from version 3's change to `1f40422` | decoded: version 4's layout with each choice one number |
+/// | 4 | since (issue #35: run-length-encoded choices) | decoded |
 ///
 /// Version 2 has three layouts under one version byte: kvsim `f42016c` added the chosen
 /// workload (a number after `client_ops`, `0` for none), and later commits the
@@ -118,13 +122,16 @@ const CHECKSUM_BYTES: usize = 8;
 /// wrote it; the tests keep all of them (`src/sim/tokens_v2.txt`). A version 2 token that
 /// fits no layout is refused naming each reading's error.
 ///
-/// A token a newer kvsim printed (a version above 3) is refused saying so.
+/// A token a newer kvsim printed (a version above 4) is refused saying so.
 ///
 /// The codec iterates the knob table ([`super::knobs::KNOBS`]): the head knobs in its
 /// order, then its trailing groups; a layout reads the knobs it carried (a knob's
 /// `since`) and leaves the others at their defaults. Adding a knob to [`SimConfig`] is
 /// one row in that table (a test fails for a field without one), appended as a new
 /// trailing group, a new version number, and a golden token of the version it replaces.
+///
+/// Decoding allocates at most in proportion to the token's length, but for a version 4
+/// token's choices: at most its `max_steps` of them (itself at most [`Token::MAX_STEPS`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
     /// `MODEL/VARIANT`.
@@ -167,7 +174,7 @@ impl Token {
     /// See [`bytes::MAX_STEPS`].
     pub const MAX_STEPS: u64 = bytes::MAX_STEPS;
 
-    /// Renders the token (version 3).
+    /// Renders the token (version 4).
     pub fn encode(&self) -> String {
         let c = &self.config;
         let mut w = Writer(vec![VERSION]);
@@ -181,9 +188,7 @@ impl Token {
             None => w.num(0),
             Some(ch) => {
                 w.num(ch.len() as u64 + 1);
-                for &x in ch {
-                    w.num(x as u64);
-                }
+                runs::write(&mut w, ch);
             }
         }
         // The trailing groups, each only when it or a later one is not at its default
@@ -212,7 +217,7 @@ impl Token {
         )
     }
 
-    /// Parses a token of any version this kvsim reads (3, and both layouts of 2: see
+    /// Parses a token of any version this kvsim reads (4, 3, and the layouts of 2: see
     /// [`Token`]'s docs), checking its checksum and every number against the limits in
     /// [`Token`]'s docs; never panics, and allocates at most in proportion to the token's
     /// length. A version it cannot replay faithfully (1) or does not know (a newer one) is
@@ -244,10 +249,10 @@ impl Token {
             Some(&v) => v,
         };
         match version {
-            2 | VERSION => {}
+            2 | 3 | VERSION => {}
             1 => {
                 return Err(TokenError(format!(
-                    "expected version {VERSION} or 2, found version 1 (an older token, without \
+                    "expected version {VERSION}, 3 or 2, found version 1 (an older token, without \
                      checksum and some knobs, that this kvsim cannot replay faithfully; kvsim \
                      {LAST_READING_VERSION_1} and earlier read it): run the check again for \
                      a new token"
@@ -255,7 +260,7 @@ impl Token {
             }
             0 => {
                 return Err(TokenError(format!(
-                    "expected version {VERSION} or 2, found version 0"
+                    "expected version {VERSION}, 3 or 2, found version 0"
                 )))
             }
             v => {
@@ -295,8 +300,10 @@ impl Token {
     /// is read as each of its layouts in turn, the first that fits winning (see
     /// [`Token`]'s docs).
     fn read_version(version: u8, body: &[u8]) -> (Layout, Result<Payload, TokenError>) {
-        if version != 2 {
-            return (Layout::Current, read_payload(body, Layout::Current));
+        match version {
+            3 => return (Layout::V3, read_payload(body, Layout::V3)),
+            2 => {}
+            _ => return (Layout::Current, read_payload(body, Layout::Current)),
         }
         let mut errors = Vec::new();
         for layout in Layout::VERSION_2 {
@@ -306,7 +313,7 @@ impl Token {
             }
         }
         let why = format!("version 2 fits none of its layouts: {}", errors.join("; "));
-        (Layout::Current, Err(TokenError(why)))
+        (Layout::V3, Err(TokenError(why)))
     }
 }
 
@@ -321,10 +328,12 @@ enum Layout {
     V2BeforeWorkload,
     /// Version 3, and version 2 as kvsim `f42016c` and later wrote it: the workload after
     /// `client_ops`, `rng_by_start` in the flags number, the trailing groups after the
-    /// choices.
+    /// choices, each choice one number.
+    V3,
+    /// Version 4: [`Layout::V3`] with the choices run-length encoded (`runs`).
     Current,
     /// Version 2 as kvsim `397aadd` to `a4458d9` wrote it when a run's `timeout_ms` or
-    /// `delay_ms` was not at its default: [`Layout::Current`] with a first trailing group
+    /// `delay_ms` was not at its default: [`Layout::V3`] with a first trailing group
     /// of three numbers (`timeout_ms`, `delay_ms`; `retries` did not exist) and no other.
     V2TimeoutBeforeRetries,
 }
@@ -333,7 +342,7 @@ impl Layout {
     /// Version 2's layouts, in the order a version 2 payload is tried as them.
     const VERSION_2: [Layout; 3] = [
         Layout::V2BeforeWorkload,
-        Layout::Current,
+        Layout::V3,
         Layout::V2TimeoutBeforeRetries,
     ];
 
@@ -341,7 +350,7 @@ impl Layout {
     fn knows(self, since: Since) -> bool {
         match self {
             Layout::V2BeforeWorkload => since == Since::V2,
-            Layout::Current => true,
+            Layout::V3 | Layout::Current => true,
             Layout::V2TimeoutBeforeRetries => since <= Since::V2Timeouts,
         }
     }
@@ -350,7 +359,7 @@ impl Layout {
     fn writers(self) -> &'static str {
         match self {
             Layout::V2BeforeWorkload => "d69feb3 to 20ad2b9 (before the workload)",
-            Layout::Current => "f42016c and later (with the workload)",
+            Layout::V3 | Layout::Current => "f42016c and later (with the workload)",
             Layout::V2TimeoutBeforeRetries => "397aadd to a4458d9 (timeouts before retries)",
         }
     }
@@ -399,6 +408,8 @@ fn read_payload(body: &[u8], layout: Layout) -> Result<Payload, TokenError> {
     let seed = r.num()?;
     let choices = match r.bounded("choices", config.max_steps as u64 + 1)? {
         0 => None,
+        // At most `max_steps` (bounded above) choices, however short the runs' bytes.
+        n if layout == Layout::Current => Some(runs::read(&mut r, (n - 1) as usize)?),
         n => {
             let n = r.fits("choices", n - 1)?;
             let mut v = Vec::with_capacity(n);
@@ -593,14 +604,15 @@ mod tests {
         assert_eq!(t.config.timeout_ms, 0);
         assert_eq!(t.config.delay_ms, crate::sim::config::DEFAULT_DELAY_MS);
         assert!(!t.config.rng_by_start);
-        // Encoded again: the same bytes but the version (3) and the checksum.
+        // Encoded again: the same bytes but the version (4) and the checksum (it has no
+        // choices, which version 4 writes otherwise).
         let payload = |t: &str| {
             URL_SAFE_NO_PAD
                 .decode(t.rsplit_once(':').unwrap().1)
                 .unwrap()
         };
         let (was, now) = (payload(old), payload(&t.encode()));
-        assert_eq!((was[0], now[0]), (2, 3));
+        assert_eq!((was[0], now[0]), (2, 4));
         assert_eq!(was[1..was.len() - 8], now[1..now.len() - 8]);
         assert_eq!(Token::decode(&t.encode()).unwrap(), t);
         // With a later knob set, the token grows and round-trips.
@@ -633,7 +645,7 @@ mod tests {
             "visitor-counter/fixed:evict+evict:AQEOAQGas-bMmbPm1D8AAAABjqiv_fKVlIl3BQAAAAEBAwACBA";
         assert_eq!(
             Token::decode(old).unwrap_err().to_string(),
-            "bad replay token: expected version 3 or 2, found version 1 (an older token, \
+            "bad replay token: expected version 4, 3 or 2, found version 1 (an older token, \
              without checksum and some knobs, that this kvsim cannot replay faithfully; kvsim \
              b7e4a47 and earlier read it): run the check again for a new token"
         );
@@ -649,17 +661,17 @@ mod tests {
     #[test]
     fn versions_this_kvsim_does_not_read_are_refused_naming_them() {
         assert_eq!(
-            Token::decode(&with_version(4, &[1, 2]))
+            Token::decode(&with_version(5, &[1, 2]))
                 .unwrap_err()
                 .to_string(),
-            "bad replay token: expected version 3 or earlier, found version 4 (a token from \
+            "bad replay token: expected version 4 or earlier, found version 5 (a token from \
              a newer kvsim: replay it with that kvsim, or run the check again with this one)"
         );
         assert_eq!(
             Token::decode(&with_version(0, &[1, 2]))
                 .unwrap_err()
                 .to_string(),
-            "bad replay token: expected version 3 or 2, found version 0"
+            "bad replay token: expected version 4, 3 or 2, found version 0"
         );
         // A version 2 payload that fits none of its layouts names each reading's error.
         let e = Token::decode(&with_version(2, &[1, 2]))
@@ -686,6 +698,10 @@ mod tests {
     /// version 2, with the workload.
     const V2_WITH_WORKLOAD: &str = "lock/published:slow-holder+pause:AgIBAACAAQGamZmZmZmpPwAA\
         AAEB3AugH9AP0A_cC6CcATKgnAGAtRig-K271oeni3UEAQEDidBtZefUtv0";
+
+    /// The same run, version 4 (its choices `1, 1, 3` as the runs `3 0 6`).
+    const V4: &str = "lock/published:slow-holder+pause:BAIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_\
+        cC6CcATKgnAGAtRig-K271oeni3UEAwAGNo21AA81e84";
 
     /// The same run, version 3.
     const V3: &str = "lock/published:slow-holder+pause:AwIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_\
@@ -718,13 +734,14 @@ mod tests {
         let want = showcase();
         for (text, layout) in [
             (V2_BEFORE_WORKLOAD, Layout::V2BeforeWorkload),
-            (V2_WITH_WORKLOAD, Layout::Current),
-            (V3, Layout::Current),
+            (V2_WITH_WORKLOAD, Layout::V3),
+            (V3, Layout::V3),
+            (V4, Layout::Current),
         ] {
             let (t, read_as) = Token::decode_layout(text).expect(text);
             assert_eq!((&t, read_as), (&want, layout), "{text}");
             // Encoded again, any of them is today's token.
-            assert_eq!(t.encode(), V3);
+            assert_eq!(t.encode(), V4);
         }
         let (t, read_as) = Token::decode_layout(V2_TIMEOUTS_BEFORE_RETRIES).unwrap();
         assert_eq!(read_as, Layout::V2TimeoutBeforeRetries);
@@ -736,8 +753,8 @@ mod tests {
         );
         assert_eq!(c.faults, FaultSet::of(&[FaultKind::Delay]));
         assert_eq!((c.workload.as_ref(), c.rng_by_start), (None, false));
-        // Version 3 pins the encoding: a change to the bytes `encode` writes fails here
-        // and needs a new version (see Versions in `Token`'s docs).
+        // Version 4 pins the encoding: a change to the bytes `encode` writes fails here
+        // and needs a new version (see Versions in `Token`'s docs); version 3 still reads.
         let unusual = Token {
             target: "fifo/published".into(),
             scenario: "odd:name+evict".into(),
@@ -745,9 +762,14 @@ mod tests {
             seed: u64::MAX - 5,
             choices: Some(vec![0, 1, 2, 300, 70000]),
         };
-        assert_eq!(unusual.encode(), UNUSUAL_V3);
+        assert_eq!(unusual.encode(), UNUSUAL_V4);
+        assert_eq!(Token::decode(UNUSUAL_V4).unwrap(), unusual);
         assert_eq!(Token::decode(UNUSUAL_V3).unwrap(), unusual);
     }
+
+    /// [`unusual_config`] with its seed and choices, version 4.
+    const UNUSUAL_V4: &str = "fifo/published:odd:name+evict:BAUHBAIABgADAQIDBAECAwEAAgABB4MBC\
+        QAAAAAAAMA_BooGAwMDC8hlERMXHR8lqMAC-v__________AQYAAgTYBODFCCsvNQM9Q0eus0K5UR2Irw";
 
     /// [`unusual_config`] with its seed and choices, version 3.
     const UNUSUAL_V3: &str = "fifo/published:odd:name+evict:AwUHBAIABgADAQIDBAECAwEAAgABB4MBCQ\
@@ -767,7 +789,7 @@ mod tests {
             let (wrote, token) = (words.next().unwrap(), words.nth(1).unwrap());
             let layout = match wrote {
                 "before-workload" => Layout::V2BeforeWorkload,
-                "with-workload" => Layout::Current,
+                "with-workload" => Layout::V3,
                 "timeouts-before-retries" => Layout::V2TimeoutBeforeRetries,
                 other => panic!("unknown layout {other}"),
             };
@@ -878,16 +900,36 @@ mod tests {
                 (1u64 << 62)
             )
         );
-        // A count within the step bound but beyond the bytes present.
+        // A count within the step bound but beyond the bytes present: version 3 checks
+        // it against the bytes left, version 4 reads runs until they end.
         let mut body = full[..full.len() - CHECKSUM_BYTES - 1].to_vec();
         let mut w = Writer(Vec::new());
         w.num(300_001);
         body.extend_from_slice(&w.0);
         let e = Token::decode(&forged("a/b", "s", &body)).unwrap_err();
+        assert_eq!(e.to_string(), "bad replay token: payload ends early");
+        body[0] = 3;
+        let e = Token::decode(&forged("a/b", "s", &body)).unwrap_err();
         assert_eq!(
             e.to_string(),
             "bad replay token: choices: expected at most 0 (the payload's bytes left), \
              found 300000"
+        );
+        // Version 4: a run longer than the count.
+        let mut body = full[..full.len() - CHECKSUM_BYTES - 1].to_vec();
+        let mut w = Writer(Vec::new());
+        w.num(4);
+        w.num(1);
+        w.num(u64::MAX);
+        body.extend_from_slice(&w.0);
+        let e = Token::decode(&forged("a/b", "s", &body)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "bad replay token: choices: expected a run of at most 3 (the choices left of \
+                 3), found {}",
+                u64::MAX
+            )
         );
 
         // Each bounded knob just past its limit.
@@ -993,7 +1035,7 @@ mod tests {
 
         #[test]
         fn arbitrary_payloads_never_panic(body in proptest::collection::vec(any::<u8>(), 0..200),
-                                          version in 0u8..4) {
+                                          version in 0u8..5) {
             // With a valid checksum, so that the field readers see every byte pattern
             // (version 2: each of its layouts).
             let mut b = body;
