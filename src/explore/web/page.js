@@ -43,7 +43,7 @@
       item(trail, view.path.slice(0, i + 1), label, onCx(view.path.slice(0, i + 1)) ? 'oncxstep' : '');
     });
     el('state').textContent = view.state.join('\n');
-    el('pending').textContent = view.pending.join('\n');
+    el('pending').textContent = view.pending.length ? view.pending.join('\n') : 'pending: none';
     var checker = el('checker');
     checker.textContent = 'checker: ' + view.checker;
     checker.className = /^violation/.test(view.checker) ? 'checker bad' : 'checker';

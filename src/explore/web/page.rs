@@ -149,6 +149,9 @@ fn facts(out: &mut String, p: &Page<'_>) {
     } else if let Some(why) = &r.time_dependence {
         rows.push(("time", format!("kept in every state: {why}")));
     }
+    if let Some(w) = &r.warning {
+        rows.push(("warning", w.clone()));
+    }
     if let Some(b) = &r.bound {
         rows.push(("bound hit", b.clone()));
     }
@@ -248,7 +251,7 @@ fn browser(out: &mut String, p: &Page<'_>) {
          <p class=\"checker\" id=\"checker\">checker: {}</p>\n</div>\n<div>\n\
          <h3>Successors</h3>\n<ol class=\"steps\" start=\"0\" id=\"successors\">",
         escape(&view.state.join("\n")),
-        escape(&view.pending.join("\n")),
+        escape(&pending(view)),
         escape(&view.checker)
     );
     for s in &view.successors {
@@ -294,6 +297,15 @@ fn stock(out: &mut String, p: &Page<'_>) {
         None => out.push_str("not served."),
     }
     out.push_str("</p>\n");
+}
+
+/// The requests the clients wait on, one a line (as the script renders them too).
+fn pending(view: &StateView) -> String {
+    if view.pending.is_empty() {
+        "pending: none".to_string()
+    } else {
+        view.pending.join("\n")
+    }
 }
 
 /// A path as the page names it: `0.2.1`.

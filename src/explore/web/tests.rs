@@ -130,6 +130,10 @@ fn ok_and_unknown_render_as_they_are() {
     assert!(page.contains("<span class=\"verdict unknown\" id=\"verdict\">unknown</span>"));
     assert!(page.contains("not a pass: part of the scope was not checked"));
     assert!(page.contains("<td>bound hit</td>"));
+    assert_eq!(
+        page.contains("<td>warning</td>"),
+        unknown.report.warning.is_some()
+    );
     assert!(!page.contains("verdict ok") && !page.contains("every path of the scope passes"));
 }
 
