@@ -35,8 +35,10 @@ pub struct Args {
     /// within its workload is then searched on one thread).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// Serve stateright's Explorer on this address instead (`PORT` or `:PORT` listen on
-    /// loopback, `HOST:PORT` where told).
+    /// After the search, serve kvsim's Explorer page on this address (`PORT` or `:PORT`
+    /// listen on loopback, `HOST:PORT` where told; port 0 takes a free one): the verdict,
+    /// the counts, the counterexample step by step and the state space to browse, with
+    /// stateright's stock Explorer on another port beside it.
     #[arg(long)]
     pub serve: Option<String>,
     /// The seed: fixes the random numbers the structure draws through its kv handle and
@@ -173,19 +175,6 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         )));
     };
     let target = entries[index].target(variant);
-    if let Some(addr) = &args.serve {
-        let addr = serve_address(addr);
-        eprintln!(
-            "kvsim: stateright Explorer for {} ({}) on http://{addr}/ (Ctrl-C to stop)",
-            target.name(),
-            scope.describe()
-        );
-        target
-            .subject()
-            .serve_explorer(&scope, &addr)
-            .map_err(CliError::new)?;
-        return Ok(ExitCode::SUCCESS);
-    }
     let mut limits = SearchLimits {
         threads: args.threads.max(1),
         progress: !args.json && std::io::stderr().is_terminal(),
@@ -201,6 +190,9 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         Ok(w) => w,
         Err(why) => {
             // A bound of the search, not bad input: unknown, with the reason.
+            if args.serve.is_some() {
+                eprintln!("kvsim: not serving: no search ran (its workloads are too many)");
+            }
             if args.json {
                 outln!(
                     "{}",
@@ -214,16 +206,23 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
             return Ok(error::code(Verdict::Unknown(why).exit_code()));
         }
     };
+    let head = header(target.name(), &scope, workloads);
     if !args.json {
         // The header before the search: a long search shows what it is doing.
-        out!("{}", header(target.name(), &scope, workloads))?;
+        out!("{head}")?;
         crate::out::flush()?;
     }
     let report = explore(target, &scope, &limits);
+    let text = body(&report);
     if args.json {
         outln!("{}", to_json(&report))?;
     } else {
-        out!("{}", body(&report))?;
+        out!("{text}")?;
+    }
+    if let Some(addr) = &args.serve {
+        crate::out::flush()?;
+        crate::explore_page::serve(target, &scope, report, format!("{head}{text}"), addr)?;
+        return Ok(ExitCode::SUCCESS);
     }
     Ok(error::code(report.verdict.exit_code()))
 }

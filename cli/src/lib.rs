@@ -27,6 +27,7 @@ mod check_history;
 mod corpus;
 mod error;
 mod explore;
+mod explore_page;
 mod identity;
 mod installed;
 mod junit;

@@ -701,6 +701,13 @@ impl<M: Explorable> Bridge<M> {
         &self.alts[c][index as usize][alt as usize].0
     }
 
+    /// The alternative of client `c`'s operation `index` whose choice values are `values`
+    /// (a replayed workload's), if one is.
+    pub(crate) fn alt_with(&self, c: usize, index: u32, values: &[u64]) -> Option<u32> {
+        let alts = self.alts.get(c)?.get(index as usize)?;
+        alts.iter().position(|(_, v)| v == values).map(|k| k as u32)
+    }
+
     /// The replay choices of a path: client steps by index, faults by their position in
     /// the simulator's enumeration (after the clients).
     pub(crate) fn choices(&self, path: &[PathStep<M>]) -> Vec<u32> {
@@ -721,6 +728,37 @@ impl<M: Explorable> Bridge<M> {
                 })
             })
             .collect()
+    }
+
+    /// The state `action` leads to from `s`, telling `sink` what happens (the Explorer's
+    /// page labels actions with these events); the stateright model's `next_state`.
+    pub(crate) fn traced_next(
+        &self,
+        s: &State<M::Op, M::Ret>,
+        action: Action,
+        sink: &mut impl sim::Sink,
+    ) -> State<M::Op, M::Ret> {
+        let mut next = s.clone();
+        let rules = self.rules();
+        let mut clients = Replay {
+            bridge: self,
+            cached: None,
+            delivered: None,
+        };
+        match action {
+            Action::Start(c, _, alt) => {
+                next.clients[c].ready_since = None;
+                next.clients[c].rec.alt = alt;
+                next.step(rules, c, None, &mut clients, sink)
+            }
+            Action::Step(c) => {
+                next.clients[c].ready_since = None;
+                next.step(rules, c, None, &mut clients, sink)
+            }
+            Action::Fault(f) => next.apply_fault(rules, f, &mut clients, sink),
+        }
+        self.settle(&mut next);
+        next
     }
 
     /// Which of the scope's bounds cuts this state, if one does: past the time horizon,
@@ -817,27 +855,7 @@ impl<M: Explorable> stateright::Model for Bridge<M> {
     }
 
     fn next_state(&self, s: &Self::State, action: Action) -> Option<Self::State> {
-        let mut next = s.clone();
-        let rules = self.rules();
-        let mut clients = Replay {
-            bridge: self,
-            cached: None,
-            delivered: None,
-        };
-        match action {
-            Action::Start(c, _, alt) => {
-                next.clients[c].ready_since = None;
-                next.clients[c].rec.alt = alt;
-                next.step(rules, c, None, &mut clients, &mut ())
-            }
-            Action::Step(c) => {
-                next.clients[c].ready_since = None;
-                next.step(rules, c, None, &mut clients, &mut ())
-            }
-            Action::Fault(f) => next.apply_fault(rules, f, &mut clients, &mut ()),
-        }
-        self.settle(&mut next);
-        Some(next)
+        Some(self.traced_next(s, action, &mut ()))
     }
 
     fn format_action(&self, action: &Action) -> String {

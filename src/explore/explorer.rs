@@ -250,51 +250,11 @@ impl<M: Explorable> Model for Explorer<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explore::browse::tests::CasCounter;
     use crate::explore::guard::Guard;
     use crate::explore::Scope;
-    use crate::history::{History, Outcome};
-    use crate::kv::{Kv, KvError};
-    use crate::rng::SimRng;
     use crate::scenario::FaultKind;
-    use crate::verdict::Violation;
     use std::sync::Arc;
-
-    /// An increment by gets and cas, retried.
-    struct CasCounter;
-
-    impl crate::model::Model for CasCounter {
-        type Op = ();
-        type Ret = bool;
-
-        async fn setup<K: Kv>(&self, kv: &K) -> Result<(), KvError> {
-            kv.set(b"count", b"0", 0).await.map(|_| ())
-        }
-
-        async fn run<K: Kv>(&self, kv: &K, _client: usize, _op: &()) -> Result<bool, KvError> {
-            let Some(v) = kv.gets(b"count").await? else {
-                return Ok(false);
-            };
-            let n: u64 = String::from_utf8_lossy(&v.data).parse().unwrap_or(0);
-            let next = (n + 1).to_string();
-            Ok(kv
-                .cas(b"count", v.cas, next.as_bytes(), 0)
-                .await?
-                .is_stored())
-        }
-
-        fn op(&self, _client: usize, _index: usize, _rng: &mut SimRng) {}
-
-        fn check(&self, history: &History<(), bool>) -> Verdict {
-            match history.ops.iter().find(|o| o.outcome == Outcome::Ok(false)) {
-                Some(o) => Verdict::Violation(Violation::new(
-                    "every cas stores",
-                    format!("C{}'s cas did not store", o.client),
-                    Vec::new(),
-                )),
-                None => Verdict::Ok,
-            }
-        }
-    }
 
     fn explorer(faults: Vec<(FaultKind, u32)>) -> Explorer<CasCounter> {
         let mut scope = Scope::new(2, 1);

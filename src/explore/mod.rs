@@ -50,6 +50,7 @@
 //! [stateright]: https://docs.rs/stateright
 
 mod bridge;
+pub mod browse;
 mod canon;
 mod explorer;
 mod guard;
@@ -58,6 +59,7 @@ mod scope;
 mod state;
 #[cfg(test)]
 mod tests;
+pub mod web;
 mod workload;
 
 pub use scope::{Scope, DEFAULT_DRAW_VALUES, DEFAULT_HORIZON_MS, DEFAULT_MAX_OP_STEPS};
@@ -381,11 +383,18 @@ pub trait Servable: Send + Sync {
     /// Serves stateright's Explorer for the model in `scope` on `addr` ([`serve`]); blocks
     /// for as long as the server runs.
     fn serve_explorer(self: Arc<Self>, scope: &Scope, addr: &str) -> Result<(), String>;
+
+    /// The model's state space in `scope`, to browse ([`browse::browser`]).
+    fn browser(self: Arc<Self>, scope: &Scope) -> Result<Arc<dyn browse::Browse>, String>;
 }
 
 impl<M: Explorable> Servable for M {
     fn serve_explorer(self: Arc<Self>, scope: &Scope, addr: &str) -> Result<(), String> {
         serve(self, scope, addr)
+    }
+
+    fn browser(self: Arc<Self>, scope: &Scope) -> Result<Arc<dyn browse::Browse>, String> {
+        browse::browser(self, scope)
     }
 }
 

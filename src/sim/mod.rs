@@ -35,7 +35,7 @@ pub use trace::{ms, Delivery, Event, Fault, Lane, Pending, Trace, TraceStep};
 pub(crate) use world::Tail;
 pub(crate) use world::{
     handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, Halt, InFlight, OpStart, Phase,
-    PollAt, Polled, Polling, Rules, ServerState,
+    PollAt, Polled, Polling, Rules, ServerState, Sink,
 };
 pub use world::{Quiet, Stop, World};
 
