@@ -7,6 +7,7 @@ mod check_history;
 mod corpus;
 mod error;
 mod explore;
+mod history_view;
 mod identity;
 mod junit;
 mod ladder;

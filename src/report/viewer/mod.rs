@@ -75,6 +75,10 @@ struct Data<'a> {
     lines: Vec<LineData>,
     ops: Vec<OpData>,
     token: &'a str,
+    /// The run's knobs, as the report's header gives them (none for a history).
+    knobs: Vec<String>,
+    /// Part of a page that shows the title, reason, knobs and token itself.
+    bare: bool,
 }
 
 /// A line of the timeline: a step's number, or a folded block.
@@ -102,6 +106,15 @@ fn item(it: &StoreItem) -> ItemData {
 /// written as `\u003c`, `\u003e`, `\u0026`); `representation`: what the structure's keys
 /// and values mean, shown beside the store.
 pub fn data(r: &RunReport, representation: Option<&str>, no_store: Option<&str>) -> String {
+    data_as(r, representation, no_store, false)
+}
+
+fn data_as(
+    r: &RunReport,
+    representation: Option<&str>,
+    no_store: Option<&str>,
+    bare: bool,
+) -> String {
     let all = rows::rows(r);
     // Trace index → step number (0 for setup rows).
     let mut number = vec![0usize; all.len()];
@@ -206,8 +219,37 @@ pub fn data(r: &RunReport, representation: Option<&str>, no_store: Option<&str>)
         lines,
         ops,
         token: &r.token,
+        knobs: if r.token.is_empty() {
+            Vec::new()
+        } else {
+            knob_lines(r)
+        },
+        bare,
     };
     script_safe(&serde_json::to_string(&d).expect("the viewer's data always serializes"))
+}
+
+/// The header's lines: seed, clients and operations, faults, strategy, steps; how far it
+/// shrank; the other knobs.
+fn knob_lines(r: &RunReport) -> Vec<String> {
+    let c = &r.config;
+    let mut lines = vec![format!(
+        "seed {} · {} client(s) × {} op(s) · faults {} · strategy {} · {} steps",
+        r.seed,
+        c.clients,
+        c.ops,
+        rows::faults_phrase(c),
+        c.strategy,
+        r.steps
+    )];
+    if let Some(s) = &r.shrink {
+        lines.push(s.describe(r));
+    }
+    let more = super::text::knobs(c);
+    if !more.is_empty() {
+        lines.push(more.join(" · "));
+    }
+    lines
 }
 
 /// JSON made safe inside `<script>`: no `<`, `>` or `&` (only strings can hold them).
@@ -227,6 +269,17 @@ pub fn viewer_section(
     representation: Option<&str>,
     no_store: Option<&str>,
 ) -> String {
+    section(r, representation, no_store, false)
+}
+
+/// [`viewer_section`]; `bare`: without the title, reason, knobs and token (the HTML report
+/// shows them itself).
+pub(crate) fn section(
+    r: &RunReport,
+    representation: Option<&str>,
+    no_store: Option<&str>,
+    bare: bool,
+) -> String {
     format!(
         "<style>{STYLE}</style>\n\
          <div id=\"errors\" class=\"kv-errors\" role=\"alert\"></div>\n\
@@ -235,7 +288,7 @@ pub fn viewer_section(
          <section id=\"kv-viewer\" class=\"kv\" aria-label=\"step-through viewer\">\
          <noscript><p>The step-through viewer needs JavaScript.</p></noscript></section>\n\
          <script type=\"application/json\" id=\"kv-data\">{}</script>\n<script>{SCRIPT}</script>\n",
-        data(r, representation, no_store)
+        data_as(r, representation, no_store, bare)
     )
 }
 

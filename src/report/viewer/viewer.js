@@ -58,22 +58,21 @@
 
   // ---- the page's parts ----
   var bad = D.verdict !== "ok";
-  var head = el("h1", "kv-title");
-  var verdictWord = el("span", bad ? "kv-bad" : "kv-ok",
-    D.verdict === "violation" ? "violation: " + D.property : D.verdict);
-  head.appendChild(verdictWord);
-  head.appendChild(document.createTextNode(" in "));
-  head.appendChild(el("b", null, D.target));
-  head.appendChild(document.createTextNode(" (scenario " + D.scenario + ")"));
-  root.appendChild(head);
   var why = el("p", bad ? "kv-why" : "kv-why kv-whyok");
   why.id = "kv-reason";
-  if (D.property) {
-    why.appendChild(el("b", null, D.property + ": "));
-  }
+  if (D.property) why.appendChild(el("b", null, D.property + ": "));
   why.appendChild(document.createTextNode(D.reason));
-  root.appendChild(why);
-
+  if (!D.bare) {
+    var head = el("h1", "kv-title");
+    head.appendChild(el("span", bad ? "kv-bad" : "kv-ok",
+      D.verdict === "violation" ? "violation: " + D.property : D.verdict));
+    head.appendChild(document.createTextNode(" in "));
+    head.appendChild(el("b", null, D.target));
+    head.appendChild(document.createTextNode(" (scenario " + D.scenario + ")"));
+    root.appendChild(head);
+    D.knobs.forEach(function (k) { root.appendChild(el("p", "kv-knobs", k)); });
+    root.appendChild(why);
+  }
   var controls = el("div", "kv-controls");
   function button(label, title, f) {
     var b = el("button", "kv-btn", label);
@@ -209,7 +208,7 @@
     });
     right.appendChild(ul);
   }
-  if (D.token) {
+  if (D.token && !D.bare) {
     root.appendChild(el("h3", null, "Replay"));
     root.appendChild(el("pre", "kv-token", "kvsim replay " + D.token));
   }
