@@ -24,19 +24,62 @@ const SCRIPT: &str = include_str!("viewer.js");
 pub const NO_STORE: &str = "the store's contents were not recorded for this run";
 
 /// An item in the page's data: `[shard, key, value, cas, exptime, expires_ms, dead,
-/// flags]`.
-type ItemData = (usize, String, String, u64, i64, Option<u64>, bool, u32);
+/// flags]`, the key and value as indices into the data's `strings`; the last four left out
+/// when they are `0, null, false, 0` (an item that never expires, without flags).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ItemData {
+    Short(usize, usize, usize, u64),
+    Full(usize, usize, usize, u64, i64, Option<u64>, bool, u32),
+}
 
 /// A step in the page's data: `[time_ms, lane, text, op, set, gone]`; lane is the client's
-/// number, or -1 for the world (faults).
+/// number, or -1 for the world (faults); text `null` for a step folded away (it is the
+/// step its block repeats); gone items as `[shard, key]`.
 type StepData = (
     u64,
     i64,
-    String,
+    Option<String>,
     Option<usize>,
     Vec<ItemData>,
-    Vec<(usize, String)>,
+    Vec<(usize, usize)>,
 );
+
+/// The keys and values of the page's data, each written once.
+#[derive(Default)]
+struct Strings {
+    list: Vec<String>,
+    index: BTreeMap<String, usize>,
+}
+
+impl Strings {
+    fn id(&mut self, s: &str) -> usize {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        self.list.push(s.to_string());
+        self.index.insert(s.to_string(), self.list.len() - 1);
+        self.list.len() - 1
+    }
+
+    fn item(&mut self, it: &StoreItem) -> ItemData {
+        let (key, value) = (self.id(&it.key), self.id(&it.value));
+        if it.exptime == 0 && it.expires_ms.is_none() && !it.dead && it.flags == 0 {
+            ItemData::Short(it.shard, key, value, it.cas)
+        } else {
+            ItemData::Full(
+                it.shard,
+                key,
+                value,
+                it.cas,
+                it.exptime,
+                it.expires_ms,
+                it.dead,
+                it.flags,
+            )
+        }
+    }
+}
 
 /// An operation in the page's data.
 #[derive(Serialize)]
@@ -71,6 +114,8 @@ struct Data<'a> {
     /// The stores after setup.
     initial: Vec<ItemData>,
     steps: Vec<StepData>,
+    /// The keys and values the items name by index.
+    strings: Vec<String>,
     /// The timeline's lines: a step's number, or `[period, times, first, last, summary]`.
     lines: Vec<LineData>,
     ops: Vec<OpData>,
@@ -89,19 +134,6 @@ enum LineData {
     Repeat(usize, usize, usize, usize, String),
 }
 
-fn item(it: &StoreItem) -> ItemData {
-    (
-        it.shard,
-        it.key.clone(),
-        it.value.clone(),
-        it.cas,
-        it.exptime,
-        it.expires_ms,
-        it.dead,
-        it.flags,
-    )
-}
-
 /// The page's data for `r` as JSON, safe inside a `<script>` element (`<`, `>` and `&`
 /// written as `\u003c`, `\u003e`, `\u0026`); `representation`: what the structure's keys
 /// and values mean, shown beside the store.
@@ -115,10 +147,92 @@ fn data_as(
     no_store: Option<&str>,
     bare: bool,
 ) -> String {
+    let (mut steps, ops, setup, number) = timeline(r);
+    let mut strings = Strings::default();
+    let mut initial: BTreeMap<(usize, String), ItemData> = BTreeMap::new();
+    let recorded = r.store.as_ref();
+    for c in recorded.iter().flat_map(|log| &log.changes) {
+        match number.get(c.at).copied().unwrap_or(0) {
+            0 => {
+                for g in &c.gone {
+                    initial.remove(g);
+                }
+                for it in &c.set {
+                    let data = strings.item(it);
+                    initial.insert((it.shard, it.key.clone()), data);
+                }
+            }
+            at => {
+                let gone: Vec<(usize, usize)> =
+                    c.gone.iter().map(|(sh, k)| (*sh, strings.id(k))).collect();
+                let set: Vec<ItemData> = c.set.iter().map(|it| strings.item(it)).collect();
+                let s = &mut steps[at - 1];
+                s.5.extend(gone);
+                s.4.extend(set);
+            }
+        }
+    }
+    let lines: Vec<LineData> = rows::folded(r)
+        .into_iter()
+        .map(|l| match l {
+            Line::Step { n, .. } => LineData::Step(n),
+            Line::Repeat {
+                period,
+                times,
+                first,
+                last,
+            } => LineData::Repeat(period, times, first, last, l.summary().unwrap_or_default()),
+        })
+        .collect();
+    // A step folded away is the step its block repeats: its text is not written twice.
+    for l in &lines {
+        if let LineData::Repeat(_, _, first, last, _) = l {
+            for s in &mut steps[first - 1..*last] {
+                s.2 = None;
+            }
+        }
+    }
+    let (verdict, property, reason) = match &r.verdict {
+        Verdict::Ok => ("ok", None, "verdict: ok".to_string()),
+        Verdict::Violation(v) => ("violation", Some(v.property.as_str()), v.reason.clone()),
+        Verdict::Unknown(why) => ("unknown", None, why.clone()),
+    };
+    let d = Data {
+        target: &r.target,
+        scenario: &r.scenario,
+        verdict,
+        property,
+        reason,
+        clients: rows::clients(r),
+        no_store: match recorded {
+            Some(_) => None,
+            None => Some(no_store.unwrap_or(NO_STORE).to_string()),
+        },
+        shards: r.config.shards.max(1),
+        representation,
+        setup,
+        initial: initial.into_values().collect(),
+        steps,
+        strings: strings.list,
+        lines,
+        ops,
+        token: &r.token,
+        knobs: if r.token.is_empty() {
+            Vec::new()
+        } else {
+            knob_lines(r)
+        },
+        bare,
+    };
+    script_safe(&serde_json::to_string(&d).expect("the viewer's data always serializes"))
+}
+
+/// The steps after setup (each with its time, lane, text and operation), the operations
+/// (with the steps they start and end at), setup's texts, and each trace step's number
+/// (0 for setup).
+fn timeline(r: &RunReport) -> (Vec<StepData>, Vec<OpData>, Vec<String>, Vec<usize>) {
     let all = rows::rows(r);
-    // Trace index → step number (0 for setup rows).
     let mut number = vec![0usize; all.len()];
-    let mut n = 0;
     let mut setup = Vec::new();
     let mut steps: Vec<StepData> = Vec::new();
     let mut ops: Vec<OpData> = r
@@ -142,7 +256,7 @@ fn data_as(
             setup.push(row.text.clone());
             continue;
         }
-        n += 1;
+        let n = steps.len() + 1;
         number[i] = n;
         if let Some(op) = row.op.and_then(|o| ops.get_mut(o)) {
             match row.step.event {
@@ -158,89 +272,29 @@ fn data_as(
         steps.push((
             row.step.time_ms,
             lane,
-            row.text.clone(),
+            Some(row.text.clone()),
             row.op,
             Vec::new(),
             Vec::new(),
         ));
     }
-    let mut initial: BTreeMap<(usize, String), ItemData> = BTreeMap::new();
-    let recorded = r.store.as_ref();
-    if let Some(log) = recorded {
-        for c in &log.changes {
-            let at = number.get(c.at).copied().unwrap_or(0);
-            if at == 0 {
-                for g in &c.gone {
-                    initial.remove(g);
-                }
-                for it in &c.set {
-                    initial.insert((it.shard, it.key.clone()), item(it));
-                }
-            } else {
-                let s = &mut steps[at - 1];
-                s.5.extend(c.gone.iter().cloned());
-                s.4.extend(c.set.iter().map(item));
-            }
-        }
-    }
-    let lines = rows::folded(r)
-        .into_iter()
-        .map(|l| match l {
-            Line::Step { n, .. } => LineData::Step(n),
-            Line::Repeat {
-                period,
-                times,
-                first,
-                last,
-            } => LineData::Repeat(period, times, first, last, l.summary().unwrap_or_default()),
-        })
-        .collect();
-    let (verdict, property, reason) = match &r.verdict {
-        Verdict::Ok => ("ok", None, "verdict: ok".to_string()),
-        Verdict::Violation(v) => ("violation", Some(v.property.as_str()), v.reason.clone()),
-        Verdict::Unknown(why) => ("unknown", None, why.clone()),
-    };
-    let d = Data {
-        target: &r.target,
-        scenario: &r.scenario,
-        verdict,
-        property,
-        reason,
-        clients: rows::clients(r),
-        no_store: match recorded {
-            Some(_) => None,
-            None => Some(no_store.unwrap_or(NO_STORE).to_string()),
-        },
-        shards: r.config.shards.max(1),
-        representation,
-        setup,
-        initial: initial.into_values().collect(),
-        steps,
-        lines,
-        ops,
-        token: &r.token,
-        knobs: if r.token.is_empty() {
-            Vec::new()
-        } else {
-            knob_lines(r)
-        },
-        bare,
-    };
-    script_safe(&serde_json::to_string(&d).expect("the viewer's data always serializes"))
+    (steps, ops, setup, number)
 }
 
-/// The header's lines: seed, clients and operations, faults, strategy, steps; how far it
-/// shrank; the other knobs.
+/// The header's lines: seed, clients and operations, faults, strategy; how far it shrank;
+/// the other knobs.
 fn knob_lines(r: &RunReport) -> Vec<String> {
     let c = &r.config;
+    let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    // The steps are not repeated here: the viewer counts its own (the trace's events,
+    // which a run's `steps`, its scheduling choices, do not count one by one).
     let mut lines = vec![format!(
-        "seed {} · {} client(s) × {} op(s) · faults {} · strategy {} · {} steps",
+        "seed {} · {} × {} · faults {} · strategy {}",
         r.seed,
-        c.clients,
-        c.ops,
+        plural(c.clients, "client"),
+        plural(c.ops, "op"),
         rows::faults_phrase(c),
-        c.strategy,
-        r.steps
+        c.strategy
     )];
     if let Some(s) = &r.shrink {
         lines.push(s.describe(r));

@@ -80,21 +80,44 @@ fn parsed(r: &RunReport) -> Value {
     serde_json::from_str(&data(r, Some("k: a key"), None)).expect("the data is JSON")
 }
 
+/// An item of the data, unpacked as the page's script does: `[shard, key, value, cas,
+/// exptime, expires_ms, dead, flags]`.
+fn unpack(d: &Value, it: &Value) -> Value {
+    let s = &d["strings"];
+    let a = it.as_array().unwrap();
+    let full = a.len() > 4;
+    serde_json::json!([
+        a[0],
+        s[a[1].as_u64().unwrap() as usize],
+        s[a[2].as_u64().unwrap() as usize],
+        a[3],
+        if full { a[4].clone() } else { 0.into() },
+        if full { a[5].clone() } else { Value::Null },
+        if full { a[6].clone() } else { false.into() },
+        if full { a[7].clone() } else { 0.into() },
+    ])
+}
+
 /// The stores after each step, rebuilt from the data as the page's script does: `(shard,
 /// key) → item`.
 fn rebuilt(d: &Value) -> Vec<BTreeMap<(u64, String), Value>> {
     let mut have = BTreeMap::new();
     let key = |it: &Value| (it[0].as_u64().unwrap(), it[1].as_str().unwrap().to_string());
     for it in d["initial"].as_array().unwrap() {
-        have.insert(key(it), it.clone());
+        let it = unpack(d, it);
+        have.insert(key(&it), it);
     }
     let mut out = vec![have.clone()];
     for s in d["steps"].as_array().unwrap() {
         for g in s[5].as_array().unwrap() {
-            have.remove(&key(g));
+            let name = d["strings"][g[1].as_u64().unwrap() as usize]
+                .as_str()
+                .unwrap();
+            have.remove(&(g[0].as_u64().unwrap(), name.to_string()));
         }
         for it in s[4].as_array().unwrap() {
-            have.insert(key(it), it.clone());
+            let it = unpack(d, it);
+            have.insert(key(&it), it);
         }
         out.push(have.clone());
     }
@@ -178,8 +201,9 @@ fn a_value_cannot_break_the_page() {
     let json = data(&r, Some("</script> & \"x\""), None);
     assert!(!json.contains('<') && !json.contains('>') && !json.contains('&'));
     let d: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(d["initial"][0][1], "cfg");
-    assert_eq!(d["initial"][0][2], format!("{:?}", "</script><b>&\"'"));
+    let cfg = unpack(&d, &d["initial"][0]);
+    assert_eq!(cfg[1], "cfg");
+    assert_eq!(cfg[2], format!("{:?}", "</script><b>&\"'"));
     assert_eq!(d["representation"], "</script> & \"x\"");
     let page = viewer(&r, Some("</script>"));
     // Three scripts (the error handler, the data, the viewer), each closed once.
@@ -232,9 +256,18 @@ fn repeats_fold_as_in_the_text_report() {
         .as_array()
         .unwrap()
         .iter()
-        .position(|s| s[2].as_str().unwrap().starts_with("set flag"))
+        .position(|s| s[2].as_str().is_some_and(|t| t.starts_with("set flag")))
         .unwrap();
     assert_eq!(changed, [set + 1]);
+    // A folded step's text is not written again: the page takes its block's.
+    let (first, last) = (
+        repeats[0][2].as_u64().unwrap(),
+        repeats[0][3].as_u64().unwrap(),
+    );
+    for (i, s) in d["steps"].as_array().unwrap().iter().enumerate() {
+        let n = i as u64 + 1;
+        assert_eq!(s[2].is_null(), (first..=last).contains(&n), "step {n}");
+    }
 }
 
 #[test]

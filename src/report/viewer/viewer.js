@@ -1,6 +1,25 @@
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("kv-data").textContent);
+  // Unpack the data: keys and values are written once (D.strings); an item leaves out
+  // "never expires, alive, no flags"; a folded step's text is its block's.
+  var S = D.strings;
+  function unpack(it) {
+    var full = it.length > 4;
+    return [it[0], S[it[1]], S[it[2]], it[3], full ? it[4] : 0, full ? it[5] : null,
+      full ? it[6] : false, full ? it[7] : 0];
+  }
+  D.initial = D.initial.map(unpack);
+  D.steps.forEach(function (s) {
+    s[4] = s[4].map(unpack);
+    s[5] = s[5].map(function (g) { return [g[0], S[g[1]]]; });
+  });
+  D.lines.forEach(function (l) {
+    if (typeof l === "number") return;
+    for (var n = l[2]; n <= l[3]; n++) {
+      D.steps[n - 1][2] = D.steps[l[2] - l[0] + ((n - l[2]) % l[0]) - 1][2];
+    }
+  });
   var root = document.getElementById("kv-viewer");
   var N = D.steps.length;
   var lanes = D.clients.length;
