@@ -49,8 +49,16 @@ fn html_is_one_self_contained_page_with_a_sequence_diagram() {
     let page = kvsim::report::html(&r);
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(page.trim_end().ends_with("</html>"));
-    // Nothing to fetch: no scripts, no external resources.
-    assert!(!page.contains("<script"));
+    // Nothing to fetch: the viewer's scripts are inline (its data, its error handler and
+    // itself), no external resources.
+    assert_eq!(page.matches("<script").count(), 3);
+    assert_eq!(
+        page.matches("<script>").count()
+            + page.matches("<script type=\"application/json\"").count(),
+        3
+    );
+    assert!(page.contains("<section id=\"kv-viewer\""));
+    assert!(page.contains("<div id=\"errors\""));
     assert!(!page.contains("src="));
     assert!(!page.contains("<link"));
     assert_eq!(

@@ -137,6 +137,12 @@ pub struct Args {
     /// Print a JSON array of {file, verdict, millis, reason?, op_line?, partial_lines?}.
     #[arg(long)]
     json: bool,
+    /// Also write the step-through viewer of the (one) history file's verdict to this
+    /// file: a lane per process with its invocations and completions, the operation a
+    /// violation names highlighted, with the reason (a history has no store). At most
+    /// 20000 events.
+    #[arg(long, value_name = "HTML")]
+    html: Option<PathBuf>,
     /// History files.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
@@ -184,6 +190,12 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
             args.spec
         )));
     }
+    if args.html.is_some() && args.files.len() != 1 {
+        return Err(CliError::new(format!(
+            "check-history: --html: expected one history file, found {}",
+            args.files.len()
+        )));
+    }
     let how = FileOptions {
         format,
         fail_means,
@@ -203,6 +215,14 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
                 continue;
             }
         };
+        if let Some(html) = &args.html {
+            let property = if sequential {
+                format!("linearizability ({})", args.spec)
+            } else {
+                args.spec.clone()
+            };
+            write_viewer(html, (&property, &args.spec), path, format, &r)?;
+        }
         match r.verdict {
             "violation" => violations += 1,
             "unknown" => {
@@ -242,6 +262,21 @@ fn run(args: &Args, out: &mut impl Write) -> Result<ExitCode, CliError> {
     } else {
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// Writes the viewer of `path`'s verdict `r` to `html`.
+fn write_viewer(
+    html: &std::path::Path,
+    (property, spec): (&str, &str),
+    path: &std::path::Path,
+    format: Option<Format>,
+    r: &kvsim::check::files::FileVerdict,
+) -> Result<(), CliError> {
+    let fail = |e: String| CliError::new(format!("check-history: --html: {e}"));
+    let events = kvsim::formats::read_events(path, format).map_err(|e| fail(e.to_string()))?;
+    let page = crate::history_view::page(property, spec, &path.display().to_string(), &events, r)
+        .map_err(fail)?;
+    std::fs::write(html, page).map_err(|e| fail(format!("cannot write {}: {e}", html.display())))
 }
 
 /// A bound's reason with the flag that raises it (the memory bound names its own).

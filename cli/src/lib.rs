@@ -28,6 +28,7 @@ mod corpus;
 mod error;
 mod explore;
 mod explore_page;
+mod history_view;
 mod identity;
 mod installed;
 mod junit;
@@ -108,6 +109,10 @@ enum Cmd {
         /// Minimize the run first (a token printed by `kvsim check` is minimized already).
         #[arg(long)]
         shrink: bool,
+        /// Also write the step-through viewer of the run to this file: one self-contained
+        /// page (no network) stepping through the trace with the store's contents.
+        #[arg(long, value_name = "FILE")]
+        html: Option<std::path::PathBuf>,
     },
     /// Regenerate the reports: per model its fault matrix and minimal counterexamples.
     Report {
@@ -234,7 +239,8 @@ fn run(command: Cmd) -> Result<ExitCode, CliError> {
             token,
             json,
             shrink,
-        } => replay::main(&token, json, shrink),
+            html,
+        } => replay::main(&token, json, shrink, html.as_deref()),
         Cmd::Report { out } => report::main(out),
         Cmd::CheckHistory(args) => check_history::main(args),
     }

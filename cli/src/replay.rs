@@ -21,9 +21,15 @@ use std::process::ExitCode;
 pub const AD_HOC_SCENARIOS: [&str; 3] = ["custom", "explore", "default"];
 
 /// Replays `token` (minimized first with `shrink`); prints the report (text or JSON);
-/// returns the verdict's exit code (2 when the token does not decode or names no
-/// registered target or scenario).
-pub fn main(token: &str, json_out: bool, shrink: bool) -> Result<ExitCode, CliError> {
+/// with `html`, also writes the run's step-through viewer there; returns the verdict's
+/// exit code (2 when the token does not decode or names no registered target or scenario,
+/// or the page cannot be written).
+pub fn main(
+    token: &str,
+    json_out: bool,
+    shrink: bool,
+    html: Option<&std::path::Path>,
+) -> Result<ExitCode, CliError> {
     let entries = registry();
     let (token, target) = resolve(&entries, token).map_err(CliError::new)?;
     let report = target.run(
@@ -41,6 +47,15 @@ pub fn main(token: &str, json_out: bool, shrink: bool) -> Result<ExitCode, CliEr
     } else {
         report
     };
+    if let Some(path) = html {
+        let recorded = kvsim::harness::target::with_store(target, &report);
+        std::fs::write(path, kvsim::report::viewer(&recorded, None)).map_err(|e| {
+            CliError::new(format!(
+                "replay: --html: cannot write {}: {e}",
+                path.display()
+            ))
+        })?;
+    }
     if json_out {
         outln!("{}", kvsim::report::json(&report))?;
     } else {

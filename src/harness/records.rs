@@ -61,6 +61,10 @@ pub struct RunReport {
     /// How far the minimizer shrank it (`None`: not minimized).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrink: Option<ShrinkStats>,
+    /// The stores' contents step by step, when the run was made to record them
+    /// ([`crate::harness::target::Target::run_with_store`]); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<crate::sim::StoreLog>,
 }
 
 /// The result of checking one target against one scenario.

@@ -27,6 +27,16 @@ pub trait Target {
         choices: Option<&[u32]>,
     ) -> RunReport;
 
+    /// [`Target::run`] that also records the stores' contents step by step
+    /// ([`RunReport::store`], for the viewer): the same run, trace and token.
+    fn run_with_store(
+        &self,
+        scenario: &str,
+        config: &SimConfig,
+        seed: u64,
+        choices: Option<&[u32]>,
+    ) -> RunReport;
+
     /// The probes the structure's code declares ([`crate::model::Model::probes`]).
     fn probes(&self) -> &'static [&'static str];
 
@@ -130,8 +140,20 @@ impl<M: Model> ModelTarget<M> {
             choices: out.choices,
             faults_on: out.faults_on,
             shrink: None,
+            store: out.store,
         }
     }
+}
+
+/// `r` with its stores' contents step by step ([`RunReport::store`]), for the viewer:
+/// `target` replays `r`'s choices, recording the stores; the rest of `r` (trace, token,
+/// verdict) is kept as it is. When the replay's trace differs from `r`'s (a report from
+/// another build), the store is left unrecorded (`None`) rather than shown wrong.
+pub fn with_store(target: &dyn Target, r: &RunReport) -> RunReport {
+    let again = target.run_with_store(&r.scenario, &r.config, r.seed, Some(&r.choices));
+    let mut out = r.clone();
+    out.store = (again.trace == r.trace).then_some(again.store).flatten();
+    out
 }
 
 /// The verdict an exhaustive search reports, given the simulator's replay of its
@@ -175,6 +197,17 @@ impl<M: Explorable> Target for ModelTarget<M> {
         let mut loud = config.clone();
         loud.record_trace = true;
         let out = sim::run(&*self.model, &loud, seed, choices);
+        self.report(scenario, config, seed, choices, out)
+    }
+
+    fn run_with_store(
+        &self,
+        scenario: &str,
+        config: &SimConfig,
+        seed: u64,
+        choices: Option<&[u32]>,
+    ) -> RunReport {
+        let out = sim::run_with_store(&*self.model, config, seed, choices);
         self.report(scenario, config, seed, choices, out)
     }
 
@@ -284,6 +317,7 @@ mod tests {
             choices: Vec::new(),
             faults_on: Vec::new(),
             shrink: None,
+            store: None,
         }
     }
 

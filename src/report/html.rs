@@ -1,11 +1,12 @@
-//! The report as one self-contained HTML page: the header, the verdict and its reason, an
-//! SVG sequence diagram (a lane per client and one per server, arrows for commands and
-//! replies, faults marked, the operations the verdict is about in red), the operations,
-//! the step table and the replay command ([`super::diagram`] draws the diagram). Inline
-//! CSS, no script, no network.
+//! The report as one self-contained HTML page: the header, the verdict and its reason, the
+//! step-through viewer ([`super::viewer`]: the steps as the text report folds them, with
+//! the stores' contents when the report has them), an SVG sequence diagram (a lane per
+//! client and one per server, arrows for commands and replies, faults marked, the
+//! operations the verdict is about in red), the operations and the replay command
+//! ([`super::diagram`] draws the diagram). Inline CSS and script, no network.
 
 use super::escape::escape;
-use super::rows::{self, Who};
+use super::rows;
 use super::text::knobs;
 use crate::harness::records::RunReport;
 use crate::verdict::Verdict;
@@ -64,6 +65,9 @@ pub fn html(r: &RunReport) -> String {
             let _ = writeln!(out, "<p class=\"why\">unknown: {}</p>", escape(why));
         }
     }
+    out.push_str("<h2>Step through</h2>\n");
+    let no_store = "the store's contents were not recorded for this report";
+    out.push_str(&super::viewer::section(r, None, Some(no_store), true));
     out.push_str("<h2>Sequence diagram</h2>\n");
     out.push_str(&super::diagram::svg(r));
     out.push_str(
@@ -72,7 +76,6 @@ pub fn html(r: &RunReport) -> String {
          about. Bars on a client's lane: its operations, from invocation to completion.</p>\n",
     );
     ops_table(&mut out, r);
-    steps_table(&mut out, r);
     let _ = writeln!(
         out,
         "<h2>Replay</h2>\n<pre>kvsim replay {}</pre>\n</body>\n</html>",
@@ -133,60 +136,6 @@ fn ops_table(out: &mut String, r: &RunReport) {
             rows::secs(o.call_ms),
             o.ret_ms.map(rows::secs).unwrap_or_else(|| "—".into())
         );
-    }
-    out.push_str("</table>\n");
-}
-
-fn steps_table(out: &mut String, r: &RunReport) {
-    let clients = rows::clients(r);
-    let bad = rows::offending(r);
-    out.push_str("<h2>Steps</h2>\n<table class=\"mono\">\n<tr><th>step</th><th>time</th>");
-    for c in &clients {
-        let _ = write!(out, "<th>C{c}</th>");
-    }
-    out.push_str("<th>faults</th></tr>\n");
-    for row in rows::rows(r).into_iter().filter(|x| x.who == Who::Setup) {
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"num\">setup</td><td>{}</td>{}<td class=\"fault\">{}</td></tr>",
-            rows::secs(row.step.time_ms),
-            "<td></td>".repeat(clients.len()),
-            escape(&row.text)
-        );
-    }
-    for line in rows::folded(r) {
-        let (n, row) = match line {
-            rows::Line::Step { n, row } => (n, row),
-            repeat => {
-                let _ = writeln!(
-                    out,
-                    "<tr><td></td><td></td><td colspan=\"{}\" class=\"legend\">{}</td></tr>",
-                    clients.len() + 1,
-                    escape(&repeat.summary().unwrap_or_default())
-                );
-                continue;
-            }
-        };
-        let hot = row.op.is_some_and(|o| bad.contains(&o));
-        let _ = write!(
-            out,
-            "<tr{}><td class=\"num\">{n}</td><td>{}</td>",
-            if hot { " class=\"hot\"" } else { "" },
-            rows::secs(row.step.time_ms)
-        );
-        for c in &clients {
-            let cell = if row.who == Who::Client(*c) {
-                escape(&row.text)
-            } else {
-                String::new()
-            };
-            let _ = write!(out, "<td>{cell}</td>");
-        }
-        let fault = match row.who {
-            Who::World | Who::Setup => escape(&row.text),
-            Who::Client(_) => String::new(),
-        };
-        let _ = writeln!(out, "<td class=\"fault\">{fault}</td></tr>");
     }
     out.push_str("</table>\n");
 }

@@ -18,6 +18,7 @@ mod client;
 mod config;
 pub mod knobs;
 mod runner;
+mod storelog;
 mod strategy;
 mod token;
 mod trace;
@@ -29,6 +30,7 @@ pub(crate) use config::describe_servers;
 pub use config::{SimConfig, DEFAULT_LRU_LIMIT, DEFAULT_NEIGHBOUR_BYTES, EPOCH_MS};
 pub(crate) use runner::after_setup;
 pub use runner::RunOutput;
+pub use storelog::{StoreChange, StoreItem, StoreLog};
 pub use token::{Token, TokenError};
 pub use trace::{ms, Delivery, Event, Fault, Lane, Pending, Trace, TraceStep};
 #[cfg(test)]
@@ -53,7 +55,34 @@ pub fn run<M: Model>(
     seed: u64,
     choices: Option<&[u32]>,
 ) -> RunOutput<M> {
+    run_as(model, config, seed, choices, false)
+}
+
+/// [`run`] with the trace on that also records the stores' contents step by step
+/// ([`RunOutput::store`]): the same run (trace, choices, verdict), for a viewer.
+pub fn run_with_store<M: Model>(
+    model: &M,
+    config: &SimConfig,
+    seed: u64,
+    choices: Option<&[u32]>,
+) -> RunOutput<M> {
+    let mut loud = config.clone();
+    loud.record_trace = true;
+    run_as(model, &loud, seed, choices, true)
+}
+
+/// [`run`], keeping a store log when `stores`.
+fn run_as<M: Model>(
+    model: &M,
+    config: &SimConfig,
+    seed: u64,
+    choices: Option<&[u32]>,
+    stores: bool,
+) -> RunOutput<M> {
     let mut world = Runner::new(model, config, seed);
+    if stores {
+        world.store_log = Some(storelog::StoreRecorder::default());
+    }
     let own = world.chooser_for(config.strategy);
     let chooser = match choices {
         Some(c) => Chooser::Replay {

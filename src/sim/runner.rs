@@ -3,6 +3,7 @@
 
 use super::client::{ClientClock, Request, SimClient};
 use super::config::{SimConfig, EPOCH_MS};
+use super::storelog::{StoreLog, StoreRecorder};
 use super::strategy::{Chooser, Choosing};
 use super::trace::{Delivery, Event, Fault, TraceStep};
 use super::world::{
@@ -191,6 +192,8 @@ pub struct RunOutput<M: Model> {
     pub quiet: Option<Quiet>,
     /// How often each probe was hit ([`crate::kv::Kv::probe`]).
     pub probes: BTreeMap<&'static str, u64>,
+    /// The stores' changes, step by step (only from [`super::run_with_store`]).
+    pub store: Option<StoreLog>,
 }
 
 /// One run of the simulator: the world, its live clients, the trace and the choices.
@@ -208,6 +211,8 @@ pub(crate) struct Runner<'m, 'c, M: Model> {
     choices: Vec<u32>,
     stop: Option<Stop>,
     pub(super) runnable: Vec<usize>,
+    /// The stores' changes, when asked for ([`super::run_with_store`]).
+    pub(super) store_log: Option<StoreRecorder>,
 }
 
 /// The rules of a run of `cfg` (a macro, so that the world can be borrowed mutably
@@ -278,6 +283,14 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             choices: Vec::new(),
             stop: None,
             runnable: Vec::new(),
+            store_log: None,
+        }
+    }
+
+    /// Looks at the stores for the store log, when one is kept.
+    fn observe_stores(&mut self) {
+        if let Some(rec) = &mut self.store_log {
+            rec.observe(&self.world.servers, self.world.now, &self.log.trace);
         }
     }
 
@@ -356,6 +369,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                     .event(self.world.now, None, Event::Mark { label: why });
             }
         }
+        self.observe_stores();
         let mut faults = Vec::new();
         let n = self.world.clients.len();
         while self.stop.is_none() && self.world.halt.is_none() {
@@ -364,6 +378,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                 &mut self.log,
                 &mut self.runnable,
             );
+            self.observe_stores();
             if self.runnable.is_empty() {
                 break;
             }
@@ -385,6 +400,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                 self.world
                     .apply_fault(rules, action, &mut self.live, &mut self.log);
             }
+            self.observe_stores();
         }
         let rules = rules!(self.cfg, self.drift);
         // Operations still in flight never completed: their outcome is unknown.
@@ -405,7 +421,9 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                 *probes.entry(name).or_insert(0) += 1;
             }
         }
+        let trace_len = self.log.trace.len();
         RunOutput {
+            store: self.store_log.map(|rec| rec.finish(trace_len)),
             probes,
             faults_used,
             stop: self.stop.or_else(|| self.world.stop()),

@@ -435,6 +435,17 @@ impl Store {
             .collect()
     }
 
+    /// Every item the store holds, in key order, each with whether it is dead at `now_ms`
+    /// (expired or flushed, not yet reaped): the store as a viewer of a run shows it.
+    pub fn items_at(&self, now_ms: u64) -> Vec<(&Item, bool)> {
+        let now_s = now_secs(now_ms);
+        self.items
+            .sorted()
+            .into_iter()
+            .map(|it| (it, self.is_dead(it, now_s)))
+            .collect()
+    }
+
     /// What the commands since the last call did that `stats` counts ([`Tally`]).
     pub fn take_tally(&mut self) -> Tally {
         std::mem::take(&mut self.tally)
