@@ -46,6 +46,12 @@ pub trait Target {
     /// a choice among many values took only some of them.
     fn workloads(&self, scope: &Scope) -> Result<(u64, bool), String>;
 
+    /// How the structure stores its state ([`Model::representation`]).
+    fn representation(&self) -> Option<&'static str>;
+
+    /// What one item of the store means to the structure ([`Model::describe_item`]).
+    fn describe_item(&self, key: &[u8], value: &[u8]) -> Option<String>;
+
     /// The model itself, its types erased, for the engines beyond checking: `kvsim stress`
     /// ([`crate::net::Stressable`]) and stateright's Explorer ([`crate::explore::Servable`]).
     fn subject(&self) -> Arc<dyn Subject>;
@@ -130,6 +136,7 @@ impl<M: Model> ModelTarget<M> {
             choices: out.choices,
             faults_on: out.faults_on,
             shrink: None,
+            representation: self.model.representation().map(str::to_string),
         }
     }
 }
@@ -180,6 +187,14 @@ impl<M: Explorable> Target for ModelTarget<M> {
 
     fn probes(&self) -> &'static [&'static str] {
         self.model.probes()
+    }
+
+    fn representation(&self) -> Option<&'static str> {
+        self.model.representation()
+    }
+
+    fn describe_item(&self, key: &[u8], value: &[u8]) -> Option<String> {
+        self.model.describe_item(key, value)
     }
 
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict {
@@ -284,6 +299,7 @@ mod tests {
             choices: Vec::new(),
             faults_on: Vec::new(),
             shrink: None,
+            representation: None,
         }
     }
 

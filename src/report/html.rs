@@ -6,7 +6,7 @@
 
 use super::escape::escape;
 use super::rows::{self, Who};
-use super::text::knobs;
+use super::text::{knobs, REPRESENTATION_LEAD};
 use crate::harness::records::RunReport;
 use crate::verdict::Verdict;
 use std::fmt::Write;
@@ -24,6 +24,8 @@ table{border-collapse:collapse}td,th{padding:2px 10px 2px 0;text-align:left;vert
 th{color:#4c566a;font-weight:600;border-bottom:1px solid #d8dce4}
 tr.hot td{color:#b3261e}td.fault{color:#b35c00}td.num{text-align:right;color:#6b7385}
 .legend{color:#6b7385;font-size:12.5px}
+.how{color:#3b4252;background:#f4f5f8;border-left:4px solid #8a94a8;padding:6px 12px;margin:8px 0}
+tr.setup td{color:#6b7385;font-style:italic}
 svg text{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:12px}
 ";
 
@@ -59,6 +61,13 @@ pub fn html(r: &RunReport) -> String {
         }
         Verdict::Violation(v) => {
             let _ = writeln!(out, "<p class=\"why\">why: {}</p>", escape(&v.reason));
+            if let Some(how) = &r.representation {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"how\">{REPRESENTATION_LEAD} {}</p>",
+                    escape(how)
+                );
+            }
         }
         Verdict::Unknown(why) => {
             let _ = writeln!(out, "<p class=\"why\">unknown: {}</p>", escape(why));
@@ -66,10 +75,17 @@ pub fn html(r: &RunReport) -> String {
     }
     out.push_str("<h2>Sequence diagram</h2>\n");
     out.push_str(&super::diagram::svg(r));
-    out.push_str(
+    let setup = if rows::rows(r).iter().any(|x| x.who == Who::Setup) {
+        " Grey, beside the store: the structure's setup, before any client starts."
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
         "<p class=\"legend\">Time runs down. Solid arrows: commands to a server; dashed: \
          replies; ✗ a lost message. Orange: faults. Red: the operations the verdict is \
-         about. Bars on a client's lane: its operations, from invocation to completion.</p>\n",
+         about. Bars on a client's lane: its operations, from invocation to completion.\
+         {setup}</p>",
     );
     ops_table(&mut out, r);
     steps_table(&mut out, r);
@@ -99,7 +115,7 @@ fn header(out: &mut String, r: &RunReport) {
         escape(&ops),
         escape(&faults),
         c.strategy,
-        r.steps
+        r.numbered_steps()
     );
     if let Some(s) = &r.shrink {
         let _ = writeln!(out, "<p class=\"knobs\">{}</p>", escape(&s.describe(r)));
@@ -145,12 +161,19 @@ fn steps_table(out: &mut String, r: &RunReport) {
         let _ = write!(out, "<th>C{c}</th>");
     }
     out.push_str("<th>faults</th></tr>\n");
-    for row in rows::rows(r).into_iter().filter(|x| x.who == Who::Setup) {
+    // The setup's commands, before any client starts: neither a client's nor a fault, so
+    // they span the row (grey), unnumbered, as the text report lists them apart.
+    let setup: Vec<_> = rows::rows(r)
+        .into_iter()
+        .filter(|x| x.who == Who::Setup)
+        .collect();
+    for row in &setup {
         let _ = writeln!(
             out,
-            "<tr><td class=\"num\">setup</td><td>{}</td>{}<td class=\"fault\">{}</td></tr>",
+            "<tr class=\"setup\"><td class=\"num\">setup</td><td>{}</td>\
+             <td colspan=\"{}\">{}</td></tr>",
             rows::secs(row.step.time_ms),
-            "<td></td>".repeat(clients.len()),
+            clients.len() + 1,
             escape(&row.text)
         );
     }
@@ -189,4 +212,13 @@ fn steps_table(out: &mut String, r: &RunReport) {
         let _ = writeln!(out, "<td class=\"fault\">{fault}</td></tr>");
     }
     out.push_str("</table>\n");
+    let mut legend = Vec::new();
+    if !setup.is_empty() {
+        legend.push("Grey rows marked setup: the structure's setup, before any client starts (not numbered).");
+    }
+    legend.push("Orange: faults and the store's own evictions.");
+    if !bad.is_empty() {
+        legend.push("Red: steps of the operations the verdict is about.");
+    }
+    let _ = writeln!(out, "<p class=\"legend\">{}</p>", legend.join(" "));
 }
