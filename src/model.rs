@@ -62,6 +62,23 @@ pub trait Model {
         &[]
     }
 
+    /// How the structure stores its state in the store, in its own terms: what each key
+    /// holds and what its value means (e.g. the FIFO's "a node's key is its data plus a
+    /// random suffix, its value the next node's key"), so that a report gives the cause of
+    /// a violation beside its symptom. Shown by the text and HTML reports near the reason
+    /// ([`crate::harness::records::RunReport::representation`]). Default: `None`.
+    fn representation(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// What one item of the store means to the structure (`key` → `value`), for a viewer
+    /// that shows the store's contents step by step: e.g. `node "c0x0": its next node is
+    /// "c1x0…"`. `None` when the structure says nothing of it (the default).
+    fn describe_item(&self, key: &[u8], value: &[u8]) -> Option<String> {
+        let _ = (key, value);
+        None
+    }
+
     /// Whether an operation that returned `ret` did what it is for (the `progress`
     /// property). Default: every return made progress. A model says `false` for answers
     /// such as "gave up" or "locked out": once faults stop, every operation that starts

@@ -85,3 +85,78 @@ fn html_escapes_what_the_trace_contains() {
         "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
     );
 }
+
+#[test]
+fn a_structure_s_representation_stands_beside_the_reason_in_text_html_and_json() {
+    let mut r = evicted_counter();
+    assert_eq!(r.representation, None, "the test model describes nothing");
+    let text = kvsim::report::text(&r);
+    assert!(
+        !text.contains("how the structure stores its state"),
+        "{text}"
+    );
+    r.representation = Some("one key, hits, holds the count in decimal".into());
+    let text = kvsim::report::text(&r);
+    let why = text
+        .find("why: C0 found the counter missing")
+        .expect("the reason");
+    let how = text
+        .find("how the structure stores its state: one key, hits, holds the count in decimal")
+        .expect("the representation");
+    let replay = text.find("replay: kvsim replay").expect("the replay line");
+    assert!(why < how && how < replay, "{text}");
+    let page = kvsim::report::html(&r);
+    let why = page.find("<p class=\"why\">why: C0").expect("the reason");
+    let how = page
+        .find("<p class=\"how\">how the structure stores its state: one key, hits,")
+        .expect("the representation");
+    assert!(why < how && how < page.find("<h2>Sequence diagram").unwrap());
+    let v: Value = serde_json::from_str(&kvsim::report::json(&r)).unwrap();
+    assert_eq!(
+        v["representation"],
+        "one key, hits, holds the count in decimal"
+    );
+}
+
+#[test]
+fn a_run_record_written_before_representations_still_reads() {
+    let r = evicted_counter();
+    let mut old: Value = serde_json::to_value(&r).unwrap();
+    assert!(old.get("representation").is_none(), "None is not written");
+    old["shrink"]
+        .as_object_mut()
+        .unwrap()
+        .remove("from_numbered_steps");
+    let back: RunReport = serde_json::from_value(old).unwrap();
+    assert_eq!(back.representation, None);
+    let s = back.shrink.as_ref().unwrap();
+    assert_eq!(s.from_numbered_steps, None);
+    // Without the original's numbered steps, the shrink line says what it counts.
+    assert!(
+        s.describe(&back).starts_with(&format!(
+            "shrunk {} → {} scheduling choices",
+            s.from_steps, back.steps
+        )),
+        "{}",
+        s.describe(&back)
+    );
+}
+
+#[test]
+fn html_setup_has_its_own_place_and_the_header_counts_the_numbered_steps() {
+    let r = evicted_counter();
+    let page = kvsim::report::html(&r);
+    // The setup's command is a grey row of its own, not a fault.
+    assert!(page.contains("<tr class=\"setup\"><td class=\"num\">setup</td>"));
+    assert!(
+        !page.contains("<td class=\"fault\">set hits"),
+        "setup in the faults column"
+    );
+    assert!(page.contains("Grey rows marked setup: the structure's setup"));
+    // The header's steps, the shrink line and the table count the same steps.
+    let numbered =
+        page.matches("<td class=\"num\">").count() - page.matches(">setup<").count() - r.ops.len();
+    assert_eq!(numbered, r.numbered_steps());
+    assert!(page.contains(&format!("<b>steps</b> {}</p>", r.numbered_steps())));
+    assert!(page.contains(&format!("→ {} steps", r.numbered_steps())));
+}

@@ -756,7 +756,8 @@ fn work_takes_the_time_the_scenario_gives_it() {
             .trace
             .iter()
             .filter_map(|s| match s.event {
-                Event::Sleep { ms } => Some(ms),
+                Event::Work { ms } => Some(ms),
+                Event::Sleep { .. } => panic!("the structure's work traced as a sleep"),
                 _ => None,
             })
             .collect();

@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub fn serve(
     target: &dyn Target,
     scope: &Scope,
-    report: ExploreReport,
+    mut report: ExploreReport,
     text: String,
     addr: &str,
 ) -> Result<(), CliError> {
@@ -29,6 +29,11 @@ pub fn serve(
     let mut browsed = scope.clone();
     browsed.time_shift = scope.time_shift && report.time_dependence.is_none();
     let browser = target.subject().browser(&browsed).map_err(CliError::new)?;
+    // The counterexample replayed once more with the store recorded, so that its page
+    // steps through the store's contents too.
+    if let Some(cx) = report.counterexample.take() {
+        report.counterexample = Some(kvsim::harness::target::with_store(target, &cx));
+    }
     let stock = stock_explorer(target, scope, local);
     let site = Arc::new(Site::new(report, text, browser, stock.clone()));
     eprintln!("kvsim: serving http://{local}/ (Ctrl-C to stop)");

@@ -118,6 +118,7 @@ fn report(
         faults_on: Vec::new(),
         shrink: None,
         store: None,
+        representation: None,
     }
 }
 

@@ -49,7 +49,11 @@ pub fn main(
     };
     if let Some(path) = html {
         let recorded = kvsim::harness::target::with_store(target, &report);
-        std::fs::write(path, kvsim::report::viewer(&recorded, None)).map_err(|e| {
+        std::fs::write(
+            path,
+            kvsim::report::viewer(&recorded, recorded.representation.as_deref()),
+        )
+        .map_err(|e| {
             CliError::new(format!(
                 "replay: --html: cannot write {}: {e}",
                 path.display()

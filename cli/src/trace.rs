@@ -1,6 +1,9 @@
 //! `kvsim trace FILE`: a `kvsim serve --trace` file as a table, one column per client
 //! connection (as `kvsim check` prints a run), faults in a column of their own. A command
-//! and its reply share a row (`set k "v" → STORED`).
+//! and its reply share a row (`set k "v" → STORED`). The table fits in 200 characters:
+//! up to [`MAX_COLUMNS`] connections get a column each; a trace with more prints one
+//! `conn` column naming each row's connection instead, and says so. (A server's trace
+//! holds what crossed the wire: a structure's own work between commands is not in it.)
 
 use crate::error::CliError;
 use crate::out::out;
@@ -17,12 +20,28 @@ const LINE_MAX: usize = 64 << 10;
 /// that says how to print part of it.
 const FILE_MAX: u64 = 256 << 20;
 
-/// Connections shown as columns of their own; past them one `conn` column names each
-/// row's connection.
-const MAX_COLUMNS: usize = 6;
+/// The widest line of the table (characters): the columns share it.
+const WIDTH: usize = 200;
 
-/// The widest cell.
+/// The time column and the gap after it.
+const LEAD: usize = 9 + 3;
+
+/// The gap between columns.
+const GAP: usize = 3;
+
+/// The narrowest connection column (a cell longer than its column runs on into the empty
+/// columns to its right: each row holds one event).
+const CELL_MIN: usize = 10;
+
+/// The widest connection column.
 const CELL_MAX: usize = 38;
+
+/// Room kept for the faults column when the connections' columns are sized.
+const FAULTS_MIN: usize = 20;
+
+/// Connections shown as columns of their own (one column each, at least [`CELL_MIN`]
+/// wide, within [`WIDTH`]): past them one `conn` column names each row's connection.
+pub const MAX_COLUMNS: usize = (WIDTH - LEAD - FAULTS_MIN) / (CELL_MIN + GAP);
 
 /// Runs `kvsim trace`.
 pub fn main(file: &Path) -> Result<ExitCode, CliError> {
@@ -141,38 +160,14 @@ fn render(lines: &[TraceLine]) -> String {
         lines.len(),
         conns.len()
     );
-    let clip = |s: &str| -> String {
-        if s.chars().count() <= CELL_MAX {
-            s.to_string()
-        } else {
-            let head: String = s.chars().take(CELL_MAX - 1).collect();
-            format!("{head}…")
-        }
-    };
     if conns.len() <= MAX_COLUMNS {
-        let _ = write!(out, "\n{:>9}", "t (ms)");
-        for c in &conns {
-            let _ = write!(out, "   {:<w$}", format!("C{c}"), w = CELL_MAX);
-        }
-        let _ = writeln!(out, "   faults");
-        for r in &rows {
-            let _ = write!(out, "{:>9}", r.t_ms);
-            for c in &conns {
-                let cell = if r.conn == Some(*c) {
-                    clip(&r.text)
-                } else {
-                    String::new()
-                };
-                let _ = write!(out, "   {cell:<w$}", w = CELL_MAX);
-            }
-            let fault = if r.conn.is_none() {
-                r.text.as_str()
-            } else {
-                ""
-            };
-            let _ = writeln!(out, "   {fault}").map(|_| ());
-        }
+        columns(&mut out, &rows, &conns);
     } else {
+        let _ = writeln!(
+            out,
+            "(more connections than the {MAX_COLUMNS} that fit as columns in {WIDTH} \
+             characters: one conn column names each row's connection)"
+        );
         let _ = writeln!(out, "\n{:>9}   {:<6}   event", "t (ms)", "conn");
         for r in &rows {
             let conn = r.conn.map_or("fault".to_string(), |c| format!("C{c}"));
@@ -185,6 +180,44 @@ fn render(lines: &[TraceLine]) -> String {
         .collect::<Vec<_>>()
         .join("\n")
         + "\n"
+}
+
+/// Cuts `s` to `width` characters, ending with `…` when cut.
+fn clip(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let head: String = s.chars().take(width.saturating_sub(1)).collect();
+        format!("{head}…")
+    }
+}
+
+/// The table with a column per connection (lincheck's layout: a column per thread, one
+/// event a row), faults in the last column. Columns share [`WIDTH`]; a cell longer than
+/// its column runs on into the empty columns to its right and is cut at the width; a
+/// fault too long for its column moves left into the (empty) connection columns.
+fn columns(out: &mut String, rows: &[Row], conns: &[u64]) {
+    let n = conns.len().max(1);
+    let col = ((WIDTH - LEAD - FAULTS_MIN) / n)
+        .saturating_sub(GAP)
+        .clamp(CELL_MIN, CELL_MAX);
+    let fault_at = LEAD + conns.len() * (col + GAP);
+    let mut head = format!("{:>9}   ", "t (ms)");
+    for c in conns {
+        let _ = write!(head, "{:<w$}", format!("C{c}"), w = col + GAP);
+    }
+    head.push_str("faults");
+    let _ = writeln!(out, "\n{head}");
+    for r in rows {
+        let start = match r.conn {
+            Some(c) => LEAD + conns.iter().position(|&x| x == c).unwrap_or(0) * (col + GAP),
+            None => fault_at
+                .min(WIDTH.saturating_sub(r.text.chars().count()))
+                .max(LEAD),
+        };
+        let cell = clip(&r.text, WIDTH - start);
+        let _ = writeln!(out, "{:>9}   {}{cell}", r.t_ms, " ".repeat(start - LEAD));
+    }
 }
 
 #[cfg(test)]
@@ -214,6 +247,76 @@ mod tests {
             line(505, Some(0), "close", ""),
         ];
         insta::assert_snapshot!(render(&lines));
+    }
+
+    /// Nine connections, each connecting, sending a command and closing, and a fault.
+    fn nine_connections(n: u64) -> Vec<TraceLine> {
+        let mut lines = Vec::new();
+        for c in 0..n {
+            lines.push(line(
+                c,
+                Some(c),
+                "connect",
+                &format!("127.0.0.1:{}", 5000 + c),
+            ));
+        }
+        for c in 0..n {
+            lines.push(line(
+                10 + c,
+                Some(c),
+                "command",
+                &format!("incr counter{c} 1"),
+            ));
+            lines.push(line(10 + c, Some(c), "reply", &format!("{}", c + 1)));
+        }
+        lines.push(line(
+            30,
+            None,
+            "fault",
+            "restart (volatile: the store is emptied)",
+        ));
+        lines.push(line(
+            31,
+            Some(4),
+            "command",
+            "set a_rather_long_key_name 0 0 5 \"hello\"",
+        ));
+        lines.push(line(31, Some(4), "reply", "STORED"));
+        lines
+    }
+
+    #[test]
+    fn nine_connections_get_nine_columns_within_the_width() {
+        let text = render(&nine_connections(9));
+        let head = text.lines().nth(2).expect("a header");
+        for c in 0..9 {
+            assert!(head.contains(&format!("C{c} ")), "{head}");
+        }
+        assert!(head.ends_with("faults"), "{head}");
+        assert!(!text.contains("conn "), "{text}");
+        assert!(
+            text.lines().all(|l| l.chars().count() <= WIDTH),
+            "a line wider than {WIDTH}:\n{text}"
+        );
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn more_connections_than_fit_fall_back_to_one_conn_column_and_say_so() {
+        assert_eq!(MAX_COLUMNS, 12);
+        let fit = render(&nine_connections(MAX_COLUMNS as u64));
+        assert!(
+            fit.lines().nth(2).expect("a header").contains("C11 "),
+            "{fit}"
+        );
+        assert!(fit.lines().all(|l| l.chars().count() <= WIDTH), "{fit}");
+        let text = render(&nine_connections(MAX_COLUMNS as u64 + 1));
+        assert!(
+            text.contains("more connections than the 12 that fit as columns"),
+            "{text}"
+        );
+        assert!(text.contains("conn"), "{text}");
+        assert!(text.contains("   C12      incr counter12 1 → 13"), "{text}");
     }
 
     #[test]

@@ -192,7 +192,29 @@ impl ArrayAppend {
     }
 }
 
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "one key, arraylog, holds the array as its elements each followed by a comma \
+     (5,3,); add appends its element, and fetch is get (a miss reads as []). As \
+     printed, add returns when the append fails and goes on to add(arraylog, element) \
+     when it stores, so a missing array is never created";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "one key, arraylog, made once by setup, holds the elements each with a random tag \
+     and a comma (5#k3x9qa,3#0p2m7c,); add appends its tagged element once, fetch is \
+     get and counts each tag once (a resent append lands the same bytes twice); a \
+     miss means the array was lost (Lost)";
+
 impl Model for ArrayAppend {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
     type Op = Op;
     type Ret = Ret;
 

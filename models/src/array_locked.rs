@@ -227,7 +227,31 @@ impl ArrayLocked {
     }
 }
 
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "one key, arrayarr, holds the whole array, its elements comma-separated (1,4,5); \
+     fetch is get (a miss reads as []); a change takes the lock of the lock structure \
+     (the key lockarr, added with an expiry of 2 s, which memcached's whole-second \
+     clock makes 1 to 2 s long, deleted on unlock), reads the array, removes and adds \
+     elements and writes it back with set: a writer still inside after the lock \
+     expired writes back an array that misses another writer's change";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "one key, arrayarr, holds the whole array, its elements comma-separated (1,4,5), \
+     made once by setup; a change reads it with gets and writes it back with cas on \
+     the unique it read (no lock), trying again when another writer got there first; \
+     a miss means the array was lost (Lost)";
+
 impl Model for ArrayLocked {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
     type Op = Op;
     type Ret = Ret;
 

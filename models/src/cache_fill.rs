@@ -214,7 +214,32 @@ impl CacheFill {
     }
 }
 
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "fillsource holds the source's version in decimal (update is incr fillsource, \
+     then delete fillvalue); fillvalue caches the value computed from it, with a TTL. \
+     read is get fillvalue, and on a miss every reader computes from the source (its \
+     work) and sets fillvalue: readers that miss together all recompute at once (a \
+     stampede)";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "fillsource holds the source's version in decimal; fillvalue caches the value \
+     computed from it, read with memcached's lease (mg … N): the first reader to miss \
+     gets the win flag and an empty placeholder that lives for the lease's TTL, \
+     recomputes and stores with a cas on the placeholder; other readers get the stale \
+     value or wait. update is incr fillsource, then md fillvalue I (marks the value \
+     stale, so the next reader wins the recompute)";
+
 impl Model for CacheFill {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
     type Op = Op;
     type Ret = Ret;
 

@@ -272,7 +272,27 @@ fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
     }
 }
 
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "one key, counterhits, holds the count in decimal; increment is incr counterhits, \
+     and on a miss add counterhits with the increment (so a lost key starts again \
+     from zero); value is get, a miss reading as 0";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "one key, counterhits, holds the count in decimal, made once by setup (\"0\"); \
+     increment is incr counterhits, value is get; a miss means the counter was lost, \
+     and the operation answers Lost instead of starting again from zero";
+
 impl Model for Counter {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
     type Op = Op;
     type Ret = Ret;
 

@@ -469,7 +469,80 @@ fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
     }
 }
 
+/// What one item of the FIFO's store means: `head` and `tail` name a node, any other key is
+/// a node (its data plus a random suffix) whose value is the next node's key.
+fn describe_fifo_item(head: &[u8], tail: &[u8], key: &[u8], value: &[u8]) -> Option<String> {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    if key == head {
+        let (first, claim) = match value.iter().position(|&b| b == b' ') {
+            Some(i) => (&value[..i], Some(text(&value[i + 1..]))),
+            None => (value, None),
+        };
+        let claimed = claim.map_or(String::new(), |c| format!(" (claimed by dequeue {c})"));
+        if first.is_empty() {
+            return Some(format!("head: empty, names no node{claimed}"));
+        }
+        return Some(format!(
+            "head: the first node (the dummy) is node {:?}{claimed}",
+            text(first)
+        ));
+    }
+    if key == tail {
+        if value.is_empty() {
+            return Some("tail: empty, names no node".to_string());
+        }
+        return Some(format!(
+            "tail: the last node is node {:?} (or one behind it)",
+            text(value)
+        ));
+    }
+    let k = text(key);
+    let data = k.get(..k.len().saturating_sub(SUFFIX_LEN)).unwrap_or("");
+    Some(if value.is_empty() {
+        format!("node of data {data:?}: the last node (no next)")
+    } else {
+        format!("node of data {data:?}: next is node {:?}", text(value))
+    })
+}
+
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "a linked list of nodes: a node's key is its data plus a random suffix of 8 \
+     characters (Enqueue(\"c0x0\") makes a node such as c0x0k3x9qa2b), its value the \
+     key of the next node (empty: the last node); fifohead7q holds the key of the \
+     first node, a dummy whose data was handed out already, and fifotail7q the key of \
+     the last node (or one behind it: tail may lag); setup makes a dummy node with a \
+     random key. Enqueue adds its node, then links it with a cas of the last node's \
+     value; dequeue moves head on to the next node with a cas of fifohead7q, deletes \
+     the node it unlinked and returns that node's data (its key without the suffix): \
+     as printed, the old dummy's, not the next node's. A node that is gone (evicted) \
+     cuts the queue there: nothing after it can be reached";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "a linked list of nodes: a node's key is its data plus a random suffix of 8 \
+     characters (Enqueue(\"c0x0\") makes a node such as c0x0k3x9qa2b), its value the \
+     key of the next node (empty: the last node); fifohead7q holds the key of the \
+     first node, a dummy whose data was handed out already, then a space and the \
+     claim of the dequeue that moved it there (NODE CLAIM), and fifotail7q the key of \
+     the last node (or one behind it: tail may lag). Dequeue moves head on to the \
+     next node with a cas and returns that next node's data (its key without the \
+     suffix); a node, head or tail found missing means the queue was lost, and the \
+     operation answers Lost";
+
 impl Model for Fifo {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
+    fn describe_item(&self, key: &[u8], value: &[u8]) -> Option<String> {
+        describe_fifo_item(&self.head, &self.tail, key, value)
+    }
+
     type Op = Op;
     type Ret = Ret;
 

@@ -423,7 +423,36 @@ fn jsonl_op(_op: &Op, ret: Option<&Ret>) -> JsonlOp {
     }
 }
 
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "the lock is the key lockres: present means held, absent free; try_lock is \
+     add(lockres, \"1\", expiry 2 s), and the key dies by itself 2 s after the start \
+     of the whole second it was set in (memcached's clock counts whole seconds): the \
+     lock lasts 1 to 2 s from the moment it is taken, whatever the holder is doing \
+     (work, a pause); unlock deletes lockres, \
+     whoever set it. The critical section reads protectedres (the protected number), \
+     works, and sets it to one more: two holders at once show as a lost increment";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "the lock is the key lockres: absent means free, present means held by the client \
+     whose random token is its value; try_lock is add(lockres, token, expiry 4 s), \
+     one second more than the longest critical section it covers, since memcached's \
+     whole-second clock makes a TTL of n s last n-1 to n s; unlock is gets then \
+     cas(lockres, unique, \"\", -1), which deletes the key only if it still holds this \
+     holder's token. protectedres holds the protected number, made by setup and \
+     written with cas on the unique the holder read; a missing one means it was lost \
+     (Lost)";
+
 impl Model for Lock {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
     type Op = Op;
     type Ret = Ret;
 
@@ -525,11 +554,7 @@ impl Lock {
                 && o.ret.is_none_or(|r| r > ea.0)
         });
         let cause = if held + 1000 >= ttl as u64 * 1000 {
-            format!(
-                ": C{ca}'s lock expired under it (held {held} ms when C{cb} took it; a TTL of \
-                 {ttl} s on memcached's whole-second clock lasts {} to {ttl} s)",
-                ttl - 1
-            )
+            expired_under(ca, ea.1, cb, eb.1, ttl)
         } else if let (true, Some((_, x))) = (unconditional, unlocking) {
             format!(
                 ": C{}'s unlock was still in flight when C{ca} took the lock at {} ms, and its \
@@ -543,6 +568,35 @@ impl Lock {
         };
         v.reason.push_str(&cause);
         v
+    }
+}
+
+/// Why a lock expired under its holder, on memcached's whole-second clock: `ca` entered at
+/// `entered_ms` (just after its `add` stored the lock with a TTL of `ttl` s), `cb` entered
+/// at `next_ms`. memcached counts time in whole seconds, so a TTL of `ttl` s set during
+/// second `s` ends at second `s + ttl`: as little as `ttl - 1` s later. When the history
+/// pins that end (the `add` and the `enter` fall in the same second), the reason names it.
+fn expired_under(ca: usize, entered_ms: u64, cb: usize, next_ms: u64, ttl: i64) -> String {
+    let held = next_ms.saturating_sub(entered_ms);
+    let ttl_ms = ttl.max(0) as u64 * 1000;
+    let ends = (entered_ms / 1000) * 1000 + ttl_ms;
+    let secs = |ms: u64| format!("{}.{:03} s", ms / 1000, ms % 1000);
+    if ends <= next_ms && ends > entered_ms {
+        format!(
+            ": C{ca}'s lock expired under it: memcached's clock counts whole seconds, so the \
+             TTL of {ttl} s that C{ca} set when it took the lock at {} ended at {}, {} ms \
+             later, with C{ca} still inside; C{cb} took the lock at {}",
+            secs(entered_ms),
+            secs(ends),
+            ends - entered_ms,
+            secs(next_ms)
+        )
+    } else {
+        format!(
+            ": C{ca}'s lock expired under it (held {held} ms when C{cb} took it; a TTL of \
+             {ttl} s on memcached's whole-second clock lasts {} to {ttl} s)",
+            ttl - 1
+        )
     }
 }
 
@@ -697,4 +751,27 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::BROKEN_FIXED.shows(&["compare-and-delete"]),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expired_under;
+
+    #[test]
+    fn an_expired_lock_is_explained_by_memcached_s_whole_second_clock() {
+        // slow-work: C1 takes the lock at 0.986 s with a TTL of 2 s; it ends at 2.000 s.
+        assert_eq!(
+            expired_under(1, 986, 0, 2000, 2),
+            ": C1's lock expired under it: memcached's clock counts whole seconds, so the TTL \
+             of 2 s that C1 set when it took the lock at 0.986 s ended at 2.000 s, 1014 ms \
+             later, with C1 still inside; C0 took the lock at 2.000 s"
+        );
+        // Where the history does not pin the end (the next holder entered before the end
+        // the entry's second gives: the `add` fell in the second before), the range.
+        assert_eq!(
+            expired_under(1, 1000, 0, 2500, 2),
+            ": C1's lock expired under it (held 1500 ms when C0 took it; a TTL of 2 s on \
+             memcached's whole-second clock lasts 1 to 2 s)"
+        );
+    }
 }

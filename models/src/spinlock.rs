@@ -390,7 +390,32 @@ fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
     }
 }
 
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "counter_lock is a count of clients holding or trying the lock: acquire is incr \
+     counter_lock 1 and holds the lock when it answers 1, else decr it back and sleep \
+     500 ms (up to 10 attempts); release is decr counter_lock 1; on a miss (or any \
+     failure of the incr) the client sets it to \"0\" and tries again, so a lost lock \
+     key is reset under its holder. counter holds the guarded number, read with get \
+     and written with set by the holder";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "counter_lock holds \"0\" when free, else the random token of its holder, made once \
+     by setup with no expiry; acquire is gets then cas(counter_lock, unique, token) \
+     when free, release gets then cas back to \"0\" when still ours. counter holds the \
+     guarded number, written with cas by the holder; a missing lock or counter means \
+     it was lost (Lost)";
+
 impl Model for SpinLock {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
     type Op = Op;
     type Ret = Ret;
 

@@ -265,7 +265,29 @@ fn jsonl_op(op: &Op, ret: Option<&Ret>) -> JsonlOp {
     }
 }
 
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "two kinds of key: tabletbl_keys holds the list of members comma-separated (what \
+     fetch reads), and tabletbl_v_<k> holds \"1\" for each member k (what has(k) reads: \
+     present means a member); add and delete change both under the lock of the lock \
+     structure (locktbl), one set after the other, so a reader between the two sets \
+     sees them disagree";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "one key, tabletbl_set, holds the whole set, members comma-separated, made once \
+     by setup; add and delete are gets then cas on the unique they read (no lock), \
+     has and fetch read that one key; a miss means the set was lost (Lost)";
+
 impl Model for Table {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
     type Op = Op;
     type Ret = Ret;
 

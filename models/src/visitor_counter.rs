@@ -366,7 +366,33 @@ impl VisitorCounter {
     }
 }
 
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "two keys, counterv_0 and counterv_1, each a count of visits in decimal; which \
+     one is current flips every T = 2 s of the calling client's own clock (second s: \
+     key (s / 2) % 2); a visit increments the other, shadow key (created with add and \
+     an expiry of 2T = 4 s from that first visit), and value reads the current key, a \
+     miss reading as 0. A key's expiry counts from its first visit, not from its \
+     period's start, so it can die in the middle of the period it counts for";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "one key per period of T = 2 s of the server's clock, counterv_p<n> for period n, \
+     each a count of visits in decimal, created by the period's first visit with add \
+     and an expiry that only collects garbage; the server's clock is read through the \
+     clock item counterv_clock (its absolute expiry minus its time to live). A visit \
+     increments the current period's key; value reads the previous period's key and \
+     reads the clock again, retrying if the period changed meanwhile";
+
 impl Model for VisitorCounter {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
     type Op = Op;
     type Ret = Ret;
 

@@ -60,16 +60,21 @@ fn smallest_failure_where<M: Explorable>(
     (report.verdict.clone(), condense(&text(&report)))
 }
 
-/// Keeps a report readable as a snapshot: its first [`HEAD_LINES`] lines and its last
-/// four (the verdict's reason and the replay command); a long run (a busy spin, a
+/// Keeps a report readable as a snapshot: its first [`HEAD_LINES`] lines and its end
+/// from the verdict's reason on (the reason, the structure's representation and the
+/// replay command; its last four lines when it has no reason); a long run (a busy spin, a
 /// livelock) is cut in between, and the replay command shows it whole.
 fn condense(report: &str) -> String {
     let lines: Vec<&str> = report.lines().collect();
-    if lines.len() <= HEAD_LINES + 8 {
+    let from = lines
+        .iter()
+        .rposition(|l| l.starts_with("  why: ") || l.starts_with("  unknown: "))
+        .unwrap_or(lines.len().saturating_sub(4));
+    if from <= HEAD_LINES + 4 {
         return report.to_string();
     }
-    let tail = &lines[lines.len() - 4..];
-    let cut = lines.len() - 4 - HEAD_LINES;
+    let tail = &lines[from..];
+    let cut = from - HEAD_LINES;
     format!(
         "{}\n  … {cut} lines cut …\n{}\n",
         lines[..HEAD_LINES].join("\n"),
@@ -136,7 +141,7 @@ fn lock_published_lease_is_a_second_shorter_than_its_ttl() {
     let (v, report) = smallest_failure("lock/published", lock::published(), &s, 300);
     assert_eq!(property(&v), "mutual exclusion");
     assert!(
-        report.contains("sleep 1."),
+        report.contains("work 1.") && !report.contains("sleep 1."),
         "the work shows in the trace:\n{report}"
     );
     insta::assert_snapshot!(report);

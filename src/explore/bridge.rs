@@ -158,7 +158,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
             if let Some(request) = &memo.request {
                 return match request {
                     Request::Command(cmd) => Some(cmd.clone()),
-                    Request::Sleep(_) => None,
+                    Request::Sleep(..) => None,
                 };
             }
         }
@@ -255,7 +255,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
                     }
                     let polled = match request {
                         Request::Command(_) => Polled::Calling,
-                        Request::Sleep(ms) => Polled::Sleep(ms),
+                        Request::Sleep(ms, wait) => Polled::Sleep(ms, wait),
                     };
                     if let Some(n) = child.node() {
                         n.memo.lock().unwrap_or_else(|e| e.into_inner()).request = Some(request);

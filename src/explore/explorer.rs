@@ -10,7 +10,7 @@ use super::bridge::{Action, Bridge};
 use super::guard::Cut;
 use super::state::{Phase, State};
 use super::Explorable;
-use crate::sim::{self, Fault, Request};
+use crate::sim::{self, Fault, Request, Wait};
 use crate::verdict::Verdict;
 use stateright::{Model, Property};
 use std::fmt;
@@ -115,7 +115,8 @@ impl<M: Explorable> Explorer<M> {
     fn request(&self, s: &State<M::Op, M::Ret>, c: usize) -> String {
         match self.bridge.pending(s, c) {
             Some(Request::Command(cmd)) => cmd.to_string(),
-            Some(Request::Sleep(ms)) => format!("wakes (slept {})", sim::ms(ms)),
+            Some(Request::Sleep(ms, Wait::Sleep)) => format!("wakes (slept {})", sim::ms(ms)),
+            Some(Request::Sleep(ms, Wait::Work)) => format!("ends its work ({})", sim::ms(ms)),
             None => "steps".to_string(),
         }
     }

@@ -65,6 +65,23 @@ pub struct RunReport {
     /// ([`crate::harness::target::Target::run_with_store`]); `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<crate::sim::StoreLog>,
+    /// How the structure stores its state, in its own words ([`crate::model::Model::representation`]),
+    /// for the reports to show beside the reason. Absent from reports written before it
+    /// existed (they read as `None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub representation: Option<String>,
+}
+
+impl RunReport {
+    /// The run's steps as the reports' step tables number them: its trace after the
+    /// structure's setup (the setup's commands, made before any client starts, are shown
+    /// apart and not numbered). Not [`RunReport::steps`], which counts scheduling choices.
+    pub fn numbered_steps(&self) -> usize {
+        self.trace
+            .iter()
+            .filter(|s| !(s.client.is_none() && matches!(s.event, crate::sim::Event::Call { .. })))
+            .count()
+    }
 }
 
 /// The result of checking one target against one scenario.
@@ -166,13 +183,25 @@ pub struct ShrinkStats {
     pub probes: u64,
     /// Whether it stopped at its probe limit (then the result may not be minimal).
     pub exhausted: bool,
+    /// The original run's steps as the reports number them ([`RunReport::numbered_steps`]);
+    /// absent from records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_numbered_steps: Option<usize>,
 }
 
 impl ShrinkStats {
     /// `shrunk 41 → 6 steps, 3 → 2 clients, 8 → 2 ops, 2 → 1 faults` (only what changed,
-    /// steps always).
+    /// steps always): steps as the step tables number them ([`RunReport::numbered_steps`]),
+    /// or, for a record without the original's count, scheduling choices, named so.
     pub fn describe(&self, now: &RunReport) -> String {
-        let mut parts = vec![format!("shrunk {} → {} steps", self.from_steps, now.steps)];
+        let steps = match self.from_numbered_steps {
+            Some(from) => format!("shrunk {from} → {} steps", now.numbered_steps()),
+            None => format!(
+                "shrunk {} → {} scheduling choices",
+                self.from_steps, now.steps
+            ),
+        };
+        let mut parts = vec![steps];
         let clients = active_clients(&now.config).len();
         if clients != self.from_clients {
             let noun = if clients == 1 { "client" } else { "clients" };

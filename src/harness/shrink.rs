@@ -364,6 +364,7 @@ pub fn shrink(target: &dyn Target, failing: &RunReport, limits: &ShrinkLimits) -
         from_faults: faults_in(failing),
         probes: p.probes,
         exhausted: p.exhausted(),
+        from_numbered_steps: Some(failing.numbered_steps()),
     });
     report
 }

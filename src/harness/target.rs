@@ -56,6 +56,12 @@ pub trait Target {
     /// a choice among many values took only some of them.
     fn workloads(&self, scope: &Scope) -> Result<(u64, bool), String>;
 
+    /// How the structure stores its state ([`Model::representation`]).
+    fn representation(&self) -> Option<&'static str>;
+
+    /// What one item of the store means to the structure ([`Model::describe_item`]).
+    fn describe_item(&self, key: &[u8], value: &[u8]) -> Option<String>;
+
     /// The model itself, its types erased, for the engines beyond checking: `kvsim stress`
     /// ([`crate::net::Stressable`]) and stateright's Explorer ([`crate::explore::Servable`]).
     fn subject(&self) -> Arc<dyn Subject>;
@@ -141,6 +147,7 @@ impl<M: Model> ModelTarget<M> {
             faults_on: out.faults_on,
             shrink: None,
             store: out.store,
+            representation: self.model.representation().map(str::to_string),
         }
     }
 }
@@ -213,6 +220,14 @@ impl<M: Explorable> Target for ModelTarget<M> {
 
     fn probes(&self) -> &'static [&'static str] {
         self.model.probes()
+    }
+
+    fn representation(&self) -> Option<&'static str> {
+        self.model.representation()
+    }
+
+    fn describe_item(&self, key: &[u8], value: &[u8]) -> Option<String> {
+        self.model.describe_item(key, value)
     }
 
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict {
@@ -318,6 +333,7 @@ mod tests {
             faults_on: Vec::new(),
             shrink: None,
             store: None,
+            representation: None,
         }
     }
 

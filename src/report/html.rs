@@ -6,8 +6,8 @@
 //! ([`super::diagram`] draws the diagram). Inline CSS and script, no network.
 
 use super::escape::escape;
-use super::rows;
-use super::text::knobs;
+use super::rows::{self, Who};
+use super::text::{knobs, REPRESENTATION_LEAD};
 use crate::harness::records::RunReport;
 use crate::verdict::Verdict;
 use std::fmt::Write;
@@ -25,6 +25,8 @@ table{border-collapse:collapse}td,th{padding:2px 10px 2px 0;text-align:left;vert
 th{color:#4c566a;font-weight:600;border-bottom:1px solid #d8dce4}
 tr.hot td{color:#b3261e}td.fault{color:#b35c00}td.num{text-align:right;color:#6b7385}
 .legend{color:#6b7385;font-size:12.5px}
+.how{color:#3b4252;background:#f4f5f8;border-left:4px solid #8a94a8;padding:6px 12px;margin:8px 0}
+tr.setup td{color:#6b7385;font-style:italic}
 svg text{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:12px}
 ";
 
@@ -60,6 +62,13 @@ pub fn html(r: &RunReport) -> String {
         }
         Verdict::Violation(v) => {
             let _ = writeln!(out, "<p class=\"why\">why: {}</p>", escape(&v.reason));
+            if let Some(how) = &r.representation {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"how\">{REPRESENTATION_LEAD} {}</p>",
+                    escape(how)
+                );
+            }
         }
         Verdict::Unknown(why) => {
             let _ = writeln!(out, "<p class=\"why\">unknown: {}</p>", escape(why));
@@ -67,13 +76,25 @@ pub fn html(r: &RunReport) -> String {
     }
     out.push_str("<h2>Step through</h2>\n");
     let no_store = "the store's contents were not recorded for this report";
-    out.push_str(&super::viewer::section(r, None, Some(no_store), true));
+    out.push_str(&super::viewer::section(
+        r,
+        r.representation.as_deref(),
+        Some(no_store),
+        true,
+    ));
     out.push_str("<h2>Sequence diagram</h2>\n");
     out.push_str(&super::diagram::svg(r));
-    out.push_str(
+    let setup = if rows::rows(r).iter().any(|x| x.who == Who::Setup) {
+        " Grey, beside the store: the structure's setup, before any client starts."
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
         "<p class=\"legend\">Time runs down. Solid arrows: commands to a server; dashed: \
          replies; ✗ a lost message. Orange: faults. Red: the operations the verdict is \
-         about. Bars on a client's lane: its operations, from invocation to completion.</p>\n",
+         about. Bars on a client's lane: its operations, from invocation to completion.\
+         {setup}</p>",
     );
     ops_table(&mut out, r);
     let _ = writeln!(
@@ -102,7 +123,7 @@ fn header(out: &mut String, r: &RunReport) {
         escape(&ops),
         escape(&faults),
         c.strategy,
-        r.steps
+        r.numbered_steps()
     );
     if let Some(s) = &r.shrink {
         let _ = writeln!(out, "<p class=\"knobs\">{}</p>", escape(&s.describe(r)));

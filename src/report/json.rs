@@ -46,6 +46,10 @@ pub struct JsonReport<'r> {
     pub steps: u32,
     /// How far the minimizer shrank the run, if it did.
     pub shrink: Option<&'r ShrinkStats>,
+    /// How the structure stores its state, in its own words
+    /// ([`crate::model::Model::representation`]); absent when it gives none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub representation: Option<&'r str>,
     /// The operations, in invocation order.
     pub ops: Vec<JsonOp<'r>>,
     /// The trace, one entry per row of the text report's step table (setup included).
@@ -119,6 +123,7 @@ impl<'r> JsonReport<'r> {
             partial_linearization: partial,
             steps: r.steps,
             shrink: r.shrink.as_ref(),
+            representation: r.representation.as_deref(),
             ops: r
                 .ops
                 .iter()

@@ -84,6 +84,7 @@ pub fn describe(event: &Event) -> String {
         },
         Event::Mark { label } => format!("── {label} ──"),
         Event::Sleep { ms: d } => format!("sleep {}", ms(*d)),
+        Event::Work { ms: d } => format!("work {}", ms(*d)),
         Event::Fault(f) => f.to_string(),
         Event::Livelock { client } => format!("C{client} stopped: step bound hit (livelock)"),
     }

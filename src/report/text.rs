@@ -16,6 +16,10 @@ use std::io::IsTerminal;
 /// Width the report fits in.
 pub const WIDTH: usize = 100;
 
+/// The words that introduce a structure's own description of its state
+/// ([`RunReport::representation`]) in the text and HTML reports.
+pub const REPRESENTATION_LEAD: &str = "how the structure stores its state:";
+
 /// Renders `r` as the text report, without colour.
 pub fn text(r: &RunReport) -> String {
     text_styled(r, false)
@@ -109,6 +113,14 @@ pub fn text_styled(r: &RunReport, colour: bool) -> String {
         Verdict::Violation(v) => {
             let why = wrap(&format!("why: {}", v.reason), WIDTH - 2, "       ");
             let _ = writeln!(out, "  {}", p.bad(&why));
+            if let Some(how) = &r.representation {
+                let how = wrap(
+                    &format!("{REPRESENTATION_LEAD} {how}"),
+                    WIDTH - 2,
+                    "       ",
+                );
+                let _ = writeln!(out, "  {}", p.dim(&how));
+            }
         }
         Verdict::Unknown(why) => {
             let why = wrap(&format!("unknown: {why}"), WIDTH - 2, "           ");
@@ -144,7 +156,7 @@ fn header(r: &RunReport, with_scenario: bool) -> Vec<String> {
     first.push(format!("faults {}", super::faults_phrase(c)));
     first.push(format!("strategy {}", c.strategy));
     if r.shrink.is_none() {
-        first.push(plural(r.steps as usize, "step", "steps"));
+        first.push(plural(r.numbered_steps(), "step", "steps"));
     }
     let mut lines = flow(first);
     if let Some(s) = &r.shrink {

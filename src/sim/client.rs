@@ -40,8 +40,18 @@ impl ClientClock {
 pub(crate) enum Request {
     /// A KV command.
     Command(Command),
-    /// A sleep of this many ms by its own clock.
-    Sleep(u64),
+    /// A wait of this many ms by its own clock: a sleep, or the structure's work.
+    Sleep(u64, Wait),
+}
+
+/// Why a client waits: a sleep of its own ([`Kv::sleep_ms`]) or its structure's work
+/// ([`Kv::work`]); the trace names them apart ([`crate::sim::Event::Work`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Wait {
+    /// A sleep (a back-off, a poll's pause).
+    Sleep,
+    /// The structure's own work between store calls.
+    Work,
 }
 
 /// The state a client shares with the executor.
@@ -172,8 +182,18 @@ impl Kv for SimClient {
     }
 
     async fn sleep_ms(&self, ms: u64) {
-        self.slot.borrow_mut().request = Some(Request::Sleep(ms));
+        self.slot.borrow_mut().request = Some(Request::Sleep(ms, Wait::Sleep));
         Park(false).await;
+    }
+
+    /// As [`Kv::work`] does, but the trace shows the wait as the structure's work
+    /// ([`crate::sim::Event::Work`]), not as a sleep.
+    async fn work(&self) {
+        let ms = self.work_ms();
+        if ms > 0 {
+            self.slot.borrow_mut().request = Some(Request::Sleep(ms, Wait::Work));
+            Park(false).await;
+        }
     }
 
     fn random_u64(&self) -> u64 {

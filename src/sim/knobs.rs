@@ -198,7 +198,11 @@ pub static KNOBS: &[Knob] = &[
         default: "0.05",
         key: ("fault_rate", rows::CHECK),
         json: |c| json!(c.fault_probability),
-        header: Some((0, |c| Some(format!("fault rate {}", c.fault_probability)))),
+        // Only where a fault may be injected: beside "faults none" a rate contradicts it.
+        header: Some((0, |c| {
+            (!c.faults.is_empty() && c.fault_budget > 0)
+                .then(|| format!("fault rate {}", c.fault_probability))
+        })),
         write: |c, w| w.probability(c.fault_probability),
         read: |_, r, c, _| {
             c.fault_probability = r.probability()?;

@@ -24,8 +24,8 @@ mod token;
 mod trace;
 mod world;
 
-pub(crate) use client::Request;
 pub use client::{ClientClock, SimClient};
+pub(crate) use client::{Request, Wait};
 pub(crate) use config::describe_servers;
 pub use config::{SimConfig, DEFAULT_LRU_LIMIT, DEFAULT_NEIGHBOUR_BYTES, EPOCH_MS};
 pub(crate) use runner::after_setup;

@@ -114,7 +114,7 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
                     live.pending = Some(cmd);
                     Polled::Calling
                 }
-                Some(Request::Sleep(ms)) => Polled::Sleep(ms),
+                Some(Request::Sleep(ms, wait)) => Polled::Sleep(ms, wait),
                 None => Polled::Foreign,
             },
         };
@@ -350,7 +350,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                             }
                             handle.slot.borrow_mut().reply = Some(Ok(reply));
                         }
-                        Some(Request::Sleep(ms)) => world.now += ms,
+                        Some(Request::Sleep(ms, _)) => world.now += ms,
                         None => {
                             return Err("setup awaited something other than its kv handle".into())
                         }

@@ -53,6 +53,13 @@ pub enum Event {
         /// For how long, by its own clock.
         ms: u64,
     },
+    /// A client's structure did its own work ([`crate::kv::Kv::work`]: a critical
+    /// section's body, a value computed) for this long, by its own clock; the client
+    /// waits meanwhile, as in a [`Event::Sleep`].
+    Work {
+        /// For how long, by its own clock.
+        ms: u64,
+    },
     /// A fault.
     Fault(Fault),
     /// The run stopped: a client exceeded its step bound.

@@ -12,7 +12,7 @@
 //! Which faults the world can take at a step, and what applying one does, are
 //! `world/faults.rs`'s (the fault vocabulary itself is `crate::fault`).
 
-use super::client::ClientClock;
+use super::client::{ClientClock, Wait};
 use super::config::{SimConfig, EPOCH_MS};
 use super::trace::{Delivery, Event, Fault};
 use crate::command::{Command, Reply};
@@ -215,8 +215,8 @@ pub(crate) enum Polled<Ret> {
     Refused(String),
     /// It sent a command and waits for the reply.
     Calling,
-    /// It sleeps this many ms by its own clock.
-    Sleep(u64),
+    /// It waits this many ms by its own clock (a sleep, or its structure's work).
+    Sleep(u64, Wait),
     /// It awaited something other than its kv handle.
     Foreign,
     /// Its recorded inputs did not give the same requests again.
@@ -856,7 +856,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 self.clients[c].phase = Phase::Calling;
                 None
             }
-            Polled::Sleep(ms) => Some((ms, now + clock.true_duration(ms).max(1))),
+            Polled::Sleep(ms, wait) => Some((ms, wait, now + clock.true_duration(ms).max(1))),
             // Turned into `Ready` above.
             Polled::Refused(_) => unreachable!("a refusal ends its operation"),
             Polled::Foreign | Polled::Nondeterministic => {
@@ -864,10 +864,14 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 return;
             }
         };
-        if let Some((ms, until)) = until {
+        if let Some((ms, wait, until)) = until {
             self.clients[c].phase = Phase::Sleeping(until);
             if sink.on() {
-                sink.event(now, Some(c), Event::Sleep { ms });
+                let event = match wait {
+                    Wait::Sleep => Event::Sleep { ms },
+                    Wait::Work => Event::Work { ms },
+                };
+                sink.event(now, Some(c), event);
             }
         }
         let steps = clients.steps(&self.clients[c]);

@@ -585,7 +585,35 @@ impl Found {
     }
 }
 
+/// How the published variant (and its repairs) stores its state
+/// ([`Model::representation`]).
+const REPRESENTATION: &str =
+    "a ring of chunk keys, messagelogev_<n> for n from 0 to numChunks-1, each holding \
+     the events of one timeChunk of seconds as id@when; entries appended one after \
+     another; an event goes to chunk (when / timeChunk) % numChunks, created by add \
+     with an expiry of timeChunk × (numChunks-1) seconds from its first event, and \
+     fetch reads the chunks of its window and keeps the events whose when falls in \
+     it. A chunk's expiry counts from its first event, so its later events die early, \
+     and the ring reuses a key once round";
+
+/// How the fixed variant stores its state ([`Model::representation`]).
+const REPRESENTATION_FIXED: &str =
+    "one key per absolute chunk number, messagelogev_c<n> for chunk n = when / \
+     timeChunk, never reused, holding its events as id@when; entries appended one \
+     after another and created with an expiry long enough for its last event to leave \
+     the window; when is the server's clock, read through the clock item \
+     messagelogev_clock (its absolute expiry minus its time to live); fetch reads the \
+     chunks of its window, keeps the events whose when falls in it and drops repeated \
+     ids";
+
 impl Model for EventLog {
+    fn representation(&self) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Fixed => REPRESENTATION_FIXED,
+            _ => REPRESENTATION,
+        })
+    }
+
     type Op = Op;
     type Ret = Ret;
 

@@ -158,7 +158,21 @@ enum Role {
     Remover,
 }
 
+/// How the structure stores its state ([`Model::representation`]).
+const REPRESENTATION: &str = "the log is a row of segments (the article's files): the key <prefix>.0000000001 \
+     and up holds a segment's records concatenated, each framed as 0xFF, a 6-byte \
+     timestamp, a 4-byte length, the body and a checksum; <prefix>.0000000001.head \
+     holds the segment's newest timestamp in decimal (the file header a reader skips \
+     by), <prefix>.last the number of the newest segment (and, in the fixed variant, <prefix>.first a lower bound of the oldest). A writer appends \
+     records to the newest segment and starts the next one when it passes \
+     max_file_size; each reader keeps its own position (segment and offset) and reads \
+     on from there";
+
 impl Model for MessageQueueModel {
+    fn representation(&self) -> Option<&'static str> {
+        Some(REPRESENTATION)
+    }
+
     type Op = MqOp;
     type Ret = MqRet;
 
