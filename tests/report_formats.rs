@@ -146,17 +146,33 @@ fn a_run_record_written_before_representations_still_reads() {
 fn html_setup_has_its_own_place_and_the_header_counts_the_numbered_steps() {
     let r = evicted_counter();
     let page = kvsim::report::html(&r);
-    // The setup's command is a grey row of its own, not a fault.
-    assert!(page.contains("<tr class=\"setup\"><td class=\"num\">setup</td>"));
+    // The viewer's data: the setup's command stands apart (shown above step 1 as "setup:
+    // …"), never as a step of the faults lane (lane -1).
+    let data = page
+        .split("<script type=\"application/json\" id=\"kv-data\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .expect("the viewer's data");
+    let data: serde_json::Value = serde_json::from_str(data).expect("the viewer's data is JSON");
+    let setup: Vec<&str> = data["setup"]
+        .as_array()
+        .expect("a setup list")
+        .iter()
+        .filter_map(|s| s.as_str())
+        .collect();
     assert!(
-        !page.contains("<td class=\"fault\">set hits"),
-        "setup in the faults column"
+        setup.iter().any(|s| s.starts_with("set hits")),
+        "setup: {setup:?}"
     );
-    assert!(page.contains("Grey rows marked setup: the structure's setup"));
-    // The header's steps, the shrink line and the table count the same steps.
-    let numbered =
-        page.matches("<td class=\"num\">").count() - page.matches(">setup<").count() - r.ops.len();
-    assert_eq!(numbered, r.numbered_steps());
+    let steps = data["steps"].as_array().expect("the steps");
+    assert!(
+        !steps
+            .iter()
+            .any(|s| s[1] == -1 && s[2].as_str().is_some_and(|t| t.starts_with("set hits"))),
+        "setup in the faults lane"
+    );
+    // The header's steps, the shrink line and the viewer count the same steps.
+    assert_eq!(steps.len(), r.numbered_steps());
     assert!(page.contains(&format!("<b>steps</b> {}</p>", r.numbered_steps())));
     assert!(page.contains(&format!("→ {} steps", r.numbered_steps())));
 }

@@ -63,7 +63,15 @@ impl MemcachedProcess {
                     break;
                 }
                 if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Ok(MemcachedProcess { child, port });
+                    // Another process may have taken the free port before memcached bound
+                    // it (tests run in parallel): then the probe reached that one and
+                    // memcached exits at once, unable to listen. Alive a moment later means
+                    // the port is its own.
+                    std::thread::sleep(Duration::from_millis(50));
+                    if child.try_wait()?.is_none() {
+                        return Ok(MemcachedProcess { child, port });
+                    }
+                    continue;
                 }
                 if Instant::now() > deadline {
                     let _ = child.kill();
