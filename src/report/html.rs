@@ -76,12 +76,9 @@ pub fn html(r: &RunReport) -> String {
     }
     out.push_str("<h2>Step through</h2>\n");
     let no_store = "the store's contents were not recorded for this report";
-    out.push_str(&super::viewer::section(
-        r,
-        r.representation.as_deref(),
-        Some(no_store),
-        true,
-    ));
+    // The representation is printed above, beside the reason: not a second time beside
+    // the store.
+    out.push_str(&super::viewer::section(r, None, Some(no_store), true));
     out.push_str("<h2>Sequence diagram</h2>\n");
     out.push_str(&super::diagram::svg(r));
     let setup = if rows::rows(r).iter().any(|x| x.who == Who::Setup) {
