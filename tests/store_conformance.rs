@@ -1025,8 +1025,8 @@ fn s15_a_full_store_evicts_the_least_recently_used_item() {
     assert_eq!(s.store.used_bytes(), 300);
     assert_eq!(s.set("d", &v40()), STORED);
     assert_eq!(s.get("a"), END);
-    assert_eq!(s.store.take_evicted(), vec![b"a".to_vec()]);
-    assert_eq!(s.store.take_evicted(), Vec::<Vec<u8>>::new());
+    assert_eq!(evicted_keys(&mut s.store), vec![b"a".to_vec()]);
+    assert_eq!(evicted_keys(&mut s.store), Vec::<Vec<u8>>::new());
     assert_eq!(
         s.store.live_keys(s.now),
         vec![b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]
@@ -1047,10 +1047,13 @@ fn s15_get_touch_and_add_on_a_live_key_refresh_the_lru_position() {
     s.set("d", &v40()); // evicts b
     s.touch("c", 0);
     s.set("e", &v40()); // order was a, d, c (touched): evicts a
-    assert_eq!(s.store.take_evicted(), vec![b"b".to_vec(), b"a".to_vec()]);
+    assert_eq!(
+        evicted_keys(&mut s.store),
+        vec![b"b".to_vec(), b"a".to_vec()]
+    );
     assert_eq!(s.add("d", "x"), NOT_STORED);
     s.set("f", &v40()); // c is now the oldest
-    assert_eq!(s.store.take_evicted(), vec![b"c".to_vec()]);
+    assert_eq!(evicted_keys(&mut s.store), vec![b"c".to_vec()]);
     assert_eq!(
         s.store.live_keys(s.now),
         vec![b"d".to_vec(), b"e".to_vec(), b"f".to_vec()]
@@ -1066,11 +1069,11 @@ fn s15_a_storage_command_allocates_before_it_looks_so_a_failing_add_can_evict() 
         s.set(k, &v40());
     }
     assert_eq!(s.add("c", "x"), NOT_STORED);
-    assert_eq!(s.store.take_evicted(), vec![b"a".to_vec()]);
+    assert_eq!(evicted_keys(&mut s.store), vec![b"a".to_vec()]);
     // And the evicted item may be the very key being replaced.
     s.set("a", &v40()); // full again; b is the oldest
     assert_eq!(s.replace("b", "y"), NOT_STORED);
-    assert_eq!(s.store.take_evicted(), vec![b"b".to_vec()]);
+    assert_eq!(evicted_keys(&mut s.store), vec![b"b".to_vec()]);
 }
 
 #[test]
@@ -1081,7 +1084,7 @@ fn s15_expired_items_are_reclaimed_before_live_ones_are_evicted() {
     s.set("c", &v40());
     s.at(1_000);
     assert_eq!(s.set("d", &v40()), STORED);
-    assert_eq!(s.store.take_evicted(), Vec::<Vec<u8>>::new());
+    assert_eq!(evicted_keys(&mut s.store), Vec::<Vec<u8>>::new());
     assert_eq!(s.get("a"), value("a", 0, &v40()));
 }
 
@@ -1097,7 +1100,7 @@ fn s15_with_eviction_off_a_full_store_answers_out_of_memory() {
     for k in ["a", "b", "c"] {
         assert_eq!(s.get(k), value(k, 0, &v40()));
     }
-    assert!(s.store.take_evicted().is_empty());
+    assert!(evicted_keys(&mut s.store).is_empty());
     // A failed set deletes the old value (the allocation fails before the lookup).
     assert_eq!(s.set("a", &"w".repeat(41)), OOM_STORING);
     assert_eq!(s.get("a"), END);
@@ -1199,7 +1202,7 @@ fn forced_eviction_removes_a_live_item() {
     s.at(1_000);
     assert!(!s.store.evict_at(s.now, b"b"));
     assert!(
-        s.store.take_evicted().is_empty(),
+        evicted_keys(&mut s.store).is_empty(),
         "forced evictions are the caller's to report"
     );
 }
@@ -1324,4 +1327,9 @@ fn s11_touch_and_gat_with_a_large_negative_time_expire_the_item() {
     assert_eq!(s.get("k"), END);
     assert_eq!(s.gat(false, -1_000_000, &["g"]), value("g", 0, "v"));
     assert_eq!(s.get("g"), END);
+}
+
+/// The keys the store evicted since the last call.
+fn evicted_keys(store: &mut kvsim::store::Store) -> Vec<Vec<u8>> {
+    store.take_evicted().into_iter().map(|e| e.key).collect()
 }

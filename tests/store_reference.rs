@@ -386,7 +386,7 @@ proptest! {
             if let Err(e) = store.check_invariants() {
                 return Err(TestCaseError::fail(format!("after {step:?}: {e}")));
             }
-            for key in store.take_evicted() {
+            for key in store.take_evicted().into_iter().map(|e| e.key) {
                 prop_assert!(evict && !persistent && limit.is_some(), "unexpected eviction");
                 // Gone, unless the step itself stored that key after evicting its old item.
                 let restored = step_key(step) == Some(&key[..]);
@@ -525,7 +525,7 @@ proptest! {
             let got = store.apply(T0, command);
             let want = model.apply(command);
             prop_assert_eq!(&got, &want, "step {}: `{}`", i, command);
-            prop_assert_eq!(store.take_evicted(), std::mem::take(&mut model.evicted), "step {}: `{}`", i, command);
+            prop_assert_eq!(store.take_evicted().into_iter().map(|e| e.key).collect::<Vec<_>>(), std::mem::take(&mut model.evicted), "step {}: `{}`", i, command);
             prop_assert_eq!(store.used_bytes(), model.used());
         }
     }

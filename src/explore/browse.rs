@@ -136,8 +136,9 @@ impl Sink for Told {
         self.0.push((client, event));
     }
 
-    fn evicted(&mut self, _now: u64, shard: usize, keys: Vec<Vec<u8>>) {
-        for key in keys {
+    fn evicted(&mut self, _now: u64, shard: usize, items: Vec<crate::store::geometry::Eviction>) {
+        for e in items {
+            let key = e.key;
             self.0
                 .push((None, Event::Fault(Fault::LruEvict { shard, key })));
         }

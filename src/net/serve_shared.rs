@@ -401,7 +401,7 @@ impl Shared {
         if let Some(t) = &self.trace {
             let mut t = lock(t);
             let mut written = t.line(Some(id), "command", &command.to_string());
-            for key in evicted {
+            for key in evicted.into_iter().map(|e| e.key) {
                 let text = format!("lru evicts {}", String::from_utf8_lossy(&key));
                 written = written.and_then(|()| t.line(None, "fault", &text));
             }

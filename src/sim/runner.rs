@@ -158,10 +158,11 @@ impl Sink for Log {
         self.kv_calls += 1;
     }
 
-    fn evicted(&mut self, now: u64, shard: usize, keys: Vec<Vec<u8>>) {
+    fn evicted(&mut self, now: u64, shard: usize, items: Vec<crate::store::geometry::Eviction>) {
         self.lru = true;
         if self.record {
-            for key in keys {
+            for e in items {
+                let key = e.key;
                 self.event(now, None, Event::Fault(Fault::LruEvict { shard, key }));
             }
         }

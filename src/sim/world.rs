@@ -275,8 +275,9 @@ pub(crate) trait Sink {
     fn event(&mut self, _now: u64, _client: Option<usize>, _event: Event) {}
     /// A command was delivered (applied, lost or refused).
     fn kv_call(&mut self) {}
-    /// The store of `shard` evicted these keys to make room.
-    fn evicted(&mut self, _now: u64, _shard: usize, _keys: Vec<Vec<u8>>) {}
+    /// The store of `shard` evicted these items to make room.
+    fn evicted(&mut self, _now: u64, _shard: usize, _items: Vec<crate::store::geometry::Eviction>) {
+    }
 }
 
 impl Sink for () {}
@@ -553,7 +554,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         }
         let mut evicted = store.take_evicted();
         if bytes > 0 {
-            evicted.retain(|k| !k.starts_with(NEIGHBOUR_PREFIX));
+            evicted.retain(|e| !e.key.starts_with(NEIGHBOUR_PREFIX));
         }
         if !evicted.is_empty() {
             sink.evicted(self.now, shard, evicted);

@@ -63,6 +63,7 @@
 pub(crate) mod arith;
 mod commands;
 pub(crate) mod expiry;
+pub mod geometry;
 pub(crate) mod item;
 pub(crate) mod lru;
 pub mod memstore;
@@ -97,6 +98,8 @@ pub struct StoreConfig {
     /// Never evicts (ignores `memory_limit`) and keeps its data across
     /// [`Store::restart`]: MemcacheDB, kumofs, Flare.
     pub persistent: bool,
+    /// How memory is laid out in slab classes (memcached's defaults unless scaled down).
+    pub geometry: geometry::Geometry,
 }
 
 impl Default for StoreConfig {
@@ -107,6 +110,7 @@ impl Default for StoreConfig {
             memory_limit: None,
             evict: true,
             persistent: false,
+            geometry: geometry::Geometry::default(),
         }
     }
 }
@@ -128,8 +132,8 @@ pub struct Store {
     flush_reaped: bool,
     /// Total size of the items held (plus an allocation in flight during a command).
     used: usize,
-    /// Keys evicted by the LRU since the last [`Store::take_evicted`].
-    evicted: Vec<Vec<u8>>,
+    /// Items evicted since the last [`Store::take_evicted`].
+    evicted: Vec<geometry::Eviction>,
     /// The latest time the store was given (for [`Store::evict`]); not part of its identity.
     seen: Seen,
     /// What lookups met and what was linked, since the last [`Store::take_tally`]; not
@@ -451,8 +455,9 @@ impl Store {
         std::mem::take(&mut self.tally)
     }
 
-    /// Keys the LRU evicted since the last call (oldest eviction first).
-    pub fn take_evicted(&mut self) -> Vec<Vec<u8>> {
+    /// Items evicted since the last call (oldest eviction first), each with the slab class
+    /// it was evicted from.
+    pub fn take_evicted(&mut self) -> Vec<geometry::Eviction> {
         std::mem::take(&mut self.evicted)
     }
 
@@ -823,10 +828,14 @@ impl Store {
                 let live = self
                     .items
                     .get(&key[..])
-                    .is_some_and(|it| !self.is_dead(it, now_s));
+                    .filter(|it| !self.is_dead(it, now_s))
+                    .map(|it| item::item_size(it.key.len(), it.flags, it.data.len()));
                 self.unlink(&key);
-                if live {
-                    self.evicted.push(key.to_vec());
+                if let Some(size) = live {
+                    self.evicted.push(geometry::Eviction {
+                        key: key.to_vec(),
+                        class: self.config.geometry.class_of(size),
+                    });
                 }
             }
         } else if self.used + need > limit && self.flush.oldest_live.is_some() {
