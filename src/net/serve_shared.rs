@@ -17,7 +17,7 @@ use std::io;
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The address `kvsim serve` listens on unless told: memcached's port, on loopback.
@@ -368,6 +368,17 @@ impl Shared {
         Turn(self.lockstep.as_ref())
     }
 
+    /// Whether nothing can come between two commands of one read: no delays, seeded
+    /// faults, control channel (armed faults) or lockstep turns. Such a server serves a
+    /// read's commands under one hold of the store's lock and writes its replies once
+    /// ([`crate::wire::Connection::set_deferred_writes`]).
+    pub(super) fn is_plain(&self) -> bool {
+        self.config.delay_ms.is_none()
+            && self.config.faults.kinds.is_empty()
+            && self.config.control.is_none()
+            && self.lockstep.is_none()
+    }
+
     /// Applies one store command (after the configured delay and random evictions),
     /// counted in `stats` as a command of its own unless `counted` is `false`.
     fn apply(&self, id: u64, command: &Command, counted: bool) -> Reply {
@@ -377,8 +388,12 @@ impl Shared {
                 std::thread::sleep(Duration::from_millis(ms));
             }
         }
-        let mut state = lock(&self.state);
-        let now = self.now(&mut state);
+        self.apply_locked(&mut lock(&self.state), id, command, counted)
+    }
+
+    /// [`Shared::apply`] after the delay, under the store's lock.
+    fn apply_locked(&self, state: &mut State, id: u64, command: &Command, counted: bool) -> Reply {
+        let now = self.now(state);
         state.maintain(now);
         if self.config.evict_probability > 0.0 {
             for key in command.keys() {
@@ -409,7 +424,6 @@ impl Shared {
             drop(t);
             self.check_trace(written);
         }
-        drop(state);
         reply
     }
 }
@@ -430,6 +444,45 @@ pub(super) struct ConnService<'a> {
     pub(super) faults: &'a ConnFaults,
     /// The command being applied is an effect only ([`Service::apply_uncounted`]).
     pub(super) uncounted: bool,
+    /// The server is plain ([`Shared::is_plain`]): commands are applied under `held`.
+    pub(super) plain: bool,
+    /// The store's lock, held from a plain server's first command of a read until its
+    /// replies are written ([`Service::release`]) or `stats` is asked for.
+    pub(super) held: Option<MutexGuard<'a, State>>,
+}
+
+impl<'a> ConnService<'a> {
+    /// A service for one read of the connection whose faults are `faults`.
+    pub(super) fn new(shared: &'a Shared, faults: &'a ConnFaults, plain: bool) -> Self {
+        ConnService {
+            shared,
+            faults,
+            uncounted: false,
+            plain,
+            held: None,
+        }
+    }
+
+    /// The store's state, under the lock this service holds (taken if need be).
+    fn state(&mut self) -> &mut State {
+        let shared = self.shared;
+        self.held.get_or_insert_with(|| lock(&shared.state))
+    }
+
+    /// [`Service::apply`] on a plain server: no faults, turns or delays to wait for.
+    fn apply_plain(&mut self, command: &Command) -> Reply {
+        let shared = self.shared;
+        if self.faults.dropped.get() {
+            return Reply::Error;
+        }
+        let (id, counted) = (self.faults.id, !self.uncounted);
+        let reply = shared.apply_locked(self.state(), id, command, counted);
+        // A server stopping (its trace failed) sends nothing more.
+        if shared.stopping() {
+            self.faults.dropped.set(true);
+        }
+        reply
+    }
 }
 
 /// A lockstep turn, given back when the request has been served (whichever way).
@@ -445,6 +498,9 @@ impl Drop for Turn<'_> {
 
 impl Service for ConnService<'_> {
     fn apply(&mut self, command: &Command) -> Reply {
+        if self.plain {
+            return self.apply_plain(command);
+        }
         let (shared, id) = (self.shared, self.faults.id);
         // A dropped connection applies nothing more (its bytes were already read), nor
         // does one of a process that has restarted since.
@@ -514,11 +570,19 @@ impl Service for ConnService<'_> {
     }
 
     fn stats(&mut self, group: StatsGroup) -> Vec<(String, String)> {
+        self.held = None;
         self.shared.stats(group)
     }
 
     fn count(&mut self, counted: Counted) {
-        lock(&self.shared.state).counters.counted(counted);
+        match &mut self.held {
+            Some(state) => state.counters.counted(counted),
+            None => lock(&self.shared.state).counters.counted(counted),
+        }
+    }
+
+    fn release(&mut self) {
+        self.held = None;
     }
 
     fn apply_uncounted(&mut self, command: &Command) -> Reply {

@@ -284,6 +284,8 @@ fn serve_connection(mut stream: TcpStream, id: u64, shared: &Shared) {
         dropped: Cell::new(false),
         hold_ms: Cell::new(0),
     };
+    let plain = shared.is_plain();
+    conn.set_deferred_writes(plain);
     let mut rbuf = ReadBuffer::default();
     let mut buf = Vec::new();
     loop {
@@ -293,12 +295,8 @@ fn serve_connection(mut stream: TcpStream, id: u64, shared: &Shared) {
             Err(_) => break,
         };
         shared.bytes_read.fetch_add(n as u64, Ordering::Relaxed);
-        let service = ConnService {
-            shared,
-            faults: &faults,
-            uncounted: false,
-        };
-        let close = conn.serve(&buf, service, |bytes| {
+        let service = ConnService::new(shared, &faults, plain);
+        let close = conn.serve(&buf[..n], service, |bytes| {
             if faults.dropped.get() {
                 return false;
             }
@@ -351,7 +349,8 @@ impl Default for ReadBuffer {
 }
 
 impl ReadBuffer {
-    /// One read event: the bytes read into `buf` (0 at the end of the input).
+    /// One read event: the bytes read, into `buf[..n]` (0 at the end of the input).
+    /// `buf` is kept from read to read (grown as needed, never cleared).
     fn read(
         &mut self,
         stream: &mut TcpStream,
@@ -361,10 +360,14 @@ impl ReadBuffer {
         let held = conn.buffered();
         if let Some(want) = conn.wants() {
             let cap = want.clamp(1, self.size);
-            return read_some(stream, buf, cap);
+            return read_at(stream, buf, 0, cap);
         }
         if held == 0 {
             *self = ReadBuffer::default();
+            if buf.len() > 2 * READ_BUFFER_SIZE {
+                buf.truncate(READ_BUFFER_SIZE);
+                buf.shrink_to_fit();
+            }
         } else if !self.malloced && held > crate::wire::LINE_LIMIT {
             // try_read_command_ascii kept a long multi-get line: rbuf_switch_to_malloc.
             self.size *= 2;
@@ -382,18 +385,14 @@ impl ReadBuffer {
             }
             let avail = self.size - held - got;
             let n = if got == 0 {
-                read_some(stream, buf, avail)?
+                read_at(stream, buf, 0, avail)?
             } else {
                 // Only what is waiting already (memcached's socket is non-blocking).
                 stream.set_nonblocking(true)?;
-                let mut more = Vec::new();
-                let r = read_some(stream, &mut more, avail);
+                let r = read_at(stream, buf, got, avail);
                 stream.set_nonblocking(false)?;
                 match r {
-                    Ok(n) => {
-                        buf.extend_from_slice(&more[..n]);
-                        n
-                    }
+                    Ok(n) => n,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) => return Err(e),
                 }
@@ -410,15 +409,15 @@ impl ReadBuffer {
     }
 }
 
-/// Reads at most `cap` bytes into `buf` (replacing what it held); retries on EINTR.
-fn read_some(stream: &mut TcpStream, buf: &mut Vec<u8>, cap: usize) -> io::Result<usize> {
-    buf.resize(cap, 0);
+/// Reads at most `cap` bytes into `buf[at..]` (growing `buf` to hold them); retries on
+/// EINTR.
+fn read_at(stream: &mut TcpStream, buf: &mut Vec<u8>, at: usize, cap: usize) -> io::Result<usize> {
+    if buf.len() < at + cap {
+        buf.resize(at + cap, 0);
+    }
     loop {
-        match stream.read(&mut buf[..cap]) {
-            Ok(n) => {
-                buf.truncate(n);
-                return Ok(n);
-            }
+        match stream.read(&mut buf[at..at + cap]) {
+            Ok(n) => return Ok(n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }

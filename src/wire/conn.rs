@@ -40,6 +40,10 @@ pub trait Service {
     fn apply_uncounted(&mut self, command: &Command) -> Reply {
         self.apply(command)
     }
+
+    /// Called before replies are written: a service that holds a lock across a read's
+    /// commands lets it go here (a write may wait on a slow peer).
+    fn release(&mut self) {}
 }
 
 /// A bare store's service: its commands through a closure, no counters.
@@ -76,6 +80,10 @@ pub struct Output {
 pub struct Connection {
     parser: RequestParser,
     unsent: Vec<u8>,
+    /// With deferred writes: how much of `unsent` memcached would have written already
+    /// (the flush points passed during this read); a cull or a close keeps these bytes.
+    committed: usize,
+    deferred: bool,
 }
 
 impl Connection {
@@ -84,7 +92,21 @@ impl Connection {
         Connection {
             parser: RequestParser::new(item_size_max),
             unsent: Vec::new(),
+            committed: 0,
+            deferred: false,
         }
+    }
+
+    /// Writes a read's replies once, when its complete requests have all been served,
+    /// instead of at each of memcached's flush points; the bytes that leave are the same
+    /// (what memcached would have sent by a flush point survives a later cull or close,
+    /// what it would not have sent is dropped as memcached drops it). Only the moment
+    /// changes, so a server turns it on when nothing can happen between two commands of
+    /// one read that a client could tell apart (no delays, dropped or held replies, or
+    /// turns): one write per read instead of one per retrieval. A peer gone in the
+    /// middle of a read is found at that one write, after the read's commands ran.
+    pub fn set_deferred_writes(&mut self, deferred: bool) {
+        self.deferred = deferred;
     }
 
     /// Whether the connection is closed (nothing more will be read).
@@ -129,20 +151,37 @@ impl Connection {
         self.parser.feed(bytes);
         let mut budget = FIRST_BATCH;
         let mut ran = 0;
+        // `send!(n)`: writes the first `n` unsent bytes now (closing if the peer is gone);
+        // `flush!()`: one of memcached's flush points, a write unless writes are deferred.
+        macro_rules! send {
+            ($n:expr) => {{
+                let n = $n;
+                if n > 0 {
+                    service.release();
+                    let sent = write(&self.unsent[..n]);
+                    self.unsent.drain(..n);
+                    self.committed = 0;
+                    if !sent {
+                        self.unsent.clear();
+                        return true;
+                    }
+                }
+            }};
+        }
         macro_rules! flush {
             () => {{
-                let sent = self.unsent.is_empty() || write(&self.unsent);
-                self.unsent.clear();
-                if !sent {
-                    return true;
+                if self.deferred {
+                    self.committed = self.unsent.len();
+                } else {
+                    send!(self.unsent.len());
                 }
             }};
         }
         while let Some(request) = self.parser.next_request() {
             match &request {
-                Request::Command(command) => match command.lookups() {
-                    Some(lookups) => {
-                        if !self.retrieve(lookups, &mut service, &mut write) {
+                Request::Command(command) => match retrieval_keys(command) {
+                    Some(_) => {
+                        if !self.retrieve(command, &mut service, &mut write) {
                             return true;
                         }
                         flush!();
@@ -182,7 +221,7 @@ impl Connection {
                     for lookup in effect.iter().flat_map(|e| e.lookups().unwrap_or_default()) {
                         service.apply(&lookup);
                     }
-                    self.unsent.clear();
+                    self.unsent.truncate(self.committed);
                     request.encode_own_reply(&mut self.unsent);
                 }
                 Request::Version => request.encode_own_reply(&mut self.unsent),
@@ -201,10 +240,12 @@ impl Connection {
                     self.unsent.extend_from_slice(b"END\r\n");
                 }
                 Request::Quit => {
-                    flush!();
+                    send!(self.unsent.len());
                     return true;
                 }
                 Request::Close => {
+                    self.unsent.truncate(self.committed);
+                    send!(self.committed);
                     self.unsent.clear();
                     return true;
                 }
@@ -218,9 +259,12 @@ impl Connection {
         }
         // memcached sends what it has when it runs out of input while waiting for a
         // command line; in the middle of a data block (or a swallowed one) it holds its
-        // replies until the block is complete, and drops them if the client leaves first.
+        // replies until the block is complete, and drops them if the client leaves first
+        // (what it had sent by its last flush point is gone already).
         if self.parser.wants().is_none() {
-            flush!();
+            send!(self.unsent.len());
+        } else {
+            send!(self.committed);
         }
         false
     }
@@ -238,17 +282,22 @@ impl Connection {
         self.parser.buffered()
     }
 
-    /// Runs a retrieval's one-key `lookups`, encoding their values into `unsent` and
-    /// writing them out whenever [`STREAM_BYTES`] are pending, then `END`; `false` when
-    /// `write` found the peer gone.
+    /// Runs a retrieval's one-key lookups (the command itself when it names one key),
+    /// encoding their values into `unsent` and writing them out whenever
+    /// [`STREAM_BYTES`] are pending, then `END`; `false` when `write` found the peer gone.
     fn retrieve(
         &mut self,
-        lookups: Vec<Command>,
+        command: &Command,
         service: &mut impl Service,
         write: &mut impl FnMut(&[u8]) -> bool,
     ) -> bool {
+        let lookups = match retrieval_keys(command) {
+            Some(1) => None,
+            _ => command.lookups(),
+        };
+        let lookups = lookups.as_deref().unwrap_or(std::slice::from_ref(command));
         for lookup in lookups {
-            match service.apply(&lookup) {
+            match service.apply(lookup) {
                 Reply::Values(values) => values.iter().for_each(|v| v.encode(&mut self.unsent)),
                 // The parser passes only keys a lookup accepts, so this is a store that
                 // refuses the command as a whole: its reply is the command's reply.
@@ -258,8 +307,10 @@ impl Connection {
                 }
             }
             if self.unsent.len() >= STREAM_BYTES {
+                service.release();
                 let sent = write(&self.unsent);
                 self.unsent.clear();
+                self.committed = 0;
                 if !sent {
                     return false;
                 }
@@ -267,6 +318,15 @@ impl Connection {
         }
         self.unsent.extend_from_slice(b"END\r\n");
         true
+    }
+}
+
+/// How many keys a retrieval (`get`, `gets`, `gat`, `gats`) names; `None` for any other
+/// command (the commands [`Command::lookups`] splits).
+fn retrieval_keys(command: &Command) -> Option<usize> {
+    match command {
+        Command::Get { keys, .. } | Command::Gat { keys, .. } => Some(keys.len()),
+        _ => None,
     }
 }
 
@@ -422,5 +482,42 @@ mod tests {
         let out = c.on_read(b"delete a\r\nset b 0 0 2000000\r\nab", stored);
         assert_eq!(out.bytes, b"");
         assert_eq!(c.wants(), Some(2_000_000));
+    }
+
+    /// Deferred writes send the bytes memcached sends (what a flush point passed
+    /// survives a cull, a close drops the rest), in one write per read.
+    #[test]
+    fn deferred_writes_send_the_same_bytes_once_per_read() {
+        let long = "k".repeat(251);
+        let found = |cmd: &Command| match cmd {
+            Command::Get { keys, .. } => Reply::Values(vec![crate::command::Value {
+                key: keys[0].clone(),
+                flags: 0,
+                data: b"v".to_vec(),
+                cas: None,
+            }]),
+            Command::Store { .. } => Reply::Stored,
+            _ => Reply::NotFound,
+        };
+        let inputs = [
+            format!("delete a\r\nget a\r\ndelete b\r\nget a {long}\r\n"),
+            format!("{}get a {long}\r\n", "delete z\r\n".repeat(45)),
+            "get a\r\ndelete b\r\nGET / HTTP/1.1\r\n".to_string(),
+            "get a\r\ndelete b\r\nquit\r\ndelete c\r\n".to_string(),
+            "get a b\r\nmn\r\ndelete b\r\nset c 0 0 5\r\nab".to_string(),
+        ];
+        for input in inputs {
+            let (mut now, mut later) = (Connection::new(1 << 20), Connection::new(1 << 20));
+            later.set_deferred_writes(true);
+            let (mut sent, mut writes) = (Vec::new(), 0);
+            let close = later.serve_read(input.as_bytes(), found, |b| {
+                writes += 1;
+                sent.extend_from_slice(b);
+                true
+            });
+            let out = now.on_read(input.as_bytes(), found);
+            assert_eq!((sent, close), (out.bytes, out.close), "{input:?}");
+            assert!(writes <= 1, "{writes} writes for {input:?}");
+        }
     }
 }

@@ -125,6 +125,12 @@ fn load(addr: &str, depth: usize) -> Result<f64, String> {
     Ok(total as f64 / start.elapsed().as_secs_f64())
 }
 
+/// The median of `xs` (not empty).
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
 /// Runs the suite.
 pub fn run() -> Result<Map<String, Value>, String> {
     let mut m = Map::new();
@@ -143,13 +149,21 @@ pub fn run() -> Result<Map<String, Value>, String> {
     let kvsim_addr = server.local_addr().to_string();
     let memcached = MemcachedProcess::spawn(&["-t", "4"]).ok();
     for depth in [1usize, 16] {
-        let kv = load(&kvsim_addr, depth)?;
+        // Interleaved rounds: kvsim, memcached, kvsim, … (the machine's speed drifts).
+        let (mut kv, mut real) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            kv.push(load(&kvsim_addr, depth)?);
+            if let Some(mc) = &memcached {
+                real.push(load(&mc.addr(), depth)?);
+            }
+        }
+        let kv = median(&mut kv);
         m.insert(
             format!("kvsim_serve_depth{depth}_ops_per_s"),
             json!(kv.round()),
         );
-        if let Some(mc) = &memcached {
-            let real = load(&mc.addr(), depth)?;
+        if memcached.is_some() {
+            let real = median(&mut real);
             m.insert(
                 format!("memcached_depth{depth}_ops_per_s"),
                 json!(real.round()),
