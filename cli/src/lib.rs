@@ -129,6 +129,14 @@ enum Cmd {
         /// Print one JSON object with a section per suite.
         #[arg(long)]
         json: bool,
+        /// Run the quick suites only (sim, serve, mq, first-violation: about 20 s), unless
+        /// suites are named.
+        #[arg(long)]
+        quick: bool,
+        /// Print each figure beside this baseline's (`bench/baseline.json`), with the
+        /// ratio now / baseline; with --json, a `compare` section is added.
+        #[arg(long, value_name = "FILE")]
+        compare: Option<std::path::PathBuf>,
         /// Suites to run (default: all).
         suites: Vec<String>,
     },
@@ -222,7 +230,12 @@ fn parse_and_run() -> ExitCode {
 /// stopped it (exit code 2, see [`error::exit`]).
 fn run(command: Cmd) -> Result<ExitCode, CliError> {
     match command {
-        Cmd::Bench { json, suites } => bench::main(&suites, json),
+        Cmd::Bench {
+            json,
+            quick,
+            compare,
+            suites,
+        } => bench::main(&suites, json, quick, compare.as_deref()),
         Cmd::Serve(args) => serve::main(args),
         Cmd::Trace { file } => trace::main(&file),
         Cmd::Stress(args) => stress::main(&args),

@@ -2,6 +2,7 @@
 //! (names carry their unit: `kv_ops_per_s`, `seconds_median`, `millis_total`, …).
 
 pub mod checker;
+pub mod compare;
 pub mod explore;
 pub mod long_history;
 pub mod mq;
@@ -9,6 +10,7 @@ pub mod mq;
 use crate::error::CliError;
 use crate::out::outln;
 use serde_json::{Map, Value};
+use std::path::Path;
 use std::process::ExitCode;
 
 pub mod first_violation;
@@ -64,8 +66,18 @@ pub const SUITES: &[Suite] = &[
     },
 ];
 
-/// Runs the named suites (all when `names` is empty); prints JSON or a table.
-pub fn main(names: &[String], json: bool) -> Result<ExitCode, CliError> {
+/// The suites `kvsim bench --quick` runs (CI runs them beside `bench/baseline.json`):
+/// those that take seconds, not minutes.
+pub const QUICK: &[&str] = &["sim", "serve", "mq", "first-violation"];
+
+/// Runs the named suites (all when `names` is empty, the [`QUICK`] ones with `quick`);
+/// prints JSON or a table, each figure beside its baseline's with `compare`.
+pub fn main(
+    names: &[String],
+    json: bool,
+    quick: bool,
+    compare: Option<&Path>,
+) -> Result<ExitCode, CliError> {
     for name in names {
         if !SUITES.iter().any(|s| s.name == name) {
             let valid: Vec<&str> = SUITES.iter().map(|s| s.name).collect();
@@ -75,18 +87,51 @@ pub fn main(names: &[String], json: bool) -> Result<ExitCode, CliError> {
             )));
         }
     }
+    let baseline = compare
+        .map(compare::load)
+        .transpose()
+        .map_err(CliError::new)?;
+    if let (Some(b), false) = (&baseline, json) {
+        outln!(
+            "compared with the baseline of commit {} on {} (ratio = now / baseline)",
+            b.commit,
+            b.machine
+        )?;
+    }
     let mut out = Map::new();
+    let mut compared = Map::new();
     for suite in SUITES {
-        if !names.is_empty() && !names.iter().any(|n| n == suite.name) {
+        let wanted = names.iter().any(|n| n == suite.name)
+            || (names.is_empty() && (!quick || QUICK.contains(&suite.name)));
+        if !wanted {
             continue;
         }
         match (suite.run)() {
             Ok(figures) => {
+                let rows = baseline.as_ref().map(|b| {
+                    let base = b.suites.get(suite.name).and_then(Value::as_object);
+                    (compare::rows(&figures, base), base.is_some())
+                });
                 if !json {
                     outln!("{} ({})", suite.name, suite.about)?;
-                    for (k, v) in &figures {
-                        outln!("  {k:<32} {v}")?;
+                    match &rows {
+                        Some((rows, has)) => {
+                            if !has {
+                                outln!("  (the baseline has no suite {})", suite.name)?;
+                            }
+                            for row in rows {
+                                outln!("{}", compare::line(row))?;
+                            }
+                        }
+                        None => {
+                            for (k, v) in &figures {
+                                outln!("  {k:<32} {v}")?;
+                            }
+                        }
                     }
+                }
+                if let Some((rows, _)) = &rows {
+                    compared.insert(suite.name.to_string(), compare::json_rows(rows));
                 }
                 out.insert(suite.name.to_string(), Value::Object(figures));
             }
@@ -94,7 +139,32 @@ pub fn main(names: &[String], json: bool) -> Result<ExitCode, CliError> {
         }
     }
     if json {
+        if let Some(b) = &baseline {
+            // Beside the suites, never in place of a figure: `compare` is no suite's name.
+            out.insert(
+                "compare".into(),
+                serde_json::json!({
+                    "baseline_commit": b.commit,
+                    "baseline_machine": b.machine,
+                    "ratio": "now / baseline",
+                    "suites": compared,
+                }),
+            );
+        }
         outln!("{}", Value::Object(out))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_suites_are_suites_and_compare_is_not_a_suite_name() {
+        for q in QUICK {
+            assert!(SUITES.iter().any(|s| s.name == *q), "{q}");
+        }
+        assert!(SUITES.iter().all(|s| s.name != "compare"));
+    }
 }
