@@ -80,7 +80,7 @@ impl Store {
         // item_alloc for the command's item comes first, for every storage command.
         let failure = if size > self.config.item_size_max {
             Some(ServerError::ObjectTooLarge)
-        } else if !self.make_room(size, now_s, None) {
+        } else if !self.make_room(size, key.len(), now_s, None) {
             Some(ServerError::OutOfMemoryStoring)
         } else {
             None
@@ -198,15 +198,17 @@ impl Store {
                 item_size(key.len(), item.flags, item.data.len() + data.len()),
             ),
         };
-        if new_size > self.config.item_size_max || !self.make_room(new_size, now_s, Some(key)) {
+        if new_size > self.config.item_size_max
+            || !self.make_room(new_size, key.len(), now_s, Some(key))
+        {
             return Err(Reply::NotStored);
         }
         let cas = self.next_cas();
         self.tally.linked += 1;
-        let tracks = self.tracks_lru();
         let Some(item) = self.items.get_mut(key) else {
             return Err(Reply::NotStored);
         };
+        let old = (old_size, item.class, item.seg, item.tick);
         if at_end {
             item.data.extend_from_slice(data);
         } else {
@@ -216,10 +218,8 @@ impl Store {
         item.time = now_s;
         // A new item took the old one's place: no marks carry over.
         item.clear_marks();
-        if tracks {
-            item.tick = self.lru.bump(item.tick);
-        }
         self.used = self.used - old_size + new_size;
+        self.mem_link(key, Some(old), now_s);
         Ok(cas)
     }
 
@@ -303,19 +303,22 @@ impl Store {
         let old_size = item.size();
         let in_place = digits.len() <= item.data.len();
         let new_size = item_size(key.len(), item.flags, digits.len());
-        if !in_place && !self.make_room(new_size, now_s, Some(key)) {
+        if !in_place && !self.make_room(new_size, key.len(), now_s, Some(key)) {
             return Delta::OutOfMemory;
         }
         let cas = self.next_cas();
-        let tracks = self.tracks_lru();
+        let tracked = self.mem.is_some();
         let Some(item) = self.items.get_mut(key) else {
             return Delta::NotFound;
         };
         item.cas = cas;
+        let old = (old_size, item.class, item.seg, item.tick);
         if in_place {
             arith::rewrite_in_place(&mut item.data, digits);
             // do_item_update: refreshes it->time at most once per ITEM_UPDATE_INTERVAL.
-            if item.time < now_s - ITEM_UPDATE_INTERVAL {
+            if tracked {
+                self.update(key, now_s);
+            } else if item.time < now_s - ITEM_UPDATE_INTERVAL {
                 item.time = now_s;
             }
         } else {
@@ -326,9 +329,7 @@ impl Store {
             // item_replace links a new item: no marks carry over.
             item.clear_marks();
             self.used = self.used - old_size + new_size;
-        }
-        if tracks {
-            item.tick = self.lru.bump(item.tick);
+            self.mem_link(key, Some(old), now_s);
         }
         Delta::Done { value, in_place }
     }
