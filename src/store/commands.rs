@@ -4,6 +4,7 @@
 
 use super::expiry::now_secs;
 use super::item::{item_size, SLAB_CHUNK_MAX};
+use super::lru::SlabCount;
 use super::{arith, dead, set_exptime, Store, ITEM_UPDATE_INTERVAL};
 use crate::command::{ArithVerb, ClientError, Reply, ServerError, StoreVerb, Value, KEY_MAX_LEN};
 
@@ -94,6 +95,7 @@ impl Store {
             }
             return (Reply::ServerError(error), 0);
         }
+        self.count_set(size);
         self.used += size; // the command's item, until it is linked or dropped
         let meta = meta.unwrap_or_default();
         let stored = self.store_item(now_s, op, key, flags, exp, data, meta);
@@ -153,6 +155,7 @@ impl Store {
                     .get(key)
                     .map_or((0, 0, false), |it| (it.cas, it.exptime, it.win_sent));
                 if unique != 0 && unique == current {
+                    self.count_class(key, SlabCount::CasHit);
                     linked(self, exp)
                 } else if unique != 0 && meta.stale_ok && unique < current {
                     // CAS_STALE: the value is stored, but keeps the old item's TTL and is
@@ -164,6 +167,7 @@ impl Store {
                     }
                     Ok(cas)
                 } else {
+                    self.count_class(key, SlabCount::CasBadval);
                     Err(Reply::Exists)
                 }
             }
@@ -243,6 +247,12 @@ impl Store {
                 continue;
             }
             self.hit(key, now_s);
+            let what = if exp.is_some() {
+                SlabCount::TouchHit
+            } else {
+                SlabCount::GetHit
+            };
+            self.count_class(key, what);
             if let Some(exp) = exp {
                 if let Some(item) = self.items.get_mut(&key[..]) {
                     set_exptime(&mut self.expiry, item, exp);
@@ -261,7 +271,14 @@ impl Store {
             return Reply::ClientError(ClientError::BadCommandLineFormat);
         }
         match self.add_delta(now_s, verb == ArithVerb::Incr, key, delta, 0) {
-            Delta::Done { value, .. } => Reply::Number(value),
+            Delta::Done { value, .. } => {
+                let what = match verb {
+                    ArithVerb::Incr => SlabCount::IncrHit,
+                    ArithVerb::Decr => SlabCount::DecrHit,
+                };
+                self.count_class(key, what);
+                Reply::Number(value)
+            }
             Delta::NotFound | Delta::CasMismatch => Reply::NotFound,
             Delta::NonNumeric => Reply::ClientError(ClientError::NonNumeric),
             Delta::OutOfMemory => Reply::ServerError(ServerError::OutOfMemory),

@@ -6,7 +6,7 @@
 //! - a new item goes to the head of its class's HOT (COLD with `-o no_lru_maintainer`,
 //!   which turns the segmented LRU off: `lru_segmented = false`);
 //! - a hit marks the item fetched, a second hit active (`do_item_get`): in HOT or WARM
-//!   that only refreshes its time once per `ITEM_UPDATE_INTERVAL` (60 s); an active item
+//!   that refreshes its time (`do_item_update`, every time in 1.6.18); an active item
 //!   in COLD moves to WARM (memcached queues this bump for the maintainer; kvsim does it at
 //!   once); without the segmented LRU a hit refreshes the time and moves the item to the
 //!   head at most once per 60 s;
@@ -81,8 +81,35 @@ pub struct ItemStats {
     pub moves_within_lru: u64,
     /// Allocation rounds that had to pull a tail.
     pub direct_reclaims: u64,
-    /// Hits by the segment the item was in: HOT, WARM, COLD, TEMP.
+    /// Retrieval hits by the segment the hit left the item in: HOT, WARM, COLD, TEMP
+    /// (`hits_to_*`; their sum is `stats slabs`' `get_hits`).
     pub hits: [u64; 4],
+    /// Storage commands whose item was allocated in this class.
+    pub cmd_set: u64,
+    /// `delete` hits.
+    pub delete_hits: u64,
+    /// `incr` hits.
+    pub incr_hits: u64,
+    /// `decr` hits.
+    pub decr_hits: u64,
+    /// `cas` that stored.
+    pub cas_hits: u64,
+    /// `cas` that lost.
+    pub cas_badval: u64,
+    /// `touch`, `gat`, `gats` hits.
+    pub touch_hits: u64,
+}
+
+/// A per-class command counter of `stats slabs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SlabCount {
+    GetHit,
+    TouchHit,
+    DeleteHit,
+    IncrHit,
+    DecrHit,
+    CasHit,
+    CasBadval,
 }
 
 /// One segment of one class: its items by position (the smallest tick is the tail) and
@@ -108,6 +135,11 @@ pub(crate) struct Memory {
     pub segmented: bool,
     /// Allocations in flight, `(size, key length)`, until linked or dropped.
     pending: Vec<(usize, usize)>,
+    /// The second of the maintainer's last pass over every class.
+    swept: i64,
+    /// Hits that made a COLD item active, `(key, cas)`, queued for the maintainer
+    /// (`lru_bump_async`).
+    bumps: Vec<(Arc<[u8]>, u64)>,
 }
 
 impl Memory {
@@ -122,6 +154,8 @@ impl Memory {
             clock: 0,
             segmented: geometry.lru_maintainer,
             pending: Vec::new(),
+            swept: 0,
+            bumps: Vec::new(),
         }
     }
 
@@ -251,9 +285,12 @@ impl Store {
         now_s: i64,
         pinned: Option<&[u8]>,
     ) -> bool {
-        let Some(mem) = self.mem.as_ref() else {
+        if self.mem.is_none() {
             return true;
-        };
+        }
+        // The maintainer has handled the hits queued since the last command.
+        self.maintainer_bumps(now_s);
+        let mem = self.mem.as_ref().expect("memory is kept");
         let chunks = mem.slabs.chunks_of(size, key_len);
         let lru_class = mem.slabs.class_index(size);
         for (n, &c) in chunks.iter().enumerate() {
@@ -355,15 +392,12 @@ impl Store {
                     if item.active {
                         removed += 1;
                         if seg == WARM {
+                            // Relinked at WARM's head, its time unchanged.
                             mem.stats[c].moves_within_lru += 1;
-                            let stale = item.time < now_s - UPDATE_INTERVAL;
                             let item = self.items.get_mut(&key[..]).expect("listed");
                             item.active = false;
-                            if stale {
-                                mem.unlink_q(item);
-                                item.time = now_s;
-                                mem.link_q(item, c, WARM);
-                            }
+                            mem.unlink_q(item);
+                            mem.link_q(item, c, WARM);
                             search = next;
                             continue;
                         }
@@ -455,6 +489,28 @@ impl Store {
         }
     }
 
+    /// `lru_maintainer_bumps`: the queued hits on COLD items, each a `do_item_update` of
+    /// the item if it is still linked (an active COLD item moves to WARM).
+    fn maintainer_bumps(&mut self, now_s: i64) {
+        let Some(mem) = self.mem.as_mut() else { return };
+        if mem.bumps.is_empty() {
+            return;
+        }
+        for (key, cas) in std::mem::take(&mut mem.bumps) {
+            let Some(item) = self.items.get_mut(&key[..]).filter(|it| it.cas == cas) else {
+                continue;
+            };
+            item.time = now_s;
+            if item.seg == COLD && item.active {
+                let c = item.class as usize;
+                item.active = false;
+                mem.unlink_q(item);
+                mem.link_q(item, c, WARM);
+                mem.stats[c].moves_to_warm += 1;
+            }
+        }
+    }
+
     /// Links the item now under `key` into its class's LRU (HOT's head, or COLD's without
     /// the segmented LRU), taking the allocation in flight for it; `old` is the size of
     /// the item it replaced, whose chunks and position are given back. Then the
@@ -483,7 +539,45 @@ impl Store {
         let seg = if mem.segmented { HOT } else { COLD };
         item.active = false;
         mem.link_q(item, class, seg);
-        self.juggle(class, now_s);
+        if mem.segmented && mem.swept != now_s {
+            // A new second: the segments' age limits moved; the maintainer visits every
+            // class (it wakes at least once a second).
+            mem.swept = now_s;
+            for c in 0..mem.slabs.classes.len() {
+                self.juggle(c, now_s);
+            }
+        } else {
+            self.juggle(class, now_s);
+        }
+        self.maintainer_bumps(now_s);
+    }
+
+    /// Counts `what` for the class of the item under `key` (memory-limited stores only).
+    pub(super) fn count_class(&mut self, key: &[u8], what: SlabCount) {
+        let Some(mem) = self.mem.as_mut() else { return };
+        let Some(item) = self.items.get(key) else {
+            return;
+        };
+        let s = &mut mem.stats[item.class as usize];
+        let n = match what {
+            // `lru_hits`, by the segment the hit left the item in; `get_hits` sums them.
+            SlabCount::GetHit => &mut s.hits[item.seg as usize],
+            SlabCount::TouchHit => &mut s.touch_hits,
+            SlabCount::DeleteHit => &mut s.delete_hits,
+            SlabCount::IncrHit => &mut s.incr_hits,
+            SlabCount::DecrHit => &mut s.decr_hits,
+            SlabCount::CasHit => &mut s.cas_hits,
+            SlabCount::CasBadval => &mut s.cas_badval,
+        };
+        *n += 1;
+    }
+
+    /// Counts a storage command whose item of `size` bytes was allocated.
+    pub(super) fn count_set(&mut self, size: usize) {
+        if let Some(mem) = self.mem.as_mut() {
+            let c = mem.slabs.class_index(size);
+            mem.stats[c].cmd_set += 1;
+        }
     }
 
     /// Gives back the memory and position of `item`, just taken out of the table.
@@ -501,15 +595,11 @@ impl Store {
         let Some(item) = self.items.get(key) else {
             return;
         };
-        let (seg, active, fetched, stale) = (
-            item.seg,
+        let (active, fetched, stale) = (
             item.active,
             item.fetched,
             item.time < now_s - UPDATE_INTERVAL,
         );
-        if fetch {
-            mem.stats[item.class as usize].hits[seg as usize] += 1;
-        }
         if mem.segmented {
             let update = if !fetch {
                 true
@@ -519,7 +609,13 @@ impl Store {
                 self.items.get_mut(key).expect("found").fetched = true;
                 false
             } else {
-                self.items.get_mut(key).expect("found").active = true;
+                let item = self.items.get_mut(key).expect("found");
+                item.active = true;
+                if item.seg == COLD {
+                    // lru_bump_async: the maintainer moves it on its next pass.
+                    mem.bumps.push((Arc::clone(&item.key), item.cas));
+                    return;
+                }
                 true
             };
             if !update {
@@ -533,7 +629,8 @@ impl Store {
                 mem.unlink_q(item);
                 mem.link_q(item, c, WARM);
                 mem.stats[c].moves_to_warm += 1;
-            } else if stale {
+            } else {
+                // 1.6.18 refreshes the time of a HOT or WARM item on every update.
                 item.time = now_s;
             }
         } else if stale || (fetch && !fetched) {

@@ -310,6 +310,7 @@ impl Store {
                     return Reply::ClientError(ClientError::BadCommandLineFormat);
                 }
                 if self.find(key, now_s) {
+                    self.count_class(key, lru::SlabCount::DeleteHit);
                     self.unlink(key);
                     Reply::Deleted
                 } else {
@@ -324,6 +325,7 @@ impl Store {
                 if self.find(key, now_s) {
                     // do_item_touch: a hit (do_item_get with DO_UPDATE), then the new time.
                     self.hit(key, now_s);
+                    self.count_class(key, lru::SlabCount::TouchHit);
                     if let Some(item) = self.items.get_mut(&key[..]) {
                         set_exptime(&mut self.expiry, item, exp);
                     }
