@@ -223,7 +223,7 @@ impl Store {
         // A new item took the old one's place: no marks carry over.
         item.clear_marks();
         self.used = self.used - old_size + new_size;
-        self.mem_link(key, Some(old), now_s);
+        self.mem_link(key, Some(old));
         Ok(cas)
     }
 
@@ -346,7 +346,7 @@ impl Store {
             // item_replace links a new item: no marks carry over.
             item.clear_marks();
             self.used = self.used - old_size + new_size;
-            self.mem_link(key, Some(old), now_s);
+            self.mem_link(key, Some(old));
         }
         Delta::Done { value, in_place }
     }

@@ -25,9 +25,13 @@
 //!
 //! What is approximated (and why):
 //! - the maintainer is a thread that wakes every 0 to 1 s (`MAX_LRU_MAINTAINER_SLEEP`),
-//!   sooner while it finds work; kvsim juggles a class right after an item is linked into
-//!   it, a deterministic instant standing for "soon". Under a fast stream the real thread
-//!   lags a little behind, so a few items near the boundary of HOT/COLD differ;
+//!   sooner while it finds work; kvsim runs its pass at a deterministic instant standing
+//!   for "soon": before the next command that allocates, at most once per virtual
+//!   millisecond (commands that arrive together see no pass), juggling the classes linked into
+//!   since the last pass (all classes when the second changed), then moving the COLD
+//!   items whose second hit queued a bump. Under a fast stream the real thread lags a
+//!   little behind or runs between two commands, so a few items near the boundary of
+//!   HOT/COLD differ (`tests/memcached_eviction.rs` measures it);
 //! - TEMP_LRU (`-o temporary_ttl`, off by default) is not modelled;
 //! - slab automove (moving whole pages between classes) is not modelled: a class keeps
 //!   the pages it took;
@@ -140,6 +144,10 @@ pub(crate) struct Memory {
     /// Hits that made a COLD item active, `(key, cas)`, queued for the maintainer
     /// (`lru_bump_async`).
     bumps: Vec<(Arc<[u8]>, u64)>,
+    /// Classes linked into since the maintainer's last pass.
+    dirty: Vec<u8>,
+    /// The virtual millisecond of the maintainer's last pass (it sleeps at least 1 ms).
+    passed_ms: u64,
 }
 
 impl Memory {
@@ -156,6 +164,8 @@ impl Memory {
             pending: Vec::new(),
             swept: 0,
             bumps: Vec::new(),
+            dirty: Vec::new(),
+            passed_ms: 0,
         }
     }
 
@@ -227,6 +237,8 @@ impl Memory {
         }
         self.clock = 0;
         self.pending.clear();
+        self.bumps.clear();
+        self.dirty.clear();
     }
 
     /// Checks that the segments list exactly `items` and the chunks in use match them.
@@ -288,8 +300,8 @@ impl Store {
         if self.mem.is_none() {
             return true;
         }
-        // The maintainer has handled the hits queued since the last command.
-        self.maintainer_bumps(now_s);
+        // The maintainer has passed since the last command that linked an item.
+        self.maintainer_pass(now_s);
         let mem = self.mem.as_ref().expect("memory is kept");
         let chunks = mem.slabs.chunks_of(size, key_len);
         let lru_class = mem.slabs.class_index(size);
@@ -489,6 +501,31 @@ impl Store {
         }
     }
 
+    /// One pass of the LRU maintainer thread, at a defined instant: before a command
+    /// allocates, at most once per virtual millisecond (the thread sleeps at least 1 ms
+    /// between passes, so commands that arrive together see none). It juggles every class linked into since its last pass (every class
+    /// when the second changed: the segments' age limits moved, and the thread wakes at
+    /// least once a second), then handles the queued hits on COLD items.
+    fn maintainer_pass(&mut self, now_s: i64) {
+        let now_ms = self.seen.0;
+        let Some(mem) = self.mem.as_mut() else { return };
+        if !mem.segmented || now_ms <= mem.passed_ms {
+            return;
+        }
+        mem.passed_ms = now_ms;
+        let classes: Vec<u8> = if mem.swept != now_s {
+            mem.swept = now_s;
+            mem.dirty.clear();
+            (0..mem.slabs.classes.len() as u8).collect()
+        } else {
+            std::mem::take(&mut mem.dirty)
+        };
+        for c in classes {
+            self.juggle(c as usize, now_s);
+        }
+        self.maintainer_bumps(now_s);
+    }
+
     /// `lru_maintainer_bumps`: the queued hits on COLD items, each a `do_item_update` of
     /// the item if it is still linked (an active COLD item moves to WARM).
     fn maintainer_bumps(&mut self, now_s: i64) {
@@ -513,9 +550,9 @@ impl Store {
 
     /// Links the item now under `key` into its class's LRU (HOT's head, or COLD's without
     /// the segmented LRU), taking the allocation in flight for it; `old` is the size of
-    /// the item it replaced, whose chunks and position are given back. Then the
-    /// maintainer juggles the class.
-    pub(super) fn mem_link(&mut self, key: &[u8], old: Option<(usize, u8, u8, u64)>, now_s: i64) {
+    /// the item it replaced, whose chunks and position are given back. The maintainer
+    /// juggles the class on its next pass.
+    pub(super) fn mem_link(&mut self, key: &[u8], old: Option<(usize, u8, u8, u64)>) {
         let Some(mem) = self.mem.as_mut() else { return };
         let item = self.items.get_mut(key).expect("linked");
         if let Some((size, class, seg, tick)) = old {
@@ -539,17 +576,9 @@ impl Store {
         let seg = if mem.segmented { HOT } else { COLD };
         item.active = false;
         mem.link_q(item, class, seg);
-        if mem.segmented && mem.swept != now_s {
-            // A new second: the segments' age limits moved; the maintainer visits every
-            // class (it wakes at least once a second).
-            mem.swept = now_s;
-            for c in 0..mem.slabs.classes.len() {
-                self.juggle(c, now_s);
-            }
-        } else {
-            self.juggle(class, now_s);
+        if mem.segmented && !mem.dirty.contains(&(class as u8)) {
+            mem.dirty.push(class as u8);
         }
-        self.maintainer_bumps(now_s);
     }
 
     /// Counts `what` for the class of the item under `key` (memory-limited stores only).

@@ -24,9 +24,14 @@
 //!   same second; `flush_all <delay>` sets `oldest_live` to the second before its
 //!   deadline and from that second on hides every item last updated up to it, including
 //!   items stored after the command (so `flush_all 1` acts at once, on its own second too);
-//! - a memory limit with LRU eviction (`store/lru.rs` documents how it differs from memcached's
-//!   per-slab-class segmented LRU), or with eviction off `SERVER_ERROR out of memory
-//!   storing object` (and `SERVER_ERROR out of memory` for a growing incr) (§15);
+//! - a memory limit laid out as memcached lays it out (§15): pages of the geometry's
+//!   `page_size` given to slab classes (`store/slabs.rs`), one chunk per item, each class
+//!   with its own segmented LRU (HOT/WARM/COLD, the maintainer's juggle, `store/lru.rs`,
+//!   which lists what is exact and what is approximated), evicting from the COLD tail of
+//!   the item's own class; with eviction off (`-M`) `SERVER_ERROR out of memory storing
+//!   object` (and `SERVER_ERROR out of memory` for a growing incr); per-class counters
+//!   for `stats items` and `stats slabs` ([`Store::memory_report`]). Without a memory
+//!   limit no slab bookkeeping is done;
 //! - a persistent mode standing for MemcacheDB, kumofs and Flare: no eviction, no memory
 //!   limit, data and the cas counter survive [`Store::restart`];
 //! - the meta commands (`mg`, `ms`, `md`, `ma`, `me`, `mn`: `store/meta.rs`) on the same
@@ -54,11 +59,15 @@
 //! 60 s, as memcached without its segmented LRU (`-o no_lru_maintainer`) does it
 //! (`do_item_bump` → `do_item_update`): a hit of get/gets/gat/gats/touch or an `mg`
 //! without `u` (which also marks the item fetched), an `add` that finds it, an in-place
-//! incr/decr/`ma`. memcached's default segmented LRU refreshes it on the second hit
-//! instead, at times its maintainer thread decides; kvsim does not reproduce that.
+//! incr/decr/`ma`. A memory-limited store with the segmented LRU (the geometry's
+//! `lru_maintainer`, memcached's default) refreshes it as 1.6.18 does: on the second hit
+//! and on every later update (`store/lru.rs`); a store without a memory limit keeps the
+//! once-a-minute rule.
 //!
 //! Determinism: items live in a hash table (`store/table.rs`) whose order never shows (whatever
-//! lists items goes by key order); the LRU and expiry indexes are ordered maps. `Store` is `Clone + Hash + Eq` for stateright.
+//! lists items goes by key order); the LRU segments and expiry index are ordered maps, the
+//! slab classes vectors; the maintainer's passes happen at defined instants of the
+//! commands (`store/lru.rs`). `Store` is `Clone + Hash + Eq` for stateright.
 
 pub(crate) mod arith;
 mod commands;
@@ -92,10 +101,11 @@ pub struct StoreConfig {
     /// The largest item (`-I`, default 1 MiB = 1048576), counted on the whole item as
     /// memcached does (see `store/item.rs`, `item_size`).
     pub item_size_max: usize,
-    /// Total item bytes the store may hold (`-m`); `None` = unlimited.
+    /// Bytes of slab pages the store may take (`-m`); `None` = unlimited. A class with no
+    /// page yet still gets its first page above the limit, as memcached's does.
     pub memory_limit: Option<usize>,
-    /// When memory is full: `true` evicts least-recently-used items; `false` is memcached
-    /// `-M` (`SERVER_ERROR out of memory storing object`).
+    /// When a class's memory is full: `true` evicts from its LRU's COLD tail; `false` is
+    /// memcached `-M` (`SERVER_ERROR out of memory storing object`).
     pub evict: bool,
     /// Never evicts (ignores `memory_limit`) and keeps its data across
     /// [`Store::restart`]: MemcacheDB, kumofs, Flare.
@@ -522,10 +532,11 @@ impl Store {
         self.cas_id
     }
 
-    /// Checks the store's internal consistency: the byte count equals the items' sizes
-    /// and stays within the memory limit (unless persistent), the expiry index lists
-    /// exactly the items with an expiration, the LRU lists exactly the items when it is
-    /// kept, and no unique exceeds the counter. For tests and the simulator's invariant
+    /// Checks the store's internal consistency: the byte count equals the items' sizes,
+    /// the pages taken stay within the memory limit plus one first page per class, every
+    /// class's chunks in use match its items, the expiry index lists exactly the items
+    /// with an expiration, the LRU segments list exactly the items when kept, and no
+    /// unique exceeds the counter. For tests and the simulator's invariant
     /// checks; `Err` says what is inconsistent.
     pub fn check_invariants(&self) -> Result<(), String> {
         let sum: usize = self.items.unordered().map(Item::size).sum();
@@ -771,7 +782,7 @@ impl Store {
             let new_size = item.size();
             self.used = self.used - old_size + new_size;
             set_exptime(&mut self.expiry, item, exp);
-            self.mem_link(key, Some(old), now_s);
+            self.mem_link(key, Some(old));
             return cas;
         }
         let key: Arc<[u8]> = Arc::from(key);
@@ -783,7 +794,7 @@ impl Store {
         self.used += item.size();
         self.items.insert(Arc::clone(&key), item);
         if self.mem.is_some() {
-            self.mem_link(&key, None, now_s);
+            self.mem_link(&key, None);
         }
         cas
     }
