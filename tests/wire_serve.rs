@@ -75,9 +75,15 @@ fn delay_longer_than_the_timeout_is_an_unknown_outcome() {
 #[test]
 fn memory_limit_without_eviction_refuses_stores() {
     let server = start(ServeConfig {
+        // 1 KiB pages: four pages, a 563-byte item to a page.
         store: StoreConfig {
             memory_limit: Some(4096),
             evict: false,
+            geometry: kvsim::store::geometry::Geometry {
+                page_size: 1024,
+                slab_chunk_max: 1024,
+                ..Default::default()
+            },
             ..StoreConfig::default()
         },
         ..ServeConfig::default()

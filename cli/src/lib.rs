@@ -41,6 +41,7 @@ mod progress;
 mod replay;
 mod report;
 mod serve;
+mod serve_memory;
 mod stress;
 mod trace;
 

@@ -17,10 +17,14 @@ pub struct ServeArgs {
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: String,
     /// Total item bytes the store may hold (suffix k, m or g for KiB, MiB, GiB), as
-    /// memcached's -m: 64m unless told, 0 for no limit. Past it the least recently used
-    /// items are evicted (expired ones first), unless --no-evict or --persistent.
+    /// memcached's -m: 64m unless told, 0 for no limit. Memory is laid out in slab
+    /// classes as memcached lays it out; past the limit a class evicts from its own LRU,
+    /// unless --no-evict or --persistent.
     #[arg(long, value_parser = parse_bytes, default_value = "64m")]
     pub memory_limit: usize,
+    /// memcached's memory flags: -m, -n, -f, -I, -o.
+    #[command(flatten)]
+    pub memory: crate::serve_memory::MemoryArgs,
     /// When memory is full, refuse stores (memcached -M) instead of evicting.
     #[arg(long)]
     pub no_evict: bool,
@@ -160,13 +164,18 @@ fn resolve(listen: &str) -> Result<SocketAddr, String> {
 /// Runs the server until the process is stopped; returns the exit code on failure.
 pub fn main(args: ServeArgs) -> Result<ExitCode, CliError> {
     let listen = resolve(&args.listen).map_err(|e| CliError::of("serve", e))?;
+    let (memory_limit, item_size_max, geometry) = args
+        .memory
+        .resolve(args.memory_limit)
+        .map_err(|e| CliError::of("serve", e))?;
     let config = ServeConfig {
         listen,
         store: StoreConfig {
-            memory_limit: (args.memory_limit > 0).then_some(args.memory_limit),
+            memory_limit,
+            item_size_max,
+            geometry,
             evict: !args.no_evict,
             persistent: args.persistent,
-            ..StoreConfig::default()
         },
         evict_probability: args.evict_probability,
         delay_ms: args.delay_ms,
@@ -219,6 +228,26 @@ mod tests {
         assert_eq!((args.memory_limit, args.max_connections), (64 << 20, 1024));
         let args = Cli::parse_from(["kvsim", "--memory-limit", "0"]).serve;
         assert_eq!(args.memory_limit, 0);
+        // memcached's own memory flags, in its units.
+        let args = Cli::parse_from([
+            "kvsim",
+            "-m",
+            "4",
+            "-n",
+            "32",
+            "-f",
+            "1.5",
+            "-I",
+            "2m",
+            "-o",
+            "no_lru_maintainer,slab_automove=0",
+        ])
+        .serve;
+        let (limit, item, geometry) = args.memory.resolve(args.memory_limit).unwrap();
+        assert_eq!((limit, item), (Some(4 << 20), 2 << 20));
+        assert_eq!((geometry.chunk_size, geometry.slab_automove), (32, 0));
+        assert!(!geometry.lru_maintainer);
+        assert!(Cli::try_parse_from(["kvsim", "-f", "0.9"]).is_err());
     }
 
     #[test]
