@@ -281,7 +281,13 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             faults_on: cfg.faults.kinds().to_vec(),
             fault_probability: cfg.fault_probability,
             steps: 0,
-            choices: Vec::new(),
+            // Room for a full run's choices (bounded: a long run grows it).
+            choices: Vec::with_capacity(
+                cfg.clients
+                    .saturating_mul(cfg.ops)
+                    .saturating_mul(4)
+                    .min(4096),
+            ),
             stop: None,
             runnable: Vec::new(),
             store_log: None,

@@ -336,8 +336,15 @@ fn neighbour_write(store: &Store, bytes: usize) -> Command {
         None => 8,
     }
     .clamp(1, 999);
-    let mut key = NEIGHBOUR_PREFIX.to_vec();
-    key.extend_from_slice(format!("{:03}", store.last_cas() % ring as u64).as_bytes());
+    // The slot as three digits (`ring` is at most 999), without formatting.
+    let slot = store.last_cas() % ring as u64;
+    let mut key = Vec::with_capacity(key_len);
+    key.extend_from_slice(NEIGHBOUR_PREFIX);
+    key.extend_from_slice(&[
+        b'0' + (slot / 100) as u8,
+        b'0' + (slot / 10 % 10) as u8,
+        b'0' + (slot % 10) as u8,
+    ]);
     Command::Store {
         verb: crate::command::StoreVerb::Set,
         key,
@@ -411,7 +418,10 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                     rec: rec(),
                 })
                 .collect(),
-            history: Arc::new(History::new()),
+            // Room for the operations a full run records (bounded: a long run grows it).
+            history: Arc::new(History {
+                ops: Vec::with_capacity(cfg.clients.saturating_mul(cfg.ops).min(1024)),
+            }),
             seq: 0,
             tail: Tail::Marks,
             tail_start: 0,
@@ -709,7 +719,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                     sink.event(self.now, Some(c), event);
                 }
                 self.now += rules.cfg.step_ms;
-                let timed_out = delivered == Delivered::Timeout;
+                let timed_out = matches!(delivered, Delivered::Timeout);
                 clients.deliver(c, delivered, cmd);
                 if timed_out {
                     self.time_out(rules, c, clients, sink);

@@ -695,11 +695,15 @@ impl Store {
     /// `do_item_get`'s liveness check: whether a live item is under `key`; a dead one is
     /// unlinked on the way.
     fn find(&mut self, key: &[u8], now_s: i64) -> bool {
-        let dead = self.met_dead(key, now_s);
-        if dead {
+        // One lookup when the item is live or absent (what nearly every command meets).
+        let Some(item) = self.items.get(key) else {
+            return false;
+        };
+        if count_dead(&self.flush, &mut self.tally, item, now_s) {
             self.unlink(key);
+            return false;
         }
-        self.items.get(key).is_some()
+        true
     }
 
     /// Whether the item under `key` is dead; if it is, the lookup that met it is counted
@@ -708,15 +712,7 @@ impl Store {
         let Some(item) = self.items.get(key) else {
             return false;
         };
-        if self.flush.is_flushed(item.time, item.cas, now_s) {
-            self.tally.flushed += 1;
-            true
-        } else if is_expired(item.exptime, now_s) {
-            self.tally.expired += 1;
-            true
-        } else {
-            false
-        }
+        count_dead(&self.flush, &mut self.tally, item, now_s)
     }
 
     fn unlink(&mut self, key: &[u8]) -> Option<Item> {
@@ -832,6 +828,21 @@ fn memory_of(config: &StoreConfig) -> Option<Box<Memory>> {
 /// flush state, not of the whole store, so that it can judge an item borrowed from it.)
 fn dead(flush: &Flush, item: &Item, now_s: i64) -> bool {
     is_expired(item.exptime, now_s) || flush.is_flushed(item.time, item.cas, now_s)
+}
+
+/// Whether `item`, met by a lookup, is dead at `now_s`; a dead one is counted in `tally`
+/// (`do_item_get`: flushed before expired).
+#[inline]
+fn count_dead(flush: &Flush, tally: &mut Tally, item: &Item, now_s: i64) -> bool {
+    if flush.is_flushed(item.time, item.cas, now_s) {
+        tally.flushed += 1;
+        true
+    } else if is_expired(item.exptime, now_s) {
+        tally.expired += 1;
+        true
+    } else {
+        false
+    }
 }
 
 /// Sets an item's expiration and keeps the expiry index in step.

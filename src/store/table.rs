@@ -58,21 +58,33 @@ impl Table {
     /// The item under `key`, to change it in place.
     #[inline]
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Item> {
-        if !self.map.contains_key(key) {
+        // A map of its own (the simulator's, always): one lookup. A shared one (the
+        // explorer's clones) is copied only if the key is there.
+        if Arc::get_mut(&mut self.map).is_none() && !self.map.contains_key(key) {
             return None;
         }
-        self.map_mut().get_mut(key)
+        let map = Arc::make_mut(&mut self.map);
+        let item = map.get_mut(key)?;
+        Self::forget_digest(&mut self.digest);
+        Some(item)
+    }
+
+    /// Forgets the digest of a map about to change (a cell shared with a clone is let go
+    /// even while empty: the clone may fill it later, from its own items).
+    #[inline]
+    fn forget_digest(digest: &mut Arc<OnceLock<Digest>>) {
+        match Arc::get_mut(digest) {
+            Some(cell) => {
+                cell.take();
+            }
+            None => *digest = Arc::default(),
+        }
     }
 
     /// The map, to change it (the digest is forgotten). A digest cell shared with a clone
     /// is let go even while empty: the clone may fill it later, from its own items.
     fn map_mut(&mut self) -> &mut hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher> {
-        match Arc::get_mut(&mut self.digest) {
-            Some(cell) => {
-                cell.take();
-            }
-            None => self.digest = Arc::default(),
-        }
+        Self::forget_digest(&mut self.digest);
         Arc::make_mut(&mut self.map)
     }
 
