@@ -8,8 +8,8 @@
 
 use crate::check::{check_linearizability_parallel, CheckerLimits, Linearization};
 use crate::formats::{
-    in_syntax, no_known_outcome, nothing_recognised, pair, read_file, to_history_with, End,
-    FailMeans, Format, FormatError, FromRaw, LineError, Parsed, RawOp, Syntax,
+    in_syntax, load_history, no_known_outcome, nothing_recognised, pair, read_file, End, FailMeans,
+    Format, FormatError, FromRaw, LineError, Loaded, RawOp, Syntax,
 };
 use crate::history::{History, Operation, Outcome};
 use crate::verdict::Verdict;
@@ -80,22 +80,21 @@ where
     S::Ret: Sync,
     S::State: Send,
 {
-    let parsed = read_file(path, how.format)?;
-    if let Some(why) = nothing_recognised(&parsed) {
+    let loaded = load_history(spec, path, how.format, how.fail_means)?;
+    if let Some(why) = loaded.nothing_recognised() {
         return Ok(FileVerdict::unknown(why));
     }
     // Messages about a jsonl file write its values as JSON.
-    in_syntax(Syntax::of(parsed.format), || {
-        check_parsed(spec, path, how, parsed)
+    in_syntax(Syntax::of(loaded.format), || {
+        check_loaded(spec, how, &loaded)
     })
 }
 
-/// [`check_sequential`] once the file is parsed and gives something to check.
-fn check_parsed<S>(
+/// [`check_sequential`] once the file is read and gives something to check.
+fn check_loaded<S>(
     spec: &S,
-    path: &Path,
     how: FileOptions,
-    parsed: Parsed,
+    loaded: &Loaded<S::Op, S::Ret>,
 ) -> Result<FileVerdict, FormatError>
 where
     S: FromRaw + Sync,
@@ -103,40 +102,31 @@ where
     S::Ret: Sync,
     S::State: Send,
 {
-    let file = path.display().to_string();
-    let raws: Vec<RawOp> = pair(&parsed.events).map_err(|e| e.in_file(&file))?;
-    let fail_means = how
-        .fail_means
-        .unwrap_or_else(|| FailMeans::default_for(parsed.format));
-    // The events are in the operations now: a long history should not hold both while
-    // it is checked.
-    drop(parsed);
-    let history = to_history_with(spec, &raws, fail_means).map_err(|e| e.in_file(&file))?;
-    if let Some(why) = no_known_outcome(&history) {
+    let history = &loaded.history;
+    if let Some(why) = no_known_outcome(history) {
         return Ok(FileVerdict::unknown(why));
     }
     let start = Instant::now();
-    let result = check_linearizability_parallel(spec, &history, how.limits);
+    let result = check_linearizability_parallel(spec, history, how.limits);
     let millis = start.elapsed().as_secs_f64() * 1000.0;
     Ok(match result {
         Linearization::Ok(_) => FileVerdict::plain("ok", millis, None),
         Linearization::Unknown(why) => FileVerdict::plain("unknown", millis, Some(why)),
         Linearization::Violation(c) => {
-            let raw = &raws[c.op];
             let detail = format!(
                 "{} (process {}, {} at line {}; {} operations linearized before it)",
                 c.reason,
-                raw.process,
-                raw.f,
-                raw.line,
+                history.ops[c.op].client,
+                loaded.f(c.op),
+                loaded.line(c.op),
                 c.partial.len()
             );
             FileVerdict {
                 verdict: "violation",
                 millis,
                 detail: Some(detail),
-                op_line: Some(raw.line),
-                partial_lines: c.partial.iter().map(|&i| raws[i].line).collect(),
+                op_line: Some(loaded.line(c.op)),
+                partial_lines: c.partial.iter().map(|&i| loaded.line(i)).collect(),
             }
         }
     })

@@ -25,7 +25,10 @@
 //! Before searching a partition, the spec's pre-pass
 //! ([`SequentialSpec::unproducible`]) looks for a return no operation of it, complete or
 //! pending, could have produced (a read of a value nobody wrote): a violation at once,
-//! where the search would try every subset of the pending operations first.
+//! where the search would try every subset of the pending operations first. After it, a
+//! partition without concurrency (each operation invoked after the one before it
+//! returned, every outcome known) allows one order only: it is replayed in that order
+//! instead of searched (`linearizability/replay.rs`), with the same outcome.
 //!
 //! Bounds: a wall-clock deadline, a bound on search steps and a bound on the memo's
 //! memory, all checked inside the search; hitting one yields [`Verdict::Unknown`] naming
@@ -35,6 +38,7 @@
 
 mod budget;
 mod memo;
+mod replay;
 mod search;
 
 use crate::history::{History, Outcome};

@@ -21,40 +21,45 @@ pub fn parse(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
 fn parse_json_lines(text: &str) -> Result<Vec<HistoryEvent>, LineError> {
     let mut events = Vec::new();
     for (i, line_text) in text.lines().enumerate() {
-        let line = i + 1;
-        if line_text.trim().is_empty() {
-            continue;
-        }
-        super::check_line_length(line, line_text)?;
-        let json: serde_json::Value = serde_json::from_str(line_text).map_err(|e| {
-            // serde_json stops at 128 levels of nesting, as the EDN reader does.
-            let what = if e.to_string().starts_with("recursion limit exceeded") {
-                format!(
-                    "a JSON object nested at most {} deep (deeper at column {})",
-                    super::edn::MAX_DEPTH,
-                    e.column()
-                )
-            } else {
-                format!("a JSON object (invalid at column {})", e.column())
-            };
-            LineError::new(line, what, excerpt(line_text))
-        })?;
-        let v = from_json(&json).map_err(|_| {
-            let literal = number_literals(line_text)
-                .find(|n| n.parse::<i64>().is_err())
-                .unwrap_or("a number");
-            let what = if literal.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
-                INTEGER_64
-            } else {
-                "an integer (JSON numbers with a fraction or an exponent are not supported)"
-            };
-            LineError::new(line, what, literal)
-        })?;
-        if let Some(e) = event_from_map(&v, line, 1)? {
+        if let Some(e) = parse_line(i + 1, line_text)? {
             super::push_event(&mut events, e)?;
         }
     }
     Ok(events)
+}
+
+/// One line (1-based `line`) as an event: `None` for a blank line or a nemesis event.
+/// Values in its messages are written in the current syntax ([`super::in_syntax`]).
+pub(crate) fn parse_line(line: usize, line_text: &str) -> Result<Option<HistoryEvent>, LineError> {
+    if line_text.trim().is_empty() {
+        return Ok(None);
+    }
+    super::check_line_length(line, line_text)?;
+    let json: serde_json::Value = serde_json::from_str(line_text).map_err(|e| {
+        // serde_json stops at 128 levels of nesting, as the EDN reader does.
+        let what = if e.to_string().starts_with("recursion limit exceeded") {
+            format!(
+                "a JSON object nested at most {} deep (deeper at column {})",
+                super::edn::MAX_DEPTH,
+                e.column()
+            )
+        } else {
+            format!("a JSON object (invalid at column {})", e.column())
+        };
+        LineError::new(line, what, excerpt(line_text))
+    })?;
+    let v = from_json(&json).map_err(|_| {
+        let literal = number_literals(line_text)
+            .find(|n| n.parse::<i64>().is_err())
+            .unwrap_or("a number");
+        let what = if literal.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+            INTEGER_64
+        } else {
+            "an integer (JSON numbers with a fraction or an exponent are not supported)"
+        };
+        LineError::new(line, what, literal)
+    })?;
+    event_from_map(&v, line, 1)
 }
 
 /// The number literals of a JSON text, as written (serde_json keeps only an `f64` of a

@@ -31,10 +31,12 @@ pub mod edn;
 pub mod jepsen_edn;
 pub mod jepsen_log;
 pub mod jsonl;
+pub mod stream;
+
+pub use stream::{load_history, Loaded};
 
 use crate::history::{History, Operation, Outcome};
 use crate::spec::SequentialSpec;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
@@ -432,14 +434,21 @@ pub(crate) fn push_event(
     events: &mut Vec<HistoryEvent>,
     event: HistoryEvent,
 ) -> Result<(), LineError> {
-    if events.len() >= MAX_EVENTS {
+    event_limit(events.len(), event.line)?;
+    events.push(event);
+    Ok(())
+}
+
+/// Refuses another event, at `line`, when a file has given `count` events already and
+/// that is [`MAX_EVENTS`].
+pub(crate) fn event_limit(count: usize, line: usize) -> Result<(), LineError> {
+    if count >= MAX_EVENTS {
         return Err(LineError::new(
-            event.line,
+            line,
             format!("at most {MAX_EVENTS} events in one file"),
             "more (split the history, or check it by key)",
         ));
     }
-    events.push(event);
     Ok(())
 }
 
@@ -567,18 +576,32 @@ pub fn read_events(path: &Path, format: Option<Format>) -> Result<Vec<HistoryEve
     read_file(path, format).map(|p| p.events)
 }
 
+/// The error for a byte that is not UTF-8, at a 1-based line and column.
+pub(crate) fn not_utf8(file: &str, line: usize, column: usize, byte: u8) -> FormatError {
+    FormatError::Malformed {
+        file: file.to_string(),
+        line,
+        expected: "UTF-8 text".to_string(),
+        found: format!("the byte 0x{byte:02x} at column {column}, which is not UTF-8"),
+    }
+}
+
+/// Refuses a file larger than [`MAX_FILE_BYTES`] (named `file` in the error).
+pub(crate) fn check_size(path: &Path, file: &str) -> Result<(), FormatError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > MAX_FILE_BYTES => Err(FormatError::TooLarge {
+            file: file.to_string(),
+            bytes: meta.len(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Reads and parses a file, keeping its format and number of non-blank lines; `format` `None`
 /// guesses it from the content ([`Format::guess`]; an empty file is `jsonl`).
 pub fn read_file(path: &Path, format: Option<Format>) -> Result<Parsed, FormatError> {
     let file = path.display().to_string();
-    if let Ok(meta) = std::fs::metadata(path) {
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(FormatError::TooLarge {
-                file,
-                bytes: meta.len(),
-            });
-        }
-    }
+    check_size(path, &file)?;
     let bytes = std::fs::read(path).map_err(|e| FormatError::Io {
         file: file.clone(),
         message: e.to_string(),
@@ -590,16 +613,12 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<Parsed, FormatEr
             .iter()
             .rposition(|&b| b == b'\n')
             .map_or(0, |i| i + 1);
-        FormatError::Malformed {
-            file: file.clone(),
-            line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
-            expected: "UTF-8 text".to_string(),
-            found: format!(
-                "the byte 0x{:02x} at column {}, which is not UTF-8",
-                bytes[at],
-                at - line_start + 1
-            ),
-        }
+        not_utf8(
+            &file,
+            1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
+            at - line_start + 1,
+            bytes[at],
+        )
     })?;
     let guessed = format.is_none();
     let format = match format {
@@ -629,19 +648,35 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<Parsed, FormatEr
 /// is a client operation of its format (a log of another logger, JSON read as a log, only
 /// nemesis events). The text says what was expected.
 pub fn nothing_recognised(parsed: &Parsed) -> Option<String> {
-    if !parsed.events.is_empty() {
+    nothing_in(
+        parsed.events.len(),
+        parsed.lines,
+        parsed.guessed,
+        parsed.format,
+    )
+}
+
+/// [`nothing_recognised`] of a file of `lines` non-blank lines that gave `events` events
+/// in `format` (`guessed` or given).
+pub(crate) fn nothing_in(
+    events: usize,
+    lines: usize,
+    guessed: bool,
+    format: Format,
+) -> Option<String> {
+    if events > 0 {
         return None;
     }
-    Some(match parsed.lines {
-        0 if parsed.guessed => "empty file: no operation to check (expected JSON lines, Jepsen EDN maps or jepsen.util log lines)".to_string(),
+    Some(match lines {
+        0 if guessed => "empty file: no operation to check (expected JSON lines, Jepsen EDN maps or jepsen.util log lines)".to_string(),
         0 => format!(
             "empty file: no operation to check (expected {})",
-            parsed.format.example()
+            format.example()
         ),
         n => format!(
             "no client operation recognised in {n} line{} (nemesis events and other log lines are skipped): expected {}",
             if n == 1 { "" } else { "s" },
-            parsed.format.example()
+            format.example()
         ),
     })
 }
@@ -675,73 +710,18 @@ pub fn no_known_outcome<Op, Ret>(history: &History<Op, Ret>) -> Option<String> {
 
 /// Matches each process's invocation with its next completion.
 pub fn pair(events: &[HistoryEvent]) -> Result<Vec<RawOp>, LineError> {
-    let mut ops: Vec<RawOp> = Vec::new();
-    let mut open: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut pairing = stream::Pairing::default();
+    let mut ops: Vec<Option<RawOp>> = Vec::new();
     for (pos, e) in events.iter().enumerate() {
-        let pos = pos as u64;
-        match e.kind {
-            EventType::Invoke => {
-                if let Some(&k) = open.get(&e.process) {
-                    return Err(LineError::new(
-                        e.line,
-                        format!(
-                            "process {} to complete its operation from line {} before invoking again",
-                            e.process, ops[k].line
-                        ),
-                        format!("an invoke of {}", e.f),
-                    ));
-                }
-                open.insert(e.process, ops.len());
-                ops.push(RawOp {
-                    process: e.process,
-                    f: e.f.clone(),
-                    key: e.key.clone(),
-                    args: e.value.clone(),
-                    result: Value::Nil,
-                    end: End::Pending,
-                    call: pos,
-                    ret: None,
-                    call_ms: e.time_ms,
-                    ret_ms: None,
-                    line: e.line,
-                    ret_line: None,
-                });
-            }
-            kind => {
-                let Some(k) = open.remove(&e.process) else {
-                    return Err(LineError::new(
-                        e.line,
-                        format!("an invoke by process {} before its completion", e.process),
-                        format!("a completion of {} with no open invoke", e.f),
-                    ));
-                };
-                let op = &mut ops[k];
-                if op.f != e.f {
-                    return Err(LineError::new(
-                        e.line,
-                        format!(
-                            "the completion of {} (invoked at line {}) by process {}",
-                            op.f, op.line, e.process
-                        ),
-                        format!("a completion of {}", e.f),
-                    ));
-                }
-                op.end = match kind {
-                    EventType::Ok => End::Ok,
-                    EventType::Fail => End::Fail,
-                    _ => End::Info,
-                };
-                op.result = e.value.clone();
-                if op.key.is_none() {
-                    op.key = e.key.clone();
-                }
-                op.ret = Some(pos);
-                op.ret_ms = e.time_ms;
-                op.ret_line = Some(e.line);
-            }
+        match pairing.feed(pos as u64, e)? {
+            stream::Fed::Invoked => ops.push(None),
+            stream::Fed::Completed(k, raw) => ops[k] = Some(*raw),
         }
     }
-    Ok(ops)
+    for (k, raw) in pairing.finish() {
+        ops[k] = Some(raw);
+    }
+    Ok(ops.into_iter().flatten().collect())
 }
 
 /// A spec whose operations can be read from history files.
@@ -786,38 +766,48 @@ pub fn to_history_with<S: FromRaw>(
 ) -> Result<History<S::Op, S::Ret>, LineError> {
     let mut ops = Vec::with_capacity(raws.len());
     for raw in raws {
-        let (op, outcome) = spec.op_from_raw(raw).map_err(|msg| {
-            let (expected, found) = match msg.strip_prefix("expected ") {
-                Some(rest) => match rest.split_once(", found ") {
-                    Some((e, f)) => (e.to_string(), f.to_string()),
-                    None => (rest.to_string(), format!("{} {}", raw.f, raw.args)),
-                },
-                None => (format!("an operation of spec {}", spec.name()), msg),
-            };
-            let line = match raw.end {
-                End::Ok | End::Fail | End::Info if expected.contains("result") => {
-                    raw.ret_line.unwrap_or(raw.line)
-                }
-                _ => raw.line,
-            };
-            LineError::new(line, expected, found)
-        })?;
-        let outcome = match (fail_means, raw.end) {
-            (FailMeans::NoEffect, End::Fail) => Outcome::Failed,
-            _ => outcome,
-        };
-        ops.push(Operation {
-            client: raw.process as usize,
-            op,
-            call: raw.call,
-            ret: raw.ret,
-            call_ms: raw.call_ms.unwrap_or(0),
-            ret_ms: raw.ret_ms,
-            outcome,
-            marks: Vec::new(),
-        });
+        ops.push(op_of(spec, raw, fail_means)?);
     }
     Ok(History { ops })
+}
+
+/// One paired operation as a typed one for `spec`, reading `fail` as `fail_means` says;
+/// an error names the line.
+pub(crate) fn op_of<S: FromRaw>(
+    spec: &S,
+    raw: &RawOp,
+    fail_means: FailMeans,
+) -> Result<Operation<S::Op, S::Ret>, LineError> {
+    let (op, outcome) = spec.op_from_raw(raw).map_err(|msg| {
+        let (expected, found) = match msg.strip_prefix("expected ") {
+            Some(rest) => match rest.split_once(", found ") {
+                Some((e, f)) => (e.to_string(), f.to_string()),
+                None => (rest.to_string(), format!("{} {}", raw.f, raw.args)),
+            },
+            None => (format!("an operation of spec {}", spec.name()), msg),
+        };
+        let line = match raw.end {
+            End::Ok | End::Fail | End::Info if expected.contains("result") => {
+                raw.ret_line.unwrap_or(raw.line)
+            }
+            _ => raw.line,
+        };
+        LineError::new(line, expected, found)
+    })?;
+    let outcome = match (fail_means, raw.end) {
+        (FailMeans::NoEffect, End::Fail) => Outcome::Failed,
+        _ => outcome,
+    };
+    Ok(Operation {
+        client: raw.process as usize,
+        op,
+        call: raw.call,
+        ret: raw.ret,
+        call_ms: raw.call_ms.unwrap_or(0),
+        ret_ms: raw.ret_ms,
+        outcome,
+        marks: Vec::new(),
+    })
 }
 
 /// Reads a file into a typed history for `spec`: [`read_file`], [`pair`],

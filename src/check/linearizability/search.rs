@@ -68,6 +68,9 @@ pub(super) fn search<S: SequentialSpec>(
         });
     }
     drop(view);
+    if let Some(found) = super::replay::replay(spec, history, ops, budget) {
+        return found;
+    }
     match search_in(spec, history, ops, budget, true) {
         Some(found) => found,
         None => search_in(spec, history, ops, budget, false).expect("plain mode always ends"),
