@@ -12,6 +12,7 @@
 //! per-slab-class eviction (see `kvsim::store::lru` for how the global LRU differs).
 
 use kvsim::command::{ArithVerb, ClientError, Command, Reply, ServerError, StoreVerb};
+use kvsim::store::geometry::Geometry;
 use kvsim::store::{Store, StoreConfig};
 
 /// A whole unix second, so that `T0 + 999` is still the same server second.
@@ -1003,11 +1004,26 @@ fn s12_flushed_items_are_reaped_lazily_so_a_later_delayed_flush_brings_back_unto
 
 // ---- §15 memory limit, LRU, -M, persistence -------------------------------------------
 
-/// Each `set` of a 1-byte key with a 40-byte value takes 48 + 2 + 42 + 8 = 100 bytes.
-fn lru_config(items: usize, evict: bool) -> StoreConfig {
+/// memcached's geometry scaled down: 360-byte pages and chunks of at most 360 bytes, so
+/// the classes are 96, 120, 152, 192, 240 and 360 bytes (3, 3, 2, 1, 1, 1 per page).
+/// `segmented` is the LRU maintainer (memcached's default); off is `-o no_lru_maintainer`.
+fn small(segmented: bool) -> Geometry {
+    Geometry {
+        page_size: 360,
+        slab_chunk_max: 360,
+        lru_maintainer: segmented,
+        slab_automove: 0,
+        ..Geometry::default()
+    }
+}
+
+/// Each `set` of a 1-byte key with a 40-byte value takes 48 + 2 + 42 + 8 = 100 bytes: a
+/// 120-byte chunk, three to a page. `pages` pages of memory, `-o no_lru_maintainer`.
+fn lru_config(pages: usize, evict: bool) -> StoreConfig {
     StoreConfig {
-        memory_limit: Some(items * 100),
+        memory_limit: Some(pages * 360),
         evict,
+        geometry: small(false),
         ..StoreConfig::default()
     }
 }
@@ -1017,43 +1033,78 @@ fn v40() -> String {
 }
 
 #[test]
-fn s15_a_full_store_evicts_the_least_recently_used_item() {
-    let mut s = Srv::with(lru_config(3, true));
-    for k in ["a", "b", "c"] {
-        assert_eq!(s.set(k, &v40()), STORED);
+fn s15_a_full_class_evicts_its_least_recently_used_item() {
+    for segmented in [false, true] {
+        let mut s = Srv::with(StoreConfig {
+            geometry: small(segmented),
+            ..lru_config(1, true)
+        });
+        for k in ["a", "b", "c"] {
+            assert_eq!(s.set(k, &v40()), STORED);
+        }
+        assert_eq!(s.store.used_bytes(), 300);
+        assert_eq!(s.set("d", &v40()), STORED);
+        assert_eq!(s.get("a"), END, "segmented: {segmented}");
+        let evicted = s.store.take_evicted();
+        assert_eq!(evicted.len(), 1);
+        assert_eq!(
+            (&evicted[0].key[..], evicted[0].class.chunk),
+            (&b"a"[..], 120)
+        );
+        assert_eq!(
+            s.store.live_keys(s.now),
+            vec![b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]
+        );
     }
-    assert_eq!(s.store.used_bytes(), 300);
-    assert_eq!(s.set("d", &v40()), STORED);
-    assert_eq!(s.get("a"), END);
-    assert_eq!(evicted_keys(&mut s.store), vec![b"a".to_vec()]);
-    assert_eq!(evicted_keys(&mut s.store), Vec::<Vec<u8>>::new());
-    assert_eq!(
-        s.store.live_keys(s.now),
-        vec![b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]
-    );
 }
 
 #[test]
-fn s15_get_touch_and_add_on_a_live_key_refresh_the_lru_position() {
-    // Room for three 100-byte items plus the 61-byte item of `add d "x"`.
-    let mut s = Srv::with(StoreConfig {
-        memory_limit: Some(361),
-        ..StoreConfig::default()
-    });
+fn s15_a_class_without_a_page_gets_one_above_the_limit_and_evicts_only_its_own() {
+    let mut s = Srv::with(lru_config(1, true));
+    for k in ["a", "b", "c"] {
+        s.set(k, &v40());
+    }
+    // A 312-byte item: the 360-byte class has no page yet, so it gets one (do_slabs_newslab
+    // refuses only a class that already has pages).
+    let big = "x".repeat(250);
+    assert_eq!(s.set("big", &big), STORED);
+    assert!(evicted_keys(&mut s.store).is_empty());
+    // Its class is full now (one chunk per page): the next one evicts from that class
+    // alone, however old a, b and c are.
+    assert_eq!(s.set("big2", &big), STORED);
+    assert_eq!(evicted_keys(&mut s.store), vec![b"big".to_vec()]);
+    for k in ["a", "b", "c"] {
+        assert_eq!(s.get(k), value(k, 0, &v40()));
+    }
+    let report = s.store.memory_report(s.now).unwrap();
+    let pages: Vec<(usize, usize)> = report
+        .classes
+        .iter()
+        .map(|c| (c.class.chunk, c.total_pages))
+        .collect();
+    assert_eq!(pages, vec![(120, 1), (360, 1)]);
+    assert_eq!(report.total_malloced, 720);
+}
+
+#[test]
+fn s15_without_the_maintainer_a_hit_moves_an_item_at_most_once_a_minute() {
+    // -o no_lru_maintainer: do_item_update relinks only an item older than 60 s.
+    let mut s = Srv::with(lru_config(1, true));
     for k in ["a", "b", "c"] {
         s.set(k, &v40());
     }
     s.get("a");
-    s.set("d", &v40()); // evicts b
-    s.touch("c", 0);
-    s.set("e", &v40()); // order was a, d, c (touched): evicts a
-    assert_eq!(
-        evicted_keys(&mut s.store),
-        vec![b"b".to_vec(), b"a".to_vec()]
-    );
-    assert_eq!(s.add("d", "x"), NOT_STORED);
-    s.set("f", &v40()); // c is now the oldest
+    s.touch("a", 0);
+    s.set("d", &v40()); // a was not moved: evicted
+    assert_eq!(evicted_keys(&mut s.store), vec![b"a".to_vec()]);
+    s.at(61_000);
+    s.get("b"); // older than a minute: to the head
+    s.set("e", &v40());
     assert_eq!(evicted_keys(&mut s.store), vec![b"c".to_vec()]);
+    // (A 61-byte item: another class, so the allocation evicts nothing here.)
+    assert_eq!(s.add("d", "x"), NOT_STORED); // older than a minute: d to the head
+    s.set("f", &v40()); // b is the oldest now
+    assert_eq!(evicted_keys(&mut s.store), vec![b"b".to_vec()]);
     assert_eq!(
         s.store.live_keys(s.now),
         vec![b"d".to_vec(), b"e".to_vec(), b"f".to_vec()]
@@ -1061,37 +1112,73 @@ fn s15_get_touch_and_add_on_a_live_key_refresh_the_lru_position() {
 }
 
 #[test]
-fn s15_a_storage_command_allocates_before_it_looks_so_a_failing_add_can_evict() {
-    // process_update_command allocates the command's item before do_store_item looks
-    // the key up: in a full store even an `add` that ends NOT_STORED evicts.
-    let mut s = Srv::with(lru_config(3, true));
+fn s15_with_the_segmented_lru_two_hits_protect_an_item() {
+    // The segmented LRU (memcached's default): a second hit marks an item active; an
+    // active COLD item moves to WARM, out of the eviction's reach.
+    let mut s = Srv::with(StoreConfig {
+        geometry: small(true),
+        ..lru_config(1, true)
+    });
     for k in ["a", "b", "c"] {
         s.set(k, &v40());
     }
-    assert_eq!(s.add("c", "x"), NOT_STORED);
+    s.get("a");
+    s.set("d", &v40()); // one hit is not enough: a goes
+    assert_eq!(evicted_keys(&mut s.store), vec![b"a".to_vec()]);
+    s.get("b");
+    s.get("b");
+    s.set("e", &v40()); // b moved to WARM: c goes
+    assert_eq!(evicted_keys(&mut s.store), vec![b"c".to_vec()]);
+    s.set("f", &v40());
+    assert_eq!(evicted_keys(&mut s.store), vec![b"d".to_vec()]);
+    assert_eq!(s.get("b"), value("b", 0, &v40()));
+    let report = s.store.memory_report(s.now).unwrap();
+    assert_eq!(report.classes[0].number, [0, 1, 2]);
+    assert_eq!(report.classes[0].stats.moves_to_warm, 1);
+    assert_eq!(report.classes[0].stats.evicted, 3);
+    assert_eq!(report.classes[0].stats.evicted_unfetched, 2);
+}
+
+#[test]
+fn s15_a_storage_command_allocates_before_it_looks_so_a_failing_add_can_evict() {
+    // process_update_command allocates the command's item before do_store_item looks
+    // the key up: in a full class even an `add` that ends NOT_STORED evicts.
+    let mut s = Srv::with(lru_config(1, true));
+    for k in ["a", "b", "c"] {
+        s.set(k, &v40());
+    }
+    assert_eq!(s.add("c", &v40()), NOT_STORED);
     assert_eq!(evicted_keys(&mut s.store), vec![b"a".to_vec()]);
     // And the evicted item may be the very key being replaced.
-    s.set("a", &v40()); // full again; b is the oldest
-    assert_eq!(s.replace("b", "y"), NOT_STORED);
+    s.set("a", &v40()); // the freed chunk; b is the oldest
+    assert_eq!(s.replace("b", &v40()), NOT_STORED);
     assert_eq!(evicted_keys(&mut s.store), vec![b"b".to_vec()]);
 }
 
 #[test]
-fn s15_expired_items_are_reclaimed_before_live_ones_are_evicted() {
-    let mut s = Srv::with(lru_config(3, true));
-    s.set("a", &v40());
-    s.set_exp("b", 1, &v40());
-    s.set("c", &v40());
-    s.at(1_000);
-    assert_eq!(s.set("d", &v40()), STORED);
-    assert_eq!(evicted_keys(&mut s.store), Vec::<Vec<u8>>::new());
-    assert_eq!(s.get("a"), value("a", 0, &v40()));
+fn s15_expired_items_at_the_tail_are_reclaimed_before_live_ones_are_evicted() {
+    let mut s = Srv::with(lru_config(1, true));
+    s.set_exp("a", 1, &v40());
+    s.set("b", &v40());
+    s.set_exp("c", 1, &v40());
+    s.at(2_000);
+    assert_eq!(s.set("d", &v40()), STORED); // a, expired, at the tail: reclaimed
+    assert!(evicted_keys(&mut s.store).is_empty());
+    // c expired too, but b (live) is at the tail: lru_pull_tail evicts b and stops; the
+    // next round of do_item_alloc_pull reclaims c from the tail before it allocates.
+    assert_eq!(s.set("e", &v40()), STORED);
+    assert_eq!(evicted_keys(&mut s.store), vec![b"b".to_vec()]);
+    assert_eq!(s.store.item_count(), 2);
+    let report = s.store.memory_report(s.now).unwrap();
+    assert_eq!(report.classes[0].stats.reclaimed, 2);
+    assert_eq!(report.classes[0].stats.expired_unfetched, 2);
+    assert_eq!(report.classes[0].free_chunks, 1);
 }
 
 #[test]
 fn s15_with_eviction_off_a_full_store_answers_out_of_memory() {
     // t/dash-M.t: the store fails, every stored item stays readable.
-    let mut s = Srv::with(lru_config(3, false));
+    let mut s = Srv::with(lru_config(1, false));
     for k in ["a", "b", "c"] {
         assert_eq!(s.set(k, &v40()), STORED);
     }
@@ -1106,26 +1193,26 @@ fn s15_with_eviction_off_a_full_store_answers_out_of_memory() {
     assert_eq!(s.get("a"), END);
     // Room again.
     assert_eq!(s.set("d", &v40()), STORED);
+    let report = s.store.memory_report(s.now).unwrap();
+    assert_eq!(report.classes[0].stats.outofmemory, 3);
 }
 
 #[test]
 fn s15_with_eviction_off_expired_items_are_still_reclaimed() {
-    let mut s = Srv::with(lru_config(2, false));
+    let mut s = Srv::with(lru_config(1, false));
     s.set_exp("a", 1, &v40());
     s.set("b", &v40());
-    s.at(1_000);
-    assert_eq!(s.set("c", &v40()), STORED);
+    s.set("c", &v40());
+    s.at(2_000);
+    assert_eq!(s.set("d", &v40()), STORED);
 }
 
 #[test]
 fn s15_an_incr_that_must_grow_in_a_full_store_is_out_of_memory() {
-    let mut s = Srv::with(StoreConfig {
-        memory_limit: Some(61 + 60 + 2),
-        evict: false,
-        ..StoreConfig::default()
-    });
-    s.set("n", "9"); // 61 bytes
-    s.set("m", "99"); // 62 bytes: 123 used, full
+    let mut s = Srv::with(lru_config(1, false));
+    s.set("n", "9"); // 61 bytes: the 96-byte class, three to a page
+    s.set("m", "99");
+    s.set("o", "9");
     assert_eq!(s.incr("n", 1), "SERVER_ERROR out of memory\r\n");
     assert_eq!(s.get("n"), value("n", 0, "9"));
     assert_eq!(s.decr("m", 90), "9\r\n"); // in place, no allocation
@@ -1133,20 +1220,15 @@ fn s15_an_incr_that_must_grow_in_a_full_store_is_out_of_memory() {
 
 #[test]
 fn s15_an_append_needs_room_for_the_combined_item() {
-    let mut s = Srv::with(lru_config(3, false));
+    let mut s = Srv::with(lru_config(1, false));
+    s.set("p", &"p".repeat(80)); // 140 bytes: the 152-byte class, two to a page
+    s.set("q", &"q".repeat(80));
     s.set("a", &v40());
-    s.set("b", &v40());
-    // The command's item (100 bytes) and the combined one (140 bytes) both need room.
+    // The command's item (100 bytes) fits its class; the combined one (140 bytes) does
+    // not: its class is full and the limit is reached.
     assert_eq!(s.append("a", &"x".repeat(40)), NOT_STORED);
     assert_eq!(s.get("a"), value("a", 0, &v40()));
-}
-
-#[test]
-fn s15_an_item_larger_than_the_whole_memory_evicts_nothing() {
-    let mut s = Srv::with(lru_config(2, true));
-    s.set("a", &v40());
-    assert_eq!(s.set("big", &"x".repeat(500)), OOM_STORING);
-    assert_eq!(s.get("a"), value("a", 0, &v40()));
+    assert_eq!(s.append("a", "x"), STORED); // 101 bytes: its own class has room
 }
 
 #[test]

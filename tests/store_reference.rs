@@ -8,13 +8,16 @@
 //! one), so uniques are compared as they are. It leaves out what the conformance tests pin
 //! one by one: size limits, memory limits, delayed flushes, chunked items.
 //!
-//! `lru_evictions_agree_with_the_model` checks the memory-limited LRU against its own
-//! small model (eviction order, allocation before lookup, byte counts), and
+//! `lru_evictions_agree_with_the_model` checks the memory-limited store against its own
+//! small model of memcached's slab classes with `-o no_lru_maintainer` (pages per class,
+//! a class's first page above the limit, per-class eviction order, allocation before
+//! lookup), and
 //! `store_stays_consistent_under_memory_pressure_and_faults` checks the store's
 //! invariants under limits, eviction off, persistence, forced evictions, restarts and
 //! delayed flushes.
 
 use kvsim::command::{ArithVerb, Command, Reply, StoreVerb, Value};
+use kvsim::store::geometry::Geometry;
 use kvsim::store::{Store, StoreConfig};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -396,30 +399,96 @@ proptest! {
     }
 }
 
-/// An independent model of the global byte-count LRU: items in use order (oldest
-/// first), every storage command allocating its item before it looks at the key.
-struct LruModel {
-    limit: usize,
-    order: Vec<(Vec<u8>, Vec<u8>)>,
-    evicted: Vec<Vec<u8>>,
+/// The slab classes of [`slab_geometry`]: `-n 48`, `-f 1.25`, 360-byte pages and chunks
+/// of at most 360 bytes.
+const CHUNKS: [usize; 6] = [96, 120, 152, 192, 240, 360];
+
+/// Bytes per page in the model.
+const PAGE: usize = 360;
+
+/// A memcached geometry scaled down so that a few items fill a page.
+fn slab_geometry() -> Geometry {
+    Geometry {
+        page_size: PAGE,
+        slab_chunk_max: PAGE,
+        lru_maintainer: false,
+        slab_automove: 0,
+        ..Geometry::default()
+    }
 }
 
-impl LruModel {
+/// An independent model of memcached's memory with `-o no_lru_maintainer` (one LRU per
+/// slab class; within a second no hit moves an item): pages of [`PAGE`] bytes, a class's
+/// first page even above the limit, every storage command allocating its item's chunk
+/// before it looks at the key, evicting from the tail of its own class only.
+struct SlabModel {
+    limit: usize,
+    malloced: usize,
+    pages: [usize; 6],
+    used: [usize; 6],
+    /// Per class, oldest first.
+    order: [Vec<(Vec<u8>, Vec<u8>)>; 6],
+    evicted: Vec<(Vec<u8>, usize)>,
+}
+
+impl SlabModel {
+    fn new(limit: usize) -> SlabModel {
+        SlabModel {
+            limit,
+            malloced: 0,
+            pages: [0; 6],
+            used: [0; 6],
+            order: Default::default(),
+            evicted: Vec::new(),
+        }
+    }
+
     fn size(key: &[u8], data: &[u8]) -> usize {
         48 + key.len() + 1 + data.len() + 2 + 8
     }
 
-    fn used(&self) -> usize {
-        self.order.iter().map(|(k, d)| Self::size(k, d)).sum()
+    fn class(size: usize) -> usize {
+        CHUNKS
+            .iter()
+            .position(|&c| c >= size)
+            .expect("a class holds it")
     }
 
-    fn position(&self, key: &[u8]) -> Option<usize> {
-        self.order.iter().position(|(k, _)| k == key)
+    fn find(&self, key: &[u8]) -> Option<(usize, usize)> {
+        (0..6).find_map(|c| {
+            self.order[c]
+                .iter()
+                .position(|(k, _)| k == key)
+                .map(|i| (c, i))
+        })
     }
 
-    fn touch(&mut self, i: usize) {
-        let item = self.order.remove(i);
-        self.order.push(item);
+    fn remove(&mut self, key: &[u8]) {
+        if let Some((c, i)) = self.find(key) {
+            self.order[c].remove(i);
+            self.used[c] -= 1;
+        }
+    }
+
+    /// One chunk of class `c`: a free one, a new page, or the class's oldest item evicted.
+    fn alloc(&mut self, c: usize) -> bool {
+        loop {
+            if self.used[c] < self.pages[c] * (PAGE / CHUNKS[c]) {
+                self.used[c] += 1;
+                return true;
+            }
+            if self.pages[c] == 0 || self.malloced + PAGE <= self.limit {
+                self.pages[c] += 1;
+                self.malloced += PAGE;
+                continue;
+            }
+            if self.order[c].is_empty() {
+                return false;
+            }
+            let (k, _) = self.order[c].remove(0);
+            self.used[c] -= 1;
+            self.evicted.push((k, CHUNKS[c]));
+        }
     }
 
     fn apply(&mut self, command: &Command) -> Reply {
@@ -427,53 +496,44 @@ impl LruModel {
             Command::Store {
                 verb, key, data, ..
             } => {
-                let need = Self::size(key, data);
-                if need > self.limit {
+                let c = Self::class(Self::size(key, data));
+                if !self.alloc(c) {
                     if *verb == StoreVerb::Set {
-                        self.order.retain(|(k, _)| k != key);
+                        self.remove(key);
                     }
                     return Reply::ServerError(kvsim::command::ServerError::OutOfMemoryStoring);
                 }
-                while self.used() + need > self.limit {
-                    let (k, _) = self.order.remove(0);
-                    self.evicted.push(k);
+                let stores = match (verb, self.find(key)) {
+                    (StoreVerb::Add, Some(_)) => false,
+                    (StoreVerb::Set, _) | (StoreVerb::Add, None) => true,
+                    (StoreVerb::Replace, found) => found.is_some(),
+                    _ => false,
+                };
+                if !stores {
+                    self.used[c] -= 1;
+                    return Reply::NotStored;
                 }
-                match (verb, self.position(key)) {
-                    (StoreVerb::Add, Some(i)) => {
-                        self.touch(i);
-                        Reply::NotStored
-                    }
-                    (StoreVerb::Set, Some(i)) | (StoreVerb::Replace, Some(i)) => {
-                        self.order.remove(i);
-                        self.order.push((key.clone(), data.clone()));
-                        Reply::Stored
-                    }
-                    (StoreVerb::Set, None) | (StoreVerb::Add, None) => {
-                        self.order.push((key.clone(), data.clone()));
-                        Reply::Stored
-                    }
-                    _ => Reply::NotStored,
-                }
+                self.remove(key);
+                self.order[c].push((key.clone(), data.clone()));
+                Reply::Stored
             }
-            Command::Get { keys, .. } => {
-                let mut values = Vec::new();
-                for key in keys {
-                    if let Some(i) = self.position(key) {
-                        self.touch(i);
-                        let (k, d) = self.order.last().unwrap();
-                        values.push(Value {
+            Command::Get { keys, .. } => Reply::Values(
+                keys.iter()
+                    .filter_map(|key| {
+                        let (c, i) = self.find(key)?;
+                        let (k, d) = &self.order[c][i];
+                        Some(Value {
                             key: k.clone(),
                             flags: 0,
                             data: d.clone(),
                             cas: None,
-                        });
-                    }
-                }
-                Reply::Values(values)
-            }
-            Command::Delete { key, .. } => match self.position(key) {
-                Some(i) => {
-                    self.order.remove(i);
+                        })
+                    })
+                    .collect(),
+            ),
+            Command::Delete { key, .. } => match self.find(key) {
+                Some(_) => {
+                    self.remove(key);
                     Reply::Deleted
                 }
                 None => Reply::NotFound,
@@ -511,22 +571,37 @@ fn lru_command() -> impl Strategy<Value = Command> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-    /// With a memory limit and eviction on, replies and the order of evictions agree with
-    /// the LRU model: least recently used first, allocation before lookup.
+    /// With a memory limit and eviction on (`-o no_lru_maintainer`), replies, the order of
+    /// evictions, the classes they come from and every class's pages and chunks agree with
+    /// the slab model.
     #[test]
     fn lru_evictions_agree_with_the_model(
-        limit in 100usize..600,
+        pages in 1usize..4,
         commands in prop::collection::vec(lru_command(), 1..60),
     ) {
-        let config = StoreConfig { memory_limit: Some(limit), ..StoreConfig::default() };
+        let limit = pages * PAGE;
+        let config = StoreConfig {
+            memory_limit: Some(limit),
+            geometry: slab_geometry(),
+            ..StoreConfig::default()
+        };
         let mut store = Store::new(config, T0);
-        let mut model = LruModel { limit, order: Vec::new(), evicted: Vec::new() };
+        let mut model = SlabModel::new(limit);
         for (i, command) in commands.iter().enumerate() {
             let got = store.apply(T0, command);
             let want = model.apply(command);
             prop_assert_eq!(&got, &want, "step {}: `{}`", i, command);
-            prop_assert_eq!(store.take_evicted().into_iter().map(|e| e.key).collect::<Vec<_>>(), std::mem::take(&mut model.evicted), "step {}: `{}`", i, command);
-            prop_assert_eq!(store.used_bytes(), model.used());
+            let evicted: Vec<(Vec<u8>, usize)> =
+                store.take_evicted().into_iter().map(|e| (e.key, e.class.chunk)).collect();
+            prop_assert_eq!(evicted, std::mem::take(&mut model.evicted), "step {}: `{}`", i, command);
+            let report = store.memory_report(T0).expect("memory-limited");
+            for class in &report.classes {
+                let c = SlabModel::class(class.class.chunk);
+                prop_assert_eq!(class.class.chunk, CHUNKS[c]);
+                prop_assert_eq!((class.total_pages, class.used_chunks), (model.pages[c], model.used[c]), "class {} after step {}", c + 1, i);
+            }
+            prop_assert_eq!(report.total_malloced, model.malloced);
+            prop_assert!(store.check_invariants().is_ok(), "{:?}", store.check_invariants());
         }
     }
 }

@@ -3,7 +3,7 @@
 //! `cmd_get`), in memcached's order.
 
 use crate::command::{ArithVerb, Command, Reply};
-use crate::store::{Store, Tally};
+use crate::store::{ItemStats, MemoryReport, Store, Tally};
 use crate::wire::{Counted, StatsGroup, VERSION};
 
 /// The counters of one server process (a restart starts them again).
@@ -170,6 +170,22 @@ pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(S
     let items = ctx.store.item_count() as u64;
     let bytes = ctx.store.used_bytes() as u64;
     let limit = ctx.store.config().memory_limit.unwrap_or(0) as u64;
+    let report = match group {
+        StatsGroup::General | StatsGroup::Items | StatsGroup::Slabs => {
+            ctx.store.memory_report(ctx.now_ms)
+        }
+        _ => None,
+    };
+    let total = |f: fn(&ItemStats) -> u64| {
+        report
+            .as_ref()
+            .map_or(0, |r| r.classes.iter().map(|c| f(&c.stats)).sum::<u64>())
+    };
+    let (expired_unfetched, evicted_unfetched, tail_reclaimed) = (
+        total(|s| s.expired_unfetched),
+        total(|s| s.evicted_unfetched),
+        total(|s| s.reclaimed),
+    );
     match group {
         StatsGroup::General => {
             put("pid", std::process::id().to_string());
@@ -214,26 +230,35 @@ pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(S
             put("bytes", bytes.to_string());
             put("curr_items", items.to_string());
             put("total_items", c.total_items.to_string());
+            put("expired_unfetched", expired_unfetched.to_string());
+            put("evicted_unfetched", evicted_unfetched.to_string());
             put("evictions", c.evictions.to_string());
-            put("reclaimed", c.reclaimed.to_string());
+            put("reclaimed", (c.reclaimed + tail_reclaimed).to_string());
         }
-        StatsGroup::Items if items > 0 => {
-            put("items:1:number", items.to_string());
-            put("items:1:age", "0".into());
-            put("items:1:mem_requested", bytes.to_string());
-            put("items:1:evicted", c.evictions.to_string());
-            put("items:1:outofmemory", "0".into());
-        }
-        StatsGroup::Slabs => {
-            if items > 0 {
-                put("1:chunk_size", "96".into());
-                put("1:used_chunks", items.to_string());
-                put("1:get_hits", c.get_hits.to_string());
-                put("1:cmd_set", c.cmd_set.to_string());
+        StatsGroup::Items => match &report {
+            Some(report) => items_lines(report, &mut put),
+            None if items > 0 => {
+                put("items:1:number", items.to_string());
+                put("items:1:age", "0".into());
+                put("items:1:mem_requested", bytes.to_string());
+                put("items:1:evicted", c.evictions.to_string());
+                put("items:1:outofmemory", "0".into());
             }
-            put("active_slabs", u64::from(items > 0).to_string());
-            put("total_malloced", bytes.to_string());
-        }
+            None => {}
+        },
+        StatsGroup::Slabs => match &report {
+            Some(report) => slabs_lines(report, &mut put),
+            None => {
+                if items > 0 {
+                    put("1:chunk_size", "96".into());
+                    put("1:used_chunks", items.to_string());
+                    put("1:get_hits", c.get_hits.to_string());
+                    put("1:cmd_set", c.cmd_set.to_string());
+                }
+                put("active_slabs", u64::from(items > 0).to_string());
+                put("total_malloced", bytes.to_string());
+            }
+        },
         StatsGroup::Settings => {
             put("maxbytes", limit.to_string());
             put("maxconns", ctx.max_connections.to_string());
@@ -253,7 +278,86 @@ pub fn render(group: StatsGroup, c: &Counters, ctx: &StatsContext<'_>) -> Vec<(S
             }
         }
         StatsGroup::Sizes => put("sizes_status", "disabled".into()),
-        StatsGroup::Items | StatsGroup::Reset => {}
+        StatsGroup::Reset => {}
     }
     out
+}
+
+/// `stats items` as memcached 1.6.18 prints it: every class holding items, the
+/// per-segment lines only with the segmented LRU (the LRU maintainer on).
+fn items_lines(report: &MemoryReport, put: &mut impl FnMut(&str, String)) {
+    for class in &report.classes {
+        let number: usize = class.number.iter().sum();
+        if number == 0 {
+            continue;
+        }
+        let id = class.class.id;
+        let s = &class.stats;
+        let mut line = |name: &str, value: String| put(&format!("items:{id}:{name}"), value);
+        line("number", number.to_string());
+        if report.segmented {
+            line("number_hot", class.number[0].to_string());
+            line("number_warm", class.number[1].to_string());
+            line("number_cold", class.number[2].to_string());
+            line("age_hot", class.ages[0].to_string());
+            line("age_warm", class.ages[1].to_string());
+        }
+        line("age", class.ages[2].to_string());
+        line("mem_requested", class.mem_requested.to_string());
+        line("evicted", s.evicted.to_string());
+        line("evicted_nonzero", s.evicted_nonzero.to_string());
+        line("evicted_time", s.evicted_time.to_string());
+        line("outofmemory", s.outofmemory.to_string());
+        line("tailrepairs", "0".into());
+        line("reclaimed", s.reclaimed.to_string());
+        line("expired_unfetched", s.expired_unfetched.to_string());
+        line("evicted_unfetched", s.evicted_unfetched.to_string());
+        if report.segmented {
+            line("evicted_active", s.evicted_active.to_string());
+        }
+        line("crawler_reclaimed", "0".into());
+        line("crawler_items_checked", "0".into());
+        line("lrutail_reflocked", s.lrutail_reflocked.to_string());
+        if report.segmented {
+            line("moves_to_cold", s.moves_to_cold.to_string());
+            line("moves_to_warm", s.moves_to_warm.to_string());
+            line("moves_within_lru", s.moves_within_lru.to_string());
+            line("direct_reclaims", s.direct_reclaims.to_string());
+            line("hits_to_hot", s.hits[0].to_string());
+            line("hits_to_warm", s.hits[1].to_string());
+            line("hits_to_cold", s.hits[2].to_string());
+            line("hits_to_temp", s.hits[3].to_string());
+        }
+    }
+}
+
+/// `stats slabs` as memcached 1.6.18 prints it: every class holding a page.
+fn slabs_lines(report: &MemoryReport, put: &mut impl FnMut(&str, String)) {
+    let mut active = 0;
+    for class in report.classes.iter().filter(|c| c.total_pages > 0) {
+        active += 1;
+        let id = class.class.id;
+        let s = &class.stats;
+        let mut line = |name: &str, value: String| put(&format!("{id}:{name}"), value);
+        line("chunk_size", class.class.chunk.to_string());
+        line("chunks_per_page", class.class.per_page.to_string());
+        line("total_pages", class.total_pages.to_string());
+        line(
+            "total_chunks",
+            (class.total_pages * class.class.per_page).to_string(),
+        );
+        line("used_chunks", class.used_chunks.to_string());
+        line("free_chunks", class.free_chunks.to_string());
+        line("free_chunks_end", "0".into());
+        line("get_hits", s.hits.iter().sum::<u64>().to_string());
+        line("cmd_set", s.cmd_set.to_string());
+        line("delete_hits", s.delete_hits.to_string());
+        line("incr_hits", s.incr_hits.to_string());
+        line("decr_hits", s.decr_hits.to_string());
+        line("cas_hits", s.cas_hits.to_string());
+        line("cas_badval", s.cas_badval.to_string());
+        line("touch_hits", s.touch_hits.to_string());
+    }
+    put("active_slabs", active.to_string());
+    put("total_malloced", report.total_malloced.to_string());
 }

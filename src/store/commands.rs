@@ -4,6 +4,7 @@
 
 use super::expiry::now_secs;
 use super::item::{item_size, SLAB_CHUNK_MAX};
+use super::lru::SlabCount;
 use super::{arith, dead, set_exptime, Store, ITEM_UPDATE_INTERVAL};
 use crate::command::{ArithVerb, ClientError, Reply, ServerError, StoreVerb, Value, KEY_MAX_LEN};
 
@@ -80,7 +81,7 @@ impl Store {
         // item_alloc for the command's item comes first, for every storage command.
         let failure = if size > self.config.item_size_max {
             Some(ServerError::ObjectTooLarge)
-        } else if !self.make_room(size, now_s, None) {
+        } else if !self.make_room(size, key.len(), now_s, None) {
             Some(ServerError::OutOfMemoryStoring)
         } else {
             None
@@ -94,6 +95,7 @@ impl Store {
             }
             return (Reply::ServerError(error), 0);
         }
+        self.count_set(size);
         self.used += size; // the command's item, until it is linked or dropped
         let meta = meta.unwrap_or_default();
         let stored = self.store_item(now_s, op, key, flags, exp, data, meta);
@@ -153,6 +155,7 @@ impl Store {
                     .get(key)
                     .map_or((0, 0, false), |it| (it.cas, it.exptime, it.win_sent));
                 if unique != 0 && unique == current {
+                    self.count_class(key, SlabCount::CasHit);
                     linked(self, exp)
                 } else if unique != 0 && meta.stale_ok && unique < current {
                     // CAS_STALE: the value is stored, but keeps the old item's TTL and is
@@ -164,6 +167,7 @@ impl Store {
                     }
                     Ok(cas)
                 } else {
+                    self.count_class(key, SlabCount::CasBadval);
                     Err(Reply::Exists)
                 }
             }
@@ -198,15 +202,17 @@ impl Store {
                 item_size(key.len(), item.flags, item.data.len() + data.len()),
             ),
         };
-        if new_size > self.config.item_size_max || !self.make_room(new_size, now_s, Some(key)) {
+        if new_size > self.config.item_size_max
+            || !self.make_room(new_size, key.len(), now_s, Some(key))
+        {
             return Err(Reply::NotStored);
         }
         let cas = self.next_cas();
         self.tally.linked += 1;
-        let tracks = self.tracks_lru();
         let Some(item) = self.items.get_mut(key) else {
             return Err(Reply::NotStored);
         };
+        let old = (old_size, item.class, item.seg, item.tick);
         if at_end {
             item.data.extend_from_slice(data);
         } else {
@@ -216,10 +222,8 @@ impl Store {
         item.time = now_s;
         // A new item took the old one's place: no marks carry over.
         item.clear_marks();
-        if tracks {
-            item.tick = self.lru.bump(item.tick);
-        }
         self.used = self.used - old_size + new_size;
+        self.mem_link(key, Some(old), now_s);
         Ok(cas)
     }
 
@@ -243,6 +247,12 @@ impl Store {
                 continue;
             }
             self.hit(key, now_s);
+            let what = if exp.is_some() {
+                SlabCount::TouchHit
+            } else {
+                SlabCount::GetHit
+            };
+            self.count_class(key, what);
             if let Some(exp) = exp {
                 if let Some(item) = self.items.get_mut(&key[..]) {
                     set_exptime(&mut self.expiry, item, exp);
@@ -261,7 +271,14 @@ impl Store {
             return Reply::ClientError(ClientError::BadCommandLineFormat);
         }
         match self.add_delta(now_s, verb == ArithVerb::Incr, key, delta, 0) {
-            Delta::Done { value, .. } => Reply::Number(value),
+            Delta::Done { value, .. } => {
+                let what = match verb {
+                    ArithVerb::Incr => SlabCount::IncrHit,
+                    ArithVerb::Decr => SlabCount::DecrHit,
+                };
+                self.count_class(key, what);
+                Reply::Number(value)
+            }
             Delta::NotFound | Delta::CasMismatch => Reply::NotFound,
             Delta::NonNumeric => Reply::ClientError(ClientError::NonNumeric),
             Delta::OutOfMemory => Reply::ServerError(ServerError::OutOfMemory),
@@ -303,19 +320,22 @@ impl Store {
         let old_size = item.size();
         let in_place = digits.len() <= item.data.len();
         let new_size = item_size(key.len(), item.flags, digits.len());
-        if !in_place && !self.make_room(new_size, now_s, Some(key)) {
+        if !in_place && !self.make_room(new_size, key.len(), now_s, Some(key)) {
             return Delta::OutOfMemory;
         }
         let cas = self.next_cas();
-        let tracks = self.tracks_lru();
+        let tracked = self.mem.is_some();
         let Some(item) = self.items.get_mut(key) else {
             return Delta::NotFound;
         };
         item.cas = cas;
+        let old = (old_size, item.class, item.seg, item.tick);
         if in_place {
             arith::rewrite_in_place(&mut item.data, digits);
             // do_item_update: refreshes it->time at most once per ITEM_UPDATE_INTERVAL.
-            if item.time < now_s - ITEM_UPDATE_INTERVAL {
+            if tracked {
+                self.update(key, now_s);
+            } else if item.time < now_s - ITEM_UPDATE_INTERVAL {
                 item.time = now_s;
             }
         } else {
@@ -326,9 +346,7 @@ impl Store {
             // item_replace links a new item: no marks carry over.
             item.clear_marks();
             self.used = self.used - old_size + new_size;
-        }
-        if tracks {
-            item.tick = self.lru.bump(item.tick);
+            self.mem_link(key, Some(old), now_s);
         }
         Delta::Done { value, in_place }
     }

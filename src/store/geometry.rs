@@ -95,7 +95,7 @@ impl Geometry {
             if size as f64 >= self.slab_chunk_max as f64 / self.factor.0 {
                 break;
             }
-            if size % CHUNK_ALIGN != 0 {
+            if !size.is_multiple_of(CHUNK_ALIGN) {
                 size += CHUNK_ALIGN - size % CHUNK_ALIGN;
             }
             out.push(SlabClass {

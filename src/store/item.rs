@@ -37,6 +37,12 @@ pub struct Item {
     pub cas: u64,
     /// LRU position (a larger tick is more recently used); `0` when the store keeps no LRU.
     pub tick: u64,
+    /// The slab class (index from 0) whose LRU holds the item (memory-limited stores).
+    pub class: u8,
+    /// The LRU segment: HOT, WARM or COLD (`store/lru.rs`).
+    pub seg: u8,
+    /// memcached's `ITEM_ACTIVE`: hit twice (segmented LRU).
+    pub active: bool,
     /// memcached's `ITEM_FETCHED`: a hit bumped the item since it was stored (`mg … h`,
     /// `me`'s `fetch`).
     pub fetched: bool,
@@ -69,6 +75,9 @@ impl Item {
             time,
             cas: 0,
             tick: 0,
+            class: 0,
+            seg: 0,
+            active: false,
             fetched: false,
             stale: false,
             win_sent: false,

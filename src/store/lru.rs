@@ -1,111 +1,714 @@
-//! The least-recently-used order of a memory-limited store.
+//! memcached 1.6.18's per-class segmented LRU (`items.c`, `doc/new_lru.txt`) over the slab
+//! allocator (`store/slabs.rs`), kept only when the store has a memory limit.
 //!
-//! kvsim keeps **one global LRU over all items, with a byte-count limit**: every item is
-//! charged its full memcached size (`item::item_size`), and when a new allocation would
-//! exceed `memory_limit` the store first reclaims expired items, then walks this list from
-//! the least recently used end, dropping flushed items and evicting live ones until the
-//! allocation fits. An item being appended to or incremented is pinned (memcached holds a
-//! reference on it) and is skipped. Every link (successful store), `add` on an existing
-//! key, hit of `get`/`gets`/`gat`/`gats`, `touch` and `incr`/`decr` moves an item to the
-//! most recently used end.
+//! Every slab class has its own LRU, split in segments: HOT (new items), WARM (items hit
+//! twice), COLD (eviction candidates). What is exact:
+//! - a new item goes to the head of its class's HOT (COLD with `-o no_lru_maintainer`,
+//!   which turns the segmented LRU off: `lru_segmented = false`);
+//! - a hit marks the item fetched, a second hit active (`do_item_get`): in HOT or WARM
+//!   that refreshes its time (`do_item_update`, every time in 1.6.18); an active item
+//!   in COLD moves to WARM (memcached queues this bump for the maintainer; kvsim does it at
+//!   once); without the segmented LRU a hit refreshes the time and moves the item to the
+//!   head at most once per 60 s;
+//! - an allocation runs `do_item_alloc_pull`: up to 10 rounds of taking a chunk, else
+//!   `lru_pull_tail` on COLD with eviction (at most 5 tail items looked at: expired and
+//!   flushed ones are reclaimed and the walk goes on, the first live one is evicted), and
+//!   when that removed nothing, one pull on HOT (which moves its tail to COLD, or an active
+//!   tail to WARM); without the segmented LRU a pull on COLD reclaims first, and a round
+//!   that neither allocates nor evicts ends the loop;
+//! - the maintainer's juggle of a class (`lru_maintainer_juggle`): up to 500 rounds of
+//!   pulling HOT (limit 20% of the class's bytes, or older than 0.2 × the COLD tail's age),
+//!   else WARM (40%, 2 × the age; active items stay in WARM) and COLD (active items go to
+//!   WARM), with the counters `moves_to_cold`, `moves_to_warm`, `moves_within_lru`;
+//! - the counters `evicted`, `evicted_nonzero`, `evicted_time`, `evicted_unfetched`,
+//!   `evicted_active`, `reclaimed`, `expired_unfetched`, `outofmemory`, `direct_reclaims`.
 //!
-//! How this differs from memcached 1.6.18 (`items.c`, `slabs.c`, `doc/new_lru.txt`):
-//! - memcached carves memory into 1 MiB pages per **slab class** (chunk sizes ×1.25) and
-//!   evicts from the tail of the LRU of the class the new item falls in: small items never
-//!   evict large ones and vice versa, and a class with no page yet gets its first page
-//!   even above the limit. kvsim has no classes: any item may evict any other, and the
-//!   limit counts item bytes, not pages or chunk slack.
-//! - memcached's default LRU is **segmented** (HOT/WARM/COLD with a background
-//!   maintainer): an item must be hit twice to be protected, bumps are rate-limited to
-//!   once per 60 s (`ITEM_UPDATE_INTERVAL`), and the order depends on the maintainer
-//!   thread's timing. kvsim's order is exact LRU on every access, deterministic.
-//! - memcached reclaims only expired items it meets near the tail (plus the background
-//!   crawler); kvsim reclaims every expired item before evicting a live one.
-//! - memcached gives up after a bounded number of tail pulls; kvsim refuses an item larger
-//!   than the whole limit up front and otherwise evicts until it fits.
-//!
-//! The order is only kept when it can matter (a memory limit with eviction on, not
-//! persistent); otherwise ticks stay 0 so that reads do not change the store's state.
+//! What is approximated (and why):
+//! - the maintainer is a thread that wakes every 0 to 1 s (`MAX_LRU_MAINTAINER_SLEEP`),
+//!   sooner while it finds work; kvsim juggles a class right after an item is linked into
+//!   it, a deterministic instant standing for "soon". Under a fast stream the real thread
+//!   lags a little behind, so a few items near the boundary of HOT/COLD differ;
+//! - TEMP_LRU (`-o temporary_ttl`, off by default) is not modelled;
+//! - slab automove (moving whole pages between classes) is not modelled: a class keeps
+//!   the pages it took;
+//! - an item held by the command in flight (an append's or incr's original) is skipped
+//!   by the tail walk (memcached counts it in `lrutail_reflocked` and may unlink it while
+//!   keeping its memory).
 
+use super::item::Item;
+use super::slabs::Slabs;
+use super::Store;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Items ordered by their last use.
+/// The HOT segment.
+pub(crate) const HOT: u8 = 0;
+/// The WARM segment.
+pub(crate) const WARM: u8 = 1;
+/// The COLD segment.
+pub(crate) const COLD: u8 = 2;
+
+/// memcached's `ITEM_UPDATE_INTERVAL`.
+const UPDATE_INTERVAL: i64 = 60;
+
+/// One class's counters, as `stats items` shows them (`itemstats_t`, summed over the
+/// class's segments).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Lru {
-    /// Tick of last use → key; the first entry is the least recently used.
+pub struct ItemStats {
+    /// Live items evicted.
+    pub evicted: u64,
+    /// Evicted items that had an expiration time.
+    pub evicted_nonzero: u64,
+    /// Seconds since the last evicted item's last access.
+    pub evicted_time: u64,
+    /// Allocations that failed.
+    pub outofmemory: u64,
+    /// Expired or flushed items reclaimed at a tail.
+    pub reclaimed: u64,
+    /// Reclaimed items never fetched.
+    pub expired_unfetched: u64,
+    /// Evicted items never fetched.
+    pub evicted_unfetched: u64,
+    /// Evicted items marked active.
+    pub evicted_active: u64,
+    /// Tail items skipped because a command held them.
+    pub lrutail_reflocked: u64,
+    /// Items moved from HOT or WARM to COLD.
+    pub moves_to_cold: u64,
+    /// Items moved to WARM.
+    pub moves_to_warm: u64,
+    /// Active items moved to WARM's head.
+    pub moves_within_lru: u64,
+    /// Allocation rounds that had to pull a tail.
+    pub direct_reclaims: u64,
+    /// Retrieval hits by the segment the hit left the item in: HOT, WARM, COLD, TEMP
+    /// (`hits_to_*`; their sum is `stats slabs`' `get_hits`).
+    pub hits: [u64; 4],
+    /// Storage commands whose item was allocated in this class.
+    pub cmd_set: u64,
+    /// `delete` hits.
+    pub delete_hits: u64,
+    /// `incr` hits.
+    pub incr_hits: u64,
+    /// `decr` hits.
+    pub decr_hits: u64,
+    /// `cas` that stored.
+    pub cas_hits: u64,
+    /// `cas` that lost.
+    pub cas_badval: u64,
+    /// `touch`, `gat`, `gats` hits.
+    pub touch_hits: u64,
+}
+
+/// A per-class command counter of `stats slabs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SlabCount {
+    GetHit,
+    TouchHit,
+    DeleteHit,
+    IncrHit,
+    DecrHit,
+    CasHit,
+    CasBadval,
+}
+
+/// One segment of one class: its items by position (the smallest tick is the tail) and
+/// their bytes (`sizes_bytes`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct Segment {
     order: BTreeMap<u64, Arc<[u8]>>,
-    /// The last tick handed out.
+    bytes: usize,
+}
+
+/// A memory-limited store's memory: the slab allocator and the per-class LRUs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Memory {
+    /// Pages and chunks.
+    pub slabs: Slabs,
+    /// Per class: HOT, WARM, COLD.
+    segs: Vec<[Segment; 3]>,
+    /// Per class counters.
+    pub stats: Vec<ItemStats>,
+    /// The last position handed out.
     clock: u64,
+    /// Whether the LRU is segmented (the maintainer runs).
+    pub segmented: bool,
+    /// Allocations in flight, `(size, key length)`, until linked or dropped.
+    pending: Vec<(usize, usize)>,
+    /// The second of the maintainer's last pass over every class.
+    swept: i64,
+    /// Hits that made a COLD item active, `(key, cas)`, queued for the maintainer
+    /// (`lru_bump_async`).
+    bumps: Vec<(Arc<[u8]>, u64)>,
 }
 
-impl Lru {
-    /// Records a newly linked item; returns its tick.
-    pub fn link(&mut self, key: &Arc<[u8]>) -> u64 {
+impl Memory {
+    /// An empty memory of `limit` bytes.
+    pub fn new(geometry: &super::geometry::Geometry, limit: usize) -> Memory {
+        let slabs = Slabs::new(geometry, limit);
+        let n = slabs.classes.len();
+        Memory {
+            slabs,
+            segs: vec![Default::default(); n],
+            stats: vec![ItemStats::default(); n],
+            clock: 0,
+            segmented: geometry.lru_maintainer,
+            pending: Vec::new(),
+            swept: 0,
+            bumps: Vec::new(),
+        }
+    }
+
+    /// Items in each segment of class `c`: HOT, WARM, COLD.
+    pub fn counts(&self, c: usize) -> [usize; 3] {
+        let s = &self.segs[c];
+        [s[0].order.len(), s[1].order.len(), s[2].order.len()]
+    }
+
+    /// Bytes of the items in class `c` (`mem_requested`).
+    pub fn bytes(&self, c: usize) -> usize {
+        self.segs[c].iter().map(|s| s.bytes).sum()
+    }
+
+    /// The key at the tail of segment `seg` of class `c`.
+    fn tail(&self, c: usize, seg: u8) -> Option<(u64, Arc<[u8]>)> {
+        self.segs[c][seg as usize]
+            .order
+            .first_key_value()
+            .map(|(t, k)| (*t, Arc::clone(k)))
+    }
+
+    /// The key after position `tick` towards the head of segment `seg` of class `c`.
+    fn after(&self, c: usize, seg: u8, tick: u64) -> Option<(u64, Arc<[u8]>)> {
+        self.segs[c][seg as usize]
+            .order
+            .range(tick + 1..)
+            .next()
+            .map(|(t, k)| (*t, Arc::clone(k)))
+    }
+
+    /// Puts `item` at the head of segment `seg` of class `class`.
+    fn link_q(&mut self, item: &mut Item, class: usize, seg: u8) {
         self.clock += 1;
-        self.order.insert(self.clock, Arc::clone(key));
-        self.clock
+        item.tick = self.clock;
+        item.class = class as u8;
+        item.seg = seg;
+        let s = &mut self.segs[class][seg as usize];
+        s.order.insert(self.clock, Arc::clone(&item.key));
+        s.bytes += item.size();
     }
 
-    /// Moves the item with tick `tick` to the most recently used end; returns its new tick.
-    pub fn bump(&mut self, tick: u64) -> u64 {
-        if tick == self.clock {
-            return tick;
+    /// Takes `item` out of its segment.
+    fn unlink_q(&mut self, item: &Item) {
+        let s = &mut self.segs[item.class as usize][item.seg as usize];
+        s.order.remove(&item.tick);
+        s.bytes -= item.size();
+    }
+
+    /// Frees the chunks an item of `size` bytes with a `key_len`-byte key holds.
+    fn free_chunks(&mut self, size: usize, key_len: usize) {
+        for c in self.slabs.chunks_of(size, key_len) {
+            self.slabs.free(c as usize);
         }
-        match self.order.remove(&tick) {
-            Some(key) => {
-                self.clock += 1;
-                self.order.insert(self.clock, key);
-                self.clock
-            }
-            None => tick,
+    }
+
+    /// Frees every allocation still in flight (the command did not link it).
+    pub fn release_pending(&mut self) {
+        while let Some((size, key_len)) = self.pending.pop() {
+            self.free_chunks(size, key_len);
         }
     }
 
-    /// Forgets the item with tick `tick`.
-    pub fn unlink(&mut self, tick: u64) {
-        self.order.remove(&tick);
-    }
-
-    /// The least recently used items, oldest first.
-    pub fn oldest(&self) -> impl Iterator<Item = (u64, &Arc<[u8]>)> {
-        self.order.iter().map(|(t, k)| (*t, k))
-    }
-
-    /// The number of items in the order.
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.order.len()
-    }
-
-    /// Whether the order is empty.
-    pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
-    }
-
-    /// Forgets everything.
+    /// Forgets every item and page (a restart); the counters stay.
     pub fn clear(&mut self) {
-        self.order.clear();
+        self.slabs.clear();
+        for segs in &mut self.segs {
+            *segs = Default::default();
+        }
         self.clock = 0;
+        self.pending.clear();
+    }
+
+    /// Checks that the segments list exactly `items` and the chunks in use match them.
+    pub fn check<'a>(&self, items: impl Iterator<Item = &'a Item>) -> Result<(), String> {
+        let mut used = vec![0usize; self.slabs.classes.len()];
+        let mut listed = 0;
+        for it in items {
+            listed += 1;
+            let seg = &self.segs[it.class as usize][it.seg as usize];
+            if seg.order.get(&it.tick).map(|k| &k[..]) != Some(&it.key[..]) {
+                return Err(format!(
+                    "lru: expected {} in class {} segment {}, found it missing",
+                    crate::command::show_bytes(&it.key),
+                    it.class as usize + 1,
+                    it.seg
+                ));
+            }
+            for c in self.slabs.chunks_of(it.size(), it.key.len()) {
+                used[c as usize] += 1;
+            }
+        }
+        let in_segs: usize = self.segs.iter().flatten().map(|s| s.order.len()).sum();
+        if in_segs != listed {
+            return Err(format!(
+                "lru: expected {listed} entries matching the items, found {in_segs}"
+            ));
+        }
+        for (c, (u, mem)) in used.iter().zip(&self.slabs.class).enumerate() {
+            if *u != mem.used || mem.used > mem.pages * self.slabs.classes[c].per_page {
+                return Err(format!(
+                    "slab class {}: expected {u} chunks in use within {} pages, found {}",
+                    c + 1,
+                    mem.pages,
+                    mem.used
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What a tail walk does with the item it stops at.
+enum Stop {
+    Keep,
+    Move(u8),
+}
 
-    #[test]
-    fn bump_moves_to_the_young_end() {
-        let mut lru = Lru::default();
-        let a: Arc<[u8]> = Arc::from(&b"a"[..]);
-        let b: Arc<[u8]> = Arc::from(&b"b"[..]);
-        let ta = lru.link(&a);
-        let _tb = lru.link(&b);
-        let ta2 = lru.bump(ta);
-        let order: Vec<&[u8]> = lru.oldest().map(|(_, k)| &k[..]).collect();
-        assert_eq!(order, vec![&b"b"[..], &b"a"[..]]);
-        assert_eq!(lru.bump(ta2), ta2);
-        lru.unlink(ta2);
-        assert_eq!(lru.len(), 1);
+impl Store {
+    /// `do_item_alloc`'s memory for an item of `size` bytes under a `key_len`-byte key:
+    /// every chunk it needs, each by `do_item_alloc_pull`. On success the allocation is in
+    /// flight until [`Store::mem_link`] takes it; on failure `outofmemory` is counted.
+    pub(super) fn mem_alloc(
+        &mut self,
+        size: usize,
+        key_len: usize,
+        now_s: i64,
+        pinned: Option<&[u8]>,
+    ) -> bool {
+        if self.mem.is_none() {
+            return true;
+        }
+        // The maintainer has handled the hits queued since the last command.
+        self.maintainer_bumps(now_s);
+        let mem = self.mem.as_ref().expect("memory is kept");
+        let chunks = mem.slabs.chunks_of(size, key_len);
+        let lru_class = mem.slabs.class_index(size);
+        for (n, &c) in chunks.iter().enumerate() {
+            if !self.alloc_pull(c as usize, now_s, pinned) {
+                let mem = self.mem.as_mut().expect("memory is kept");
+                for &d in &chunks[..n] {
+                    mem.slabs.free(d as usize);
+                }
+                mem.stats[lru_class].outofmemory += 1;
+                return false;
+            }
+        }
+        let mem = self.mem.as_mut().expect("memory is kept");
+        mem.pending.push((size, key_len));
+        true
+    }
+
+    /// `do_item_alloc_pull`: one chunk of class `c`, pulling tails when none is free.
+    fn alloc_pull(&mut self, c: usize, now_s: i64, pinned: Option<&[u8]>) -> bool {
+        let segmented = self.mem.as_ref().is_some_and(|m| m.segmented);
+        let mut got = false;
+        let mut rounds = 0u64;
+        while rounds < 10 {
+            if !segmented {
+                self.pull_tail(c, COLD, 0, false, 0, now_s, pinned);
+            }
+            if self.mem.as_mut().expect("memory is kept").slabs.alloc(c) {
+                got = true;
+                break;
+            }
+            if self.pull_tail(c, COLD, 0, true, 0, now_s, pinned) == 0 {
+                if segmented {
+                    self.pull_tail(c, HOT, 0, false, 0, now_s, pinned);
+                } else {
+                    break;
+                }
+            }
+            rounds += 1;
+        }
+        if rounds > 0 {
+            self.mem.as_mut().expect("memory is kept").stats[c].direct_reclaims += rounds;
+        }
+        got
+    }
+
+    /// `lru_pull_tail`: walks up to 5 items from the tail of segment `seg` of class `c`;
+    /// the number of items removed or moved.
+    #[allow(clippy::too_many_arguments)] // lru_pull_tail's own parameters
+    fn pull_tail(
+        &mut self,
+        c: usize,
+        seg: u8,
+        total_bytes: usize,
+        evict: bool,
+        max_age: i64,
+        now_s: i64,
+        pinned: Option<&[u8]>,
+    ) -> usize {
+        let mut removed = 0;
+        let mut search = self.mem.as_ref().and_then(|m| m.tail(c, seg));
+        let mut tries = 5;
+        while tries > 0 {
+            let Some((tick, key)) = search else { break };
+            tries -= 1;
+            let mem = self.mem.as_mut().expect("memory is kept");
+            let next = mem.after(c, seg, tick);
+            if Some(&key[..]) == pinned {
+                mem.stats[c].lrutail_reflocked += 1;
+                search = next;
+                continue;
+            }
+            let Some(item) = self.items.get(&key[..]) else {
+                break;
+            };
+            let reclaim = (item.exptime != 0 && item.exptime < now_s)
+                || self.flush.is_flushed(item.time, item.cas, now_s);
+            if reclaim {
+                let stats = &mut mem.stats[c];
+                stats.reclaimed += 1;
+                if !item.fetched {
+                    stats.expired_unfetched += 1;
+                }
+                self.unlink(&key);
+                removed += 1;
+                search = next;
+                continue;
+            }
+            let seg_bytes = mem.segs[c][seg as usize].bytes;
+            let stop = match seg {
+                HOT | WARM => {
+                    let mut limit = if seg == HOT {
+                        total_bytes * 20 / 100
+                    } else {
+                        0
+                    };
+                    if limit == 0 {
+                        limit = total_bytes * 40 / 100;
+                    }
+                    if item.active {
+                        removed += 1;
+                        if seg == WARM {
+                            // Relinked at WARM's head, its time unchanged.
+                            mem.stats[c].moves_within_lru += 1;
+                            let item = self.items.get_mut(&key[..]).expect("listed");
+                            item.active = false;
+                            mem.unlink_q(item);
+                            mem.link_q(item, c, WARM);
+                            search = next;
+                            continue;
+                        }
+                        mem.stats[c].moves_to_warm += 1;
+                        Stop::Move(WARM)
+                    } else if seg_bytes > limit || now_s - item.time > max_age {
+                        mem.stats[c].moves_to_cold += 1;
+                        removed += 1;
+                        Stop::Move(COLD)
+                    } else {
+                        Stop::Keep
+                    }
+                }
+                _ if evict => {
+                    if self.config.evict {
+                        self.evict_tail(c, &key, now_s);
+                        removed += 1;
+                    }
+                    Stop::Keep
+                }
+                _ if item.active && mem.segmented => {
+                    mem.stats[c].moves_to_warm += 1;
+                    removed += 1;
+                    Stop::Move(WARM)
+                }
+                _ => Stop::Keep,
+            };
+            if let Stop::Move(to) = stop {
+                let mem = self.mem.as_mut().expect("memory is kept");
+                let item = self.items.get_mut(&key[..]).expect("listed");
+                item.active = false;
+                mem.unlink_q(item);
+                mem.link_q(item, c, to);
+            }
+            break;
+        }
+        removed
+    }
+
+    /// Evicts the live item under `key` from the COLD tail of class `c`.
+    fn evict_tail(&mut self, c: usize, key: &Arc<[u8]>, now_s: i64) {
+        let mem = self.mem.as_mut().expect("memory is kept");
+        let item = self.items.get(&key[..]).expect("listed");
+        let stats = &mut mem.stats[c];
+        stats.evicted += 1;
+        stats.evicted_time = (now_s - item.time).max(0) as u64;
+        if item.exptime != 0 {
+            stats.evicted_nonzero += 1;
+        }
+        if !item.fetched {
+            stats.evicted_unfetched += 1;
+        }
+        if item.active {
+            stats.evicted_active += 1;
+        }
+        let class = mem.slabs.classes[c];
+        self.evicted.push(super::geometry::Eviction {
+            key: key.to_vec(),
+            class,
+        });
+        self.unlink(key);
+    }
+
+    /// `lru_maintainer_juggle` for class `c`: moves items between HOT, WARM and COLD
+    /// until the segments are within their limits (at most 500 rounds).
+    fn juggle(&mut self, c: usize, now_s: i64) {
+        let Some(mem) = self.mem.as_ref() else { return };
+        if !mem.segmented {
+            return;
+        }
+        let cold_age = mem
+            .tail(c, COLD)
+            .and_then(|(_, k)| self.items.get(&k[..]))
+            .map_or(0, |it| (now_s - it.time).max(0));
+        let hot_age = (cold_age as f64 * 0.2) as i64;
+        let warm_age = (cold_age as f64 * 2.0) as i64;
+        let total: usize = mem.segs[c].iter().map(|s| s.bytes).sum();
+        for _ in 0..500 {
+            let mut more = 0;
+            if self.pull_tail(c, HOT, total, false, hot_age, now_s, None) != 0
+                || self.pull_tail(c, WARM, total, false, warm_age, now_s, None) != 0
+            {
+                more += 1;
+            }
+            more += self.pull_tail(c, COLD, total, false, 0, now_s, None);
+            if more == 0 {
+                break;
+            }
+        }
+    }
+
+    /// `lru_maintainer_bumps`: the queued hits on COLD items, each a `do_item_update` of
+    /// the item if it is still linked (an active COLD item moves to WARM).
+    fn maintainer_bumps(&mut self, now_s: i64) {
+        let Some(mem) = self.mem.as_mut() else { return };
+        if mem.bumps.is_empty() {
+            return;
+        }
+        for (key, cas) in std::mem::take(&mut mem.bumps) {
+            let Some(item) = self.items.get_mut(&key[..]).filter(|it| it.cas == cas) else {
+                continue;
+            };
+            item.time = now_s;
+            if item.seg == COLD && item.active {
+                let c = item.class as usize;
+                item.active = false;
+                mem.unlink_q(item);
+                mem.link_q(item, c, WARM);
+                mem.stats[c].moves_to_warm += 1;
+            }
+        }
+    }
+
+    /// Links the item now under `key` into its class's LRU (HOT's head, or COLD's without
+    /// the segmented LRU), taking the allocation in flight for it; `old` is the size of
+    /// the item it replaced, whose chunks and position are given back. Then the
+    /// maintainer juggles the class.
+    pub(super) fn mem_link(&mut self, key: &[u8], old: Option<(usize, u8, u8, u64)>, now_s: i64) {
+        let Some(mem) = self.mem.as_mut() else { return };
+        let item = self.items.get_mut(key).expect("linked");
+        if let Some((size, class, seg, tick)) = old {
+            let s = &mut mem.segs[class as usize][seg as usize];
+            s.order.remove(&tick);
+            s.bytes -= size;
+            mem.free_chunks(size, key.len());
+        }
+        let size = item.size();
+        match mem.pending.iter().rposition(|&p| p == (size, key.len())) {
+            Some(i) => {
+                mem.pending.remove(i);
+            }
+            None => {
+                for c in mem.slabs.chunks_of(size, key.len()) {
+                    mem.slabs.class[c as usize].used += 1;
+                }
+            }
+        }
+        let class = mem.slabs.class_index(size);
+        let seg = if mem.segmented { HOT } else { COLD };
+        item.active = false;
+        mem.link_q(item, class, seg);
+        if mem.segmented && mem.swept != now_s {
+            // A new second: the segments' age limits moved; the maintainer visits every
+            // class (it wakes at least once a second).
+            mem.swept = now_s;
+            for c in 0..mem.slabs.classes.len() {
+                self.juggle(c, now_s);
+            }
+        } else {
+            self.juggle(class, now_s);
+        }
+        self.maintainer_bumps(now_s);
+    }
+
+    /// Counts `what` for the class of the item under `key` (memory-limited stores only).
+    pub(super) fn count_class(&mut self, key: &[u8], what: SlabCount) {
+        let Some(mem) = self.mem.as_mut() else { return };
+        let Some(item) = self.items.get(key) else {
+            return;
+        };
+        let s = &mut mem.stats[item.class as usize];
+        let n = match what {
+            // `lru_hits`, by the segment the hit left the item in; `get_hits` sums them.
+            SlabCount::GetHit => &mut s.hits[item.seg as usize],
+            SlabCount::TouchHit => &mut s.touch_hits,
+            SlabCount::DeleteHit => &mut s.delete_hits,
+            SlabCount::IncrHit => &mut s.incr_hits,
+            SlabCount::DecrHit => &mut s.decr_hits,
+            SlabCount::CasHit => &mut s.cas_hits,
+            SlabCount::CasBadval => &mut s.cas_badval,
+        };
+        *n += 1;
+    }
+
+    /// Counts a storage command whose item of `size` bytes was allocated.
+    pub(super) fn count_set(&mut self, size: usize) {
+        if let Some(mem) = self.mem.as_mut() {
+            let c = mem.slabs.class_index(size);
+            mem.stats[c].cmd_set += 1;
+        }
+    }
+
+    /// Gives back the memory and position of `item`, just taken out of the table.
+    pub(super) fn mem_unlink(&mut self, item: &Item) {
+        if let Some(mem) = self.mem.as_mut() {
+            mem.unlink_q(item);
+            mem.free_chunks(item.size(), item.key.len());
+        }
+    }
+
+    /// A hit (`fetch`: `do_item_get` with `DO_UPDATE`) or an update (`do_item_update`)
+    /// of the live item under `key` in a memory-limited store.
+    pub(super) fn mem_touch(&mut self, key: &[u8], now_s: i64, fetch: bool) {
+        let mem = self.mem.as_mut().expect("memory is kept");
+        let Some(item) = self.items.get(key) else {
+            return;
+        };
+        let (active, fetched, stale) = (
+            item.active,
+            item.fetched,
+            item.time < now_s - UPDATE_INTERVAL,
+        );
+        if mem.segmented {
+            let update = if !fetch {
+                true
+            } else if active {
+                false
+            } else if !fetched {
+                self.items.get_mut(key).expect("found").fetched = true;
+                false
+            } else {
+                let item = self.items.get_mut(key).expect("found");
+                item.active = true;
+                if item.seg == COLD {
+                    // lru_bump_async: the maintainer moves it on its next pass.
+                    mem.bumps.push((Arc::clone(&item.key), item.cas));
+                    return;
+                }
+                true
+            };
+            if !update {
+                return;
+            }
+            let item = self.items.get_mut(key).expect("found");
+            if item.seg == COLD && item.active {
+                let c = item.class as usize;
+                item.time = now_s;
+                item.active = false;
+                mem.unlink_q(item);
+                mem.link_q(item, c, WARM);
+                mem.stats[c].moves_to_warm += 1;
+            } else {
+                // 1.6.18 refreshes the time of a HOT or WARM item on every update.
+                item.time = now_s;
+            }
+        } else if stale || (fetch && !fetched) {
+            let item = self.items.get_mut(key).expect("found");
+            item.fetched |= fetch;
+            if stale {
+                let (c, seg) = (item.class as usize, item.seg);
+                mem.unlink_q(item);
+                item.time = now_s;
+                mem.link_q(item, c, seg);
+            }
+        }
+    }
+}
+
+/// One slab class as `stats slabs` and `stats items` describe it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassReport {
+    /// The class: number, chunk size, chunks per page.
+    pub class: super::geometry::SlabClass,
+    /// Pages the class holds.
+    pub total_pages: usize,
+    /// Chunks in use.
+    pub used_chunks: usize,
+    /// Free chunks in the class's pages.
+    pub free_chunks: usize,
+    /// Bytes the class's items asked for (`mem_requested`).
+    pub mem_requested: usize,
+    /// Items in HOT, WARM, COLD.
+    pub number: [usize; 3],
+    /// Seconds since the last access of the HOT, WARM and COLD tails (0 when empty).
+    pub ages: [u64; 3],
+    /// The class's counters.
+    pub stats: ItemStats,
+}
+
+/// A memory-limited store's memory, as `stats`, `stats slabs` and `stats items` show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Every class that holds a page or has counted something, smallest first.
+    pub classes: Vec<ClassReport>,
+    /// Bytes of pages taken (`total_malloced`).
+    pub total_malloced: usize,
+    /// The memory limit (`limit_maxbytes`).
+    pub limit: usize,
+    /// Whether the LRU is segmented (memcached prints the per-segment lines only then).
+    pub segmented: bool,
+}
+
+impl Store {
+    /// The memory's pages, chunks, segments and counters at `now_ms`; `None` without a
+    /// memory limit (or when persistent).
+    pub fn memory_report(&self, now_ms: u64) -> Option<MemoryReport> {
+        let mem = self.mem.as_ref()?;
+        let now_s = super::expiry::now_secs(now_ms);
+        let age = |c: usize, seg: u8| {
+            mem.tail(c, seg)
+                .and_then(|(_, k)| self.items.get(&k[..]))
+                .map_or(0, |it| (now_s - it.time).max(0) as u64)
+        };
+        let classes = (0..mem.slabs.classes.len())
+            .filter(|&c| mem.slabs.class[c].pages > 0 || mem.stats[c] != ItemStats::default())
+            .map(|c| ClassReport {
+                class: mem.slabs.classes[c],
+                total_pages: mem.slabs.class[c].pages,
+                used_chunks: mem.slabs.class[c].used,
+                free_chunks: mem.slabs.free_chunks(c),
+                mem_requested: mem.bytes(c),
+                number: mem.counts(c),
+                ages: [age(c, HOT), age(c, WARM), age(c, COLD)],
+                stats: mem.stats[c].clone(),
+            })
+            .collect();
+        Some(MemoryReport {
+            classes,
+            total_malloced: mem.slabs.malloced,
+            limit: mem.slabs.limit,
+            segmented: mem.segmented,
+        })
     }
 }

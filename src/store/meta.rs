@@ -100,7 +100,7 @@ impl Store {
             // item_alloc(key, 0, realtime(0), 2): an empty item without a TTL (`N` sets it
             // below), linked with a new unique; no item on a full store (a miss then).
             let size = item_size(key.len(), 0, 0);
-            if size <= self.config.item_size_max && self.make_room(size, now_s, None) {
+            if size <= self.config.item_size_max && self.make_room(size, key.len(), now_s, None) {
                 self.link(key, b"", 0, 0, now_s);
                 found = true;
                 created = true;
@@ -355,43 +355,45 @@ impl Store {
         let mut created = false;
         // The item the reply describes: the live one, or (a growing value) the old one,
         // which memcached still holds and whose TTL `T` then changes to no effect.
-        let (value, live, mut old_exptime, old_cas) =
-            match self.add_delta(now_s, incr, key, delta, compare) {
-                Delta::Done { value, in_place } => {
-                    let item = self.items.get(key);
-                    let exp = item.map_or(0, |it| it.exptime);
-                    let cas = item.map_or(0, |it| it.cas);
-                    (value, in_place, exp, cas)
+        let (value, live, mut old_exptime, old_cas) = match self
+            .add_delta(now_s, incr, key, delta, compare)
+        {
+            Delta::Done { value, in_place } => {
+                let item = self.items.get(key);
+                let exp = item.map_or(0, |it| it.exptime);
+                let cas = item.map_or(0, |it| it.cas);
+                (value, in_place, exp, cas)
+            }
+            Delta::NonNumeric => return client(ClientError::NonNumeric),
+            Delta::OutOfMemory => return Reply::ServerError(ServerError::OutOfMemory),
+            Delta::NotFound if m.has(b'N') => {
+                let initial = match m.flag(b'J') {
+                    Some(MetaFlag::Initial(j)) => *j,
+                    _ => 0,
+                };
+                let digits = initial.to_string();
+                let size = item_size(key.len(), 0, digits.len());
+                if size > self.config.item_size_max || !self.make_room(size, key.len(), now_s, None)
+                {
+                    return Reply::ServerError(ServerError::OutOfMemoryAllocating);
                 }
-                Delta::NonNumeric => return client(ClientError::NonNumeric),
-                Delta::OutOfMemory => return Reply::ServerError(ServerError::OutOfMemory),
-                Delta::NotFound if m.has(b'N') => {
-                    let initial = match m.flag(b'J') {
-                        Some(MetaFlag::Initial(j)) => *j,
-                        _ => 0,
-                    };
-                    let digits = initial.to_string();
-                    let size = item_size(key.len(), 0, digits.len());
-                    if size > self.config.item_size_max || !self.make_room(size, now_s, None) {
-                        return Reply::ServerError(ServerError::OutOfMemoryAllocating);
-                    }
-                    let cas = self.link(key, digits.as_bytes(), 0, 0, now_s);
-                    created = true;
-                    (initial, true, 0, cas)
+                let cas = self.link(key, digits.as_bytes(), 0, 0, now_s);
+                created = true;
+                (initial, true, 0, cas)
+            }
+            miss @ (Delta::NotFound | Delta::CasMismatch) => {
+                let mut reply = MetaReply::status(if miss == Delta::NotFound {
+                    MetaStatus::Nf
+                } else {
+                    MetaStatus::Ex
+                });
+                if opaque_too_long(m) {
+                    return client(ClientError::OpaqueTooLong);
                 }
-                miss @ (Delta::NotFound | Delta::CasMismatch) => {
-                    let mut reply = MetaReply::status(if miss == Delta::NotFound {
-                        MetaStatus::Nf
-                    } else {
-                        MetaStatus::Ex
-                    });
-                    if opaque_too_long(m) {
-                        return client(ClientError::OpaqueTooLong);
-                    }
-                    Self::echoes(m, &mut reply);
-                    return Reply::Meta(reply);
-                }
-            };
+                Self::echoes(m, &mut reply);
+                return Reply::Meta(reply);
+            }
+        };
         let with_value = m.has(b'v');
         let mut reply = MetaReply::status(if with_value {
             MetaStatus::Va

@@ -68,14 +68,16 @@ pub(crate) mod item;
 pub(crate) mod lru;
 pub mod memstore;
 mod meta;
+mod slabs;
 mod table;
 
 use crate::command::{ClientError, Command, Reply, KEY_MAX_LEN};
 use commands::Op;
 use expiry::{is_expired, now_secs, Flush, ProcessClock};
 use item::Item;
-use lru::Lru;
-use std::collections::{BTreeMap, BTreeSet};
+use lru::Memory;
+pub use lru::{ClassReport, ItemStats, MemoryReport};
+use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 pub(crate) use table::fixed_hasher;
@@ -123,7 +125,8 @@ pub struct Store {
     items: Table,
     /// `(exptime, key)` of every item with an expiration.
     expiry: BTreeSet<(i64, Arc<[u8]>)>,
-    lru: Lru,
+    /// The slab allocator and per-class LRUs: only with a memory limit (not persistent).
+    mem: Option<Box<Memory>>,
     /// The last cas unique handed out (`cas_id`).
     cas_id: u64,
     flush: Flush,
@@ -232,12 +235,13 @@ impl std::hash::Hash for Seen {
 impl Store {
     /// A fresh (empty) store whose process starts at virtual unix time `now_ms`.
     pub fn new(config: StoreConfig, now_ms: u64) -> Store {
+        let mem = memory_of(&config);
         Store {
             config,
             clock: ProcessClock::start(now_ms),
             items: Table::default(),
             expiry: BTreeSet::new(),
-            lru: Lru::default(),
+            mem,
             cas_id: 0,
             flush: Flush::default(),
             flush_reaped: false,
@@ -256,6 +260,14 @@ impl Store {
     /// Applies one command at virtual unix time `now_ms` (which never decreases between
     /// calls) and returns memcached's reply. Noreply commands return their reply too.
     pub fn apply(&mut self, now_ms: u64, command: &Command) -> Reply {
+        let reply = self.apply_command(now_ms, command);
+        if let Some(mem) = self.mem.as_mut() {
+            mem.release_pending();
+        }
+        reply
+    }
+
+    fn apply_command(&mut self, now_ms: u64, command: &Command) -> Reply {
         self.seen.0 = self.seen.0.max(now_ms);
         let now_s = now_secs(now_ms);
         match command {
@@ -298,6 +310,7 @@ impl Store {
                     return Reply::ClientError(ClientError::BadCommandLineFormat);
                 }
                 if self.find(key, now_s) {
+                    self.count_class(key, lru::SlabCount::DeleteHit);
                     self.unlink(key);
                     Reply::Deleted
                 } else {
@@ -312,6 +325,7 @@ impl Store {
                 if self.find(key, now_s) {
                     // do_item_touch: a hit (do_item_get with DO_UPDATE), then the new time.
                     self.hit(key, now_s);
+                    self.count_class(key, lru::SlabCount::TouchHit);
                     if let Some(item) = self.items.get_mut(&key[..]) {
                         set_exptime(&mut self.expiry, item, exp);
                     }
@@ -386,7 +400,9 @@ impl Store {
         } else {
             self.items.clear();
             self.expiry.clear();
-            self.lru.clear();
+            if let Some(mem) = self.mem.as_mut() {
+                mem.clear();
+            }
             self.used = 0;
             self.cas_id = 0;
         }
@@ -519,11 +535,17 @@ impl Store {
                 self.used
             ));
         }
-        if let Some(limit) = self.limit() {
-            if self.used > limit {
+        if let Some(mem) = &self.mem {
+            let slabs = &mem.slabs;
+            let pages: usize = slabs.class.iter().map(|c| c.pages).sum();
+            let first_pages = slabs.class.iter().filter(|c| c.pages > 0).count();
+            // A class's first page may go above the limit (`do_slabs_newslab`).
+            let most = slabs.limit + first_pages * slabs.page_size;
+            if (pages + slabs.pool) * slabs.page_size != slabs.malloced || slabs.malloced > most {
                 return Err(format!(
-                    "memory: expected at most {limit} bytes, found {}",
-                    self.used
+                    "memory: expected {} bytes of pages, at most {most}, found {}",
+                    (pages + slabs.pool) * slabs.page_size,
+                    slabs.malloced
                 ));
             }
         }
@@ -540,23 +562,12 @@ impl Store {
                 self.expiry.len()
             ));
         }
-        if self.tracks_lru() {
-            let ticks: BTreeMap<u64, Arc<[u8]>> = self
-                .items
-                .unordered()
-                .map(|it| (it.tick, Arc::clone(&it.key)))
-                .collect();
-            let lru: BTreeMap<u64, Arc<[u8]>> =
-                self.lru.oldest().map(|(t, k)| (t, Arc::clone(k))).collect();
-            if ticks != lru {
-                return Err(format!(
-                    "lru: expected {} entries matching the items' ticks, found {}",
-                    ticks.len(),
-                    lru.len()
-                ));
+        match &self.mem {
+            Some(mem) => mem.check(self.items.unordered())?,
+            None if self.items.unordered().any(|it| it.tick != 0) => {
+                return Err("lru: expected no order when none is kept, found one".to_string());
             }
-        } else if !self.lru.is_empty() || self.items.unordered().any(|it| it.tick != 0) {
-            return Err("lru: expected no order when none is kept, found one".to_string());
+            None => {}
         }
         if let Some(it) = self
             .items
@@ -575,10 +586,6 @@ impl Store {
     }
 
     // ---- internals -------------------------------------------------------------------
-
-    fn tracks_lru(&self) -> bool {
-        self.config.memory_limit.is_some() && self.config.evict && !self.config.persistent
-    }
 
     fn limit(&self) -> Option<usize> {
         if self.config.persistent {
@@ -631,7 +638,7 @@ impl Store {
             clock,
             items,
             expiry,
-            lru,
+            mem,
             cas_id: _,
             flush,
             flush_reaped,
@@ -657,7 +664,7 @@ impl Store {
         }
         expiry.hash(h);
         if !timeless {
-            lru.hash(h);
+            mem.hash(h);
         }
         flush.hash(h);
         flush_reaped.hash(h);
@@ -706,9 +713,7 @@ impl Store {
         if item.exptime != 0 {
             self.expiry.remove(&(item.exptime, Arc::clone(&item.key)));
         }
-        if item.tick != 0 {
-            self.lru.unlink(item.tick);
-        }
+        self.mem_unlink(&item);
         self.used -= item.size();
         Some(item)
     }
@@ -728,10 +733,12 @@ impl Store {
     }
 
     fn touch_item(&mut self, key: &[u8], now_s: i64, fetch: bool) {
-        let tracks = self.tracks_lru();
+        if self.mem.is_some() {
+            return self.mem_touch(key, now_s, fetch);
+        }
         // Look first, so that a read that changes nothing leaves the table shared.
         let changes = self.items.get(key).is_some_and(|item| {
-            tracks || (fetch && !item.fetched) || item.time < now_s - ITEM_UPDATE_INTERVAL
+            (fetch && !item.fetched) || item.time < now_s - ITEM_UPDATE_INTERVAL
         });
         if !changes {
             return;
@@ -743,9 +750,6 @@ impl Store {
             if item.time < now_s - ITEM_UPDATE_INTERVAL {
                 item.time = now_s;
             }
-            if tracks {
-                item.tick = self.lru.bump(item.tick);
-            }
         }
     }
 
@@ -754,107 +758,62 @@ impl Store {
     fn link(&mut self, key: &[u8], data: &[u8], flags: u32, exp: i64, now_s: i64) -> u64 {
         let cas = self.next_cas();
         self.tally.linked += 1;
-        let tracks = self.tracks_lru();
         if let Some(item) = self.items.get_mut(key) {
             // item_replace: the old item goes, a new one takes its place.
             let old_size = item.size();
+            let old = (old_size, item.class, item.seg, item.tick);
             item.data.clear();
             item.data.extend_from_slice(data);
             item.flags = flags;
             item.cas = cas;
             item.time = now_s;
             item.clear_marks();
-            if tracks {
-                item.tick = self.lru.bump(item.tick);
-            }
             let new_size = item.size();
             self.used = self.used - old_size + new_size;
             set_exptime(&mut self.expiry, item, exp);
+            self.mem_link(key, Some(old), now_s);
             return cas;
         }
         let key: Arc<[u8]> = Arc::from(key);
-        let tick = if tracks { self.lru.link(&key) } else { 0 };
         if exp != 0 {
             self.expiry.insert((exp, Arc::clone(&key)));
         }
         let mut item = Item::new(Arc::clone(&key), data.to_vec(), flags, exp, now_s);
         item.cas = cas;
-        item.tick = tick;
         self.used += item.size();
-        self.items.insert(key, item);
+        self.items.insert(Arc::clone(&key), item);
+        if self.mem.is_some() {
+            self.mem_link(&key, None, now_s);
+        }
         cas
     }
 
-    /// Makes room for an allocation of `need` bytes under the memory limit: reclaims
-    /// expired items, then (eviction on) walks the LRU from its old end, or (eviction
-    /// off) reclaims flushed items. `pinned` is never reclaimed (memcached holds a
-    /// reference to it). Returns whether the allocation fits.
+    /// Allocates memory for an item of `need` bytes under a `key_len`-byte key as
+    /// memcached's `do_item_alloc` does (`store/lru.rs`): evicting from the item's slab
+    /// class when eviction is on. `pinned` is never reclaimed (memcached holds a reference
+    /// to it). Returns whether the allocation succeeded; it is held until the item is
+    /// linked or the command ends.
     #[inline]
-    fn make_room(&mut self, need: usize, now_s: i64, pinned: Option<&[u8]>) -> bool {
-        match self.limit() {
-            None => true,
-            Some(limit) if self.used + need <= limit => true,
-            Some(limit) => self.reclaim(need, limit, now_s, pinned),
+    fn make_room(
+        &mut self,
+        need: usize,
+        key_len: usize,
+        now_s: i64,
+        pinned: Option<&[u8]>,
+    ) -> bool {
+        if self.mem.is_none() {
+            return true;
         }
+        self.mem_alloc(need, key_len, now_s, pinned)
     }
+}
 
-    /// [`Store::make_room`] when the allocation does not fit as things are.
-    fn reclaim(&mut self, need: usize, limit: usize, now_s: i64, pinned: Option<&[u8]>) -> bool {
-        if need > limit {
-            return false;
-        }
-        while self.used + need > limit {
-            let victim = self
-                .expiry
-                .iter()
-                .take_while(|(exp, _)| *exp <= now_s)
-                .find(|(_, key)| Some(&key[..]) != pinned)
-                .map(|(_, key)| Arc::clone(key));
-            match victim {
-                Some(key) => {
-                    self.unlink(&key);
-                }
-                None => break,
-            }
-        }
-        if self.config.evict {
-            while self.used + need > limit {
-                let victim = self
-                    .lru
-                    .oldest()
-                    .find(|(_, key)| Some(&key[..]) != pinned)
-                    .map(|(_, key)| Arc::clone(key));
-                let Some(key) = victim else { break };
-                let live = self
-                    .items
-                    .get(&key[..])
-                    .filter(|it| !self.is_dead(it, now_s))
-                    .map(|it| item::item_size(it.key.len(), it.flags, it.data.len()));
-                self.unlink(&key);
-                if let Some(size) = live {
-                    self.evicted.push(geometry::Eviction {
-                        key: key.to_vec(),
-                        class: self.config.geometry.class_of(size),
-                    });
-                }
-            }
-        } else if self.used + need > limit && self.flush.oldest_live.is_some() {
-            // In key order (deterministic).
-            let flushed: Vec<Arc<[u8]>> = self
-                .items
-                .sorted()
-                .into_iter()
-                .filter(|it| Some(&it.key[..]) != pinned && self.is_dead(it, now_s))
-                .map(|it| Arc::clone(&it.key))
-                .collect();
-            for key in flushed {
-                if self.used + need <= limit {
-                    break;
-                }
-                self.unlink(&key);
-            }
-        }
-        self.used + need <= limit
+/// The memory a store with `config` keeps: slabs and LRUs with a memory limit, unless
+/// persistent.
+fn memory_of(config: &StoreConfig) -> Option<Box<Memory>> {
+    match config.memory_limit {
+        Some(limit) if !config.persistent => Some(Box::new(Memory::new(&config.geometry, limit))),
+        _ => None,
     }
 }
 

@@ -91,6 +91,9 @@ impl Table {
                     time,
                     cas,
                     tick,
+                    class,
+                    seg,
+                    active,
                     fetched,
                     stale,
                     win_sent,
@@ -104,6 +107,7 @@ impl Table {
                 h.write_u8(*stale as u8 | (*win_sent as u8) << 1 | (*key_binary as u8) << 2);
                 time.hash(&mut times);
                 tick.hash(&mut times);
+                (*class, *seg, *active).hash(&mut times);
                 // The access history: only `mg … h` and `me` show it, and both involve
                 // time (a time-free search stops before them).
                 fetched.hash(&mut times);

@@ -78,7 +78,14 @@ fn indexes_follow_items() {
     for i in 0..20 {
         s.apply(T0, &set(&format!("k{i}"), "v", i % 3));
     }
-    assert_eq!(s.lru.len(), s.items.len());
+    s.check_invariants().unwrap();
+    let report = s.memory_report(T0).unwrap();
+    let listed: usize = report
+        .classes
+        .iter()
+        .map(|c| c.number.iter().sum::<usize>())
+        .sum();
+    assert_eq!(listed, s.items.len());
     let with_exp = s.items.unordered().filter(|it| it.exptime != 0).count();
     assert_eq!(s.expiry.len(), with_exp);
     s.apply(
@@ -94,8 +101,14 @@ fn indexes_follow_items() {
     for i in 0..20 {
         s.evict_at(T0, format!("k{i}").as_bytes());
     }
-    assert!(s.items.len() == 0 && s.lru.is_empty() && s.expiry.is_empty());
+    assert!(s.items.len() == 0 && s.expiry.is_empty());
     assert_eq!(s.used_bytes(), 0);
+    s.check_invariants().unwrap();
+    let report = s.memory_report(T0).unwrap();
+    assert!(report
+        .classes
+        .iter()
+        .all(|c| c.used_chunks == 0 && c.number == [0; 3]));
 }
 
 #[test]
