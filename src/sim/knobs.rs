@@ -12,10 +12,10 @@
 
 use super::config::{SimConfig, DEFAULT_DELAY_MS};
 use super::neighbour::{describe_classes, neighbour_classes};
-use crate::store::geometry::Geometry;
 use super::token::bytes::{self, Reader, TokenError, Writer};
 use super::trace::ms;
 use crate::scenario::FaultKind;
+use crate::store::geometry::Geometry;
 use serde_json::{json, Map, Value};
 
 /// The replay token version [`super::Token::encode`] writes. A new knob bumps it, beside its

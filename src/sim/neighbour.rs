@@ -107,7 +107,10 @@ mod tests {
             .collect();
         // 19-byte keys: 59 + 19 + value bytes; 96 holds values of 18, 120 of 42.
         assert_eq!(got, vec![(1, 96, 18), (2, 120, 42), (3, 152, 60)]);
-        let one: Vec<usize> = neighbour_classes(&cfg(40, 0)).iter().map(|(c, _)| c.id).collect();
+        let one: Vec<usize> = neighbour_classes(&cfg(40, 0))
+            .iter()
+            .map(|(c, _)| c.id)
+            .collect();
         assert_eq!(one, vec![2]);
         assert!(neighbour_classes(&cfg(0, 60)).is_empty());
         assert_eq!(

@@ -267,11 +267,11 @@ impl Token {
             2..=4 | VERSION => {}
             1 => {
                 return Err(TokenError(format!(
-                    "expected version {VERSION}, 4, 3 or 2, found version 1 (an older token, without \
+                "expected version {VERSION}, 4, 3 or 2, found version 1 (an older token, without \
                      checksum and some knobs, that this kvsim cannot replay faithfully; kvsim \
                      {LAST_READING_VERSION_1} and earlier read it): run the check again for \
                      a new token"
-                )))
+            )))
             }
             0 => {
                 return Err(TokenError(format!(

@@ -128,7 +128,8 @@ impl Writer {
     pub(crate) fn geometry(&mut self, g: &Geometry) {
         self.num(g.page_size as u64);
         self.num(g.chunk_size as u64);
-        self.0.extend_from_slice(&g.factor.0.to_bits().to_le_bytes());
+        self.0
+            .extend_from_slice(&g.factor.0.to_bits().to_le_bytes());
         self.num(g.slab_chunk_max as u64);
         self.num(g.lru_maintainer as u64 | (g.slab_automove as u64) << 1);
     }
@@ -265,7 +266,10 @@ impl Reader<'_> {
                 "slab page size: expected at least {MIN_PAGE_SIZE}, found {page_size}"
             )));
         }
-        let chunk_size = positive(self.bounded("slab chunk size (-n)", page_size)?, "slab chunk size (-n)")?;
+        let chunk_size = positive(
+            self.bounded("slab chunk size (-n)", page_size)?,
+            "slab chunk size (-n)",
+        )?;
         let mut bits = [0u8; 8];
         for b in &mut bits {
             *b = self.byte()?;
@@ -276,7 +280,10 @@ impl Reader<'_> {
                 "slab growth factor (-f): expected above 1 and at most {MAX_FACTOR}, found {factor}"
             )));
         }
-        let slab_chunk_max = positive(self.bounded("largest slab chunk", page_size)?, "largest slab chunk")?;
+        let slab_chunk_max = positive(
+            self.bounded("largest slab chunk", page_size)?,
+            "largest slab chunk",
+        )?;
         let flags = self.bounded("lru maintainer and slab_automove (0 to 5)", 5)?;
         Ok(Geometry {
             page_size: page_size as usize,
