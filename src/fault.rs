@@ -148,12 +148,19 @@ pub enum Fault<R = Command> {
         /// The key.
         key: Vec<u8>,
     },
-    /// The store evicted a key to make room (memory limit).
+    /// The store evicted a key to make room (memory limit) in the key's slab class.
     LruEvict {
         /// The server.
         shard: usize,
         /// The key.
         key: Vec<u8>,
+        /// The slab class it was evicted from (from 1; 0 in traces written before kvsim
+        /// named it), the class the neighbour's writes pressed.
+        #[serde(default)]
+        class: usize,
+        /// That class's chunk size in bytes (0 when `class` is).
+        #[serde(default)]
+        chunk: usize,
     },
     /// Virtual time jumped forward (to the next expiry, or by a second).
     AdvanceTime {
@@ -238,7 +245,17 @@ impl<R> Fault<R> {
     pub fn map_request<S>(self, request: impl FnOnce(R) -> S) -> Fault<S> {
         match self {
             Fault::Evict { shard, key } => Fault::Evict { shard, key },
-            Fault::LruEvict { shard, key } => Fault::LruEvict { shard, key },
+            Fault::LruEvict {
+                shard,
+                key,
+                class,
+                chunk,
+            } => Fault::LruEvict {
+                shard,
+                key,
+                class,
+                chunk,
+            },
             Fault::AdvanceTime { by_ms } => Fault::AdvanceTime { by_ms },
             Fault::ClockJump { client, by_ms } => Fault::ClockJump { client, by_ms },
             Fault::Restart { shard, persistent } => Fault::Restart { shard, persistent },
@@ -385,8 +402,17 @@ impl<R: fmt::Display> fmt::Display for Fault<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Fault::Evict { shard, key } => write!(f, "evict {}{}", show_bytes(key), at(*shard)),
-            Fault::LruEvict { shard, key } => {
-                write!(f, "lru evicts {}{}", show_bytes(key), at(*shard))
+            Fault::LruEvict {
+                shard,
+                key,
+                class,
+                chunk,
+            } => {
+                write!(f, "lru evicts {}", show_bytes(key))?;
+                if *class > 0 {
+                    write!(f, " from slab class {class} ({chunk}-byte chunks)")?;
+                }
+                write!(f, "{}", at(*shard))
             }
             Fault::AdvanceTime { by_ms } => write!(f, "time +{}", ms(*by_ms)),
             Fault::ClockJump { client, by_ms } => {

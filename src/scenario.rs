@@ -174,6 +174,16 @@ pub struct Scenario {
     /// [`crate::sim::DEFAULT_NEIGHBOUR_BYTES`]; `Some(0)`: no neighbour).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neighbour_bytes: Option<usize>,
+    /// The noisy neighbour's largest value in bytes (0: every value is `neighbour_bytes`
+    /// long): its values then range over both, one size per slab class the range reaches,
+    /// and it presses exactly those classes ([`crate::sim::SimConfig::neighbour_max_bytes`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub neighbour_max_bytes: usize,
+    /// How the servers lay out memory in slab classes (`None`: memcached 1.6.18's defaults,
+    /// or with the `lru` fault memcached's algorithm scaled down to 1 KiB pages,
+    /// [`crate::sim::lru_geometry`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geometry: Option<crate::store::geometry::Geometry>,
     /// How long the structure's own work takes where it calls [`crate::kv::Kv::work`]
     /// (a critical section's computation): each call draws a duration from this range of
     /// virtual ms (`[0, 0]`: no time at all, the default).
@@ -183,6 +193,10 @@ pub struct Scenario {
     /// none of one is `unknown`, never a pass.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sometimes: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn is_no_work(range: &[u64; 2]) -> bool {
@@ -207,6 +221,8 @@ impl Scenario {
             timeout_ms: 0,
             retries: 0,
             neighbour_bytes: None,
+            neighbour_max_bytes: 0,
+            geometry: None,
             work_ms: [0, 0],
             sometimes: Vec::new(),
         }
@@ -278,6 +294,22 @@ impl Scenario {
     /// writes an item that large after each of the clients' commands.
     pub fn neighbour(mut self, bytes: usize) -> Scenario {
         self.neighbour_bytes = Some(bytes);
+        self
+    }
+
+    /// Makes the noisy neighbour write values of `min` to `max` bytes, one size per slab
+    /// class that range reaches: it presses those classes, and memcached evicts a key only
+    /// to make room in the key's own class.
+    pub fn neighbour_range(mut self, min: usize, max: usize) -> Scenario {
+        self.neighbour_bytes = Some(min.min(max));
+        self.neighbour_max_bytes = max.max(min);
+        self
+    }
+
+    /// Lays the servers' memory out in slab classes as `geometry` says (memcached's page
+    /// size, `-n`, `-f`, largest chunk, LRU maintainer, slab automove).
+    pub fn geometry(mut self, geometry: crate::store::geometry::Geometry) -> Scenario {
+        self.geometry = Some(geometry);
         self
     }
 

@@ -701,6 +701,11 @@ pub(crate) fn json_row(r: &Row, ok: bool) -> serde_json::Value {
                 "runs": f.runs,
                 "minimized": f.minimized,
                 "replay": f.replay,
+                "slab_classes": f.slab_classes(),
+                "geometry": f.needs(FaultKind::Lru).then(|| {
+                    kvsim::sim::knobs::describe_geometry(&f.counterexample.config.geometry)
+                }),
+                "reachability": f.reachability(),
             })
         })
         .collect();

@@ -138,9 +138,13 @@ impl Sink for Told {
 
     fn evicted(&mut self, _now: u64, shard: usize, items: Vec<crate::store::geometry::Eviction>) {
         for e in items {
-            let key = e.key;
-            self.0
-                .push((None, Event::Fault(Fault::LruEvict { shard, key })));
+            let fault = Fault::LruEvict {
+                shard,
+                key: e.key,
+                class: e.class.id,
+                chunk: e.class.chunk,
+            };
+            self.0.push((None, Event::Fault(fault)));
         }
     }
 }

@@ -257,7 +257,8 @@ impl Scope {
         cfg.fault_budget = self.faults.iter().map(|(_, b)| *b).sum();
         cfg.strategy = Strategy::Random;
         let neighbour_given = cfg.neighbour_bytes != 0;
-        cfg.fault_defaults(neighbour_given);
+        let geometry_given = cfg.geometry != crate::store::geometry::Geometry::default();
+        cfg.fault_defaults(neighbour_given, geometry_given);
         cfg
     }
 

@@ -279,9 +279,92 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// The faults for people: `no fault` or `evict, restart`.
+    /// The faults for people: `no fault` or `evict, restart`, each eviction fault with who
+    /// can evict so: `lru` with the slab classes the counterexample's store evicted from,
+    /// its geometry, and that memcached's own eviction reaches it there; `evict` as an
+    /// adversary's (see [`Finding::reachability`]).
     pub fn describe_faults(&self) -> String {
-        describe_faults(&self.faults)
+        if self.faults.is_empty() {
+            return describe_faults(&self.faults);
+        }
+        self.faults
+            .iter()
+            .map(|&k| match (k, self.reachability_of(k)) {
+                (k, Some(why)) => format!("{} ({why})", describe_faults(&[k])),
+                (k, None) => describe_faults(&[k]),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The slab classes the counterexample's store evicted the structure's keys from
+    /// (its `lru evicts` steps), smallest first: `(class, chunk size)`.
+    pub fn slab_classes(&self) -> Vec<(usize, usize)> {
+        let mut out: Vec<(usize, usize)> = self
+            .counterexample
+            .trace
+            .iter()
+            .filter_map(|s| match &s.event {
+                Event::Fault(crate::sim::Fault::LruEvict { class, chunk, .. }) if *class > 0 => {
+                    Some((*class, *chunk))
+                }
+                _ => None,
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Who can do what this finding's eviction faults do (`None`: it needs no eviction).
+    /// `lru`: **reachable by memcached's eviction at this geometry**: memcached 1.6.18's
+    /// own algorithm (slab classes, per-class segmented LRU), run on the counterexample's
+    /// memory limit and slab geometry, with another tenant's writes of the stated sizes,
+    /// evicts those keys at those steps. At a scaled-down geometry (pages of kilobytes,
+    /// not megabytes) the same happens on a real memcached whose classes hold
+    /// proportionally more items under proportionally more traffic; the scale changes how
+    /// much traffic it takes, not whether the algorithm can do it. `evict`: only by an
+    /// adversary (any key may go, whatever its class and recency).
+    pub fn reachability(&self) -> Option<String> {
+        let parts: Vec<String> = [FaultKind::Lru, FaultKind::Evict]
+            .into_iter()
+            .filter(|&k| self.needs(k))
+            .filter_map(|k| {
+                self.reachability_of(k)
+                    .map(|w| format!("{}: {w}", k.name()))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// [`Finding::reachability`] of one eviction fault kind.
+    fn reachability_of(&self, kind: FaultKind) -> Option<String> {
+        match kind {
+            FaultKind::Evict => Some("only by an adversary: any key may go".to_string()),
+            FaultKind::Lru => {
+                let c = &self.counterexample.config;
+                let classes = match self.slab_classes().as_slice() {
+                    [] => "no slab class named".to_string(),
+                    [(id, chunk)] => format!("slab class {id} ({chunk}-byte chunks)"),
+                    many => format!(
+                        "slab classes {}",
+                        many.iter()
+                            .map(|(id, chunk)| format!("{id} ({chunk}-byte chunks)"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                let memory = c
+                    .memory_limit
+                    .map_or(String::new(), |m| format!("memory {m} B, "));
+                Some(format!(
+                    "evicts from {classes} at {memory}{}: reachable by memcached's eviction \
+                     at this geometry",
+                    c.geometry.describe()
+                ))
+            }
+            _ => None,
+        }
     }
 
     /// Whether `other` is the same defect: the same property, reason class and faults

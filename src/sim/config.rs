@@ -2,23 +2,45 @@
 //! reports, so a run can be understood and repeated).
 
 use crate::scenario::{FaultKind, FaultSet, Scenario, Strategy};
+use crate::store::geometry::Geometry;
 use serde::{Deserialize, Serialize};
 
 /// Virtual time zero: 2026-01-01T00:00:00Z in unix milliseconds. Client clocks and the
 /// server's clock (absolute expiry times) are read relative to it.
 pub const EPOCH_MS: u64 = 1_767_225_600_000;
 
-/// The memory limit used with the `lru` fault when the scenario gives none: room for a
-/// handful of small items, so that memory pressure evicts live data.
-pub const DEFAULT_LRU_LIMIT: usize = 1200;
+/// The memory limit used with the `lru` fault when the scenario gives none: two of the
+/// scaled geometry's pages ([`lru_geometry`]). memcached gives every slab class its first
+/// page even past the limit, so each class the noisy neighbour presses holds about one
+/// page: a handful of items, so that memory pressure evicts live data within a short run.
+pub const DEFAULT_LRU_LIMIT: usize = 2048;
 
 /// The delays the `delay` fault chooses from by default (ms): one that lands during the
 /// next operations of a client that moved on, one long after (past a 2 s lease).
 pub const DEFAULT_DELAY_MS: [u64; 2] = [300, 2_500];
 
-/// The noisy neighbour's value size with the `lru` fault when the scenario gives none
-/// (bytes): items of about 120 bytes, so that ten of them fill the default limit.
-pub const DEFAULT_NEIGHBOUR_BYTES: usize = 40;
+/// The noisy neighbour's smallest value with the `lru` fault when the scenario gives none
+/// (bytes): with [`DEFAULT_NEIGHBOUR_MAX_BYTES`], items of 88 to 138 bytes (its keys are
+/// 19 bytes), which fall in slab classes 1 to 3 of [`lru_geometry`] (96-, 120- and
+/// 152-byte chunks), where the structures' small keys live.
+pub const DEFAULT_NEIGHBOUR_BYTES: usize = 10;
+
+/// The noisy neighbour's largest value with the `lru` fault when the scenario gives none
+/// (bytes; see [`DEFAULT_NEIGHBOUR_BYTES`]).
+pub const DEFAULT_NEIGHBOUR_MAX_BYTES: usize = 60;
+
+/// The slab geometry used with the `lru` fault when the scenario gives none: memcached
+/// 1.6.18's algorithm (`-n 48`, `-f 1.25`, the LRU maintainer on, `slab_automove=1`) with
+/// its memory scaled down a thousandfold: 1 KiB pages (`-I 1k`) and chunks of at most half
+/// a page (512 bytes), eight slab classes (96, 120, 152, 192, 240, 304, 384 and 512-byte
+/// chunks). See README.md, "Slab classes", for what a finding at this scale means.
+pub fn lru_geometry() -> Geometry {
+    Geometry {
+        page_size: 1024,
+        slab_chunk_max: 512,
+        ..Geometry::default()
+    }
+}
 
 fn default_delay_ms() -> [u64; 2] {
     DEFAULT_DELAY_MS
@@ -91,6 +113,20 @@ pub struct SimConfig {
     /// recently used first.
     #[serde(default)]
     pub neighbour_bytes: usize,
+    /// The noisy neighbour's largest value (bytes; 0: every value is `neighbour_bytes`
+    /// long). Its values then range from `neighbour_bytes` to this, one size per slab
+    /// class of [`SimConfig::geometry`] the range reaches, so that it presses exactly the
+    /// classes those sizes fall in: memcached evicts a key only to make room in its own
+    /// class.
+    #[serde(default)]
+    pub neighbour_max_bytes: usize,
+    /// How the servers lay out their memory in slab classes (memcached's page size, `-n`,
+    /// `-f`, largest chunk, LRU maintainer and slab automove): memcached 1.6.18's defaults
+    /// unless a scenario scales them down ([`lru_geometry`] with the `lru` fault). It
+    /// decides which slab class each item falls in, and so which keys a memory limit can
+    /// evict to make room for which.
+    #[serde(default)]
+    pub geometry: Geometry,
     /// How long each [`crate::kv::Kv::work`] call of the structure takes (ms), drawn per
     /// call between the two (`[0, 0]`: no time, and nothing drawn).
     #[serde(default)]
@@ -139,6 +175,8 @@ impl SimConfig {
             delay_ms: DEFAULT_DELAY_MS,
             retries: 0,
             neighbour_bytes: 0,
+            neighbour_max_bytes: 0,
+            geometry: Geometry::default(),
             work_ms: [0, 0],
             shard_down_ms: 2_000,
             clock_jump_ms: 2_000,
@@ -163,22 +201,31 @@ impl SimConfig {
         c.timeout_ms = s.timeout_ms;
         c.retries = s.retries;
         c.neighbour_bytes = s.neighbour_bytes.unwrap_or(0);
+        c.neighbour_max_bytes = s.neighbour_max_bytes;
+        if let Some(g) = &s.geometry {
+            c.geometry = g.clone();
+        }
         c.work_ms = s.work_ms;
-        c.fault_defaults(s.neighbour_bytes.is_some());
+        c.fault_defaults(s.neighbour_bytes.is_some(), s.geometry.is_some());
         c
     }
 
     /// The knobs the faults turned on imply when not given: with `lru`, a memory limit
-    /// ([`DEFAULT_LRU_LIMIT`]) and, unless `neighbour_given`, the noisy neighbour
-    /// ([`DEFAULT_NEIGHBOUR_BYTES`]); with `shard-fail`, at least two servers (else at
-    /// least one).
-    pub(crate) fn fault_defaults(&mut self, neighbour_given: bool) {
+    /// ([`DEFAULT_LRU_LIMIT`]), unless `neighbour_given` the noisy neighbour
+    /// ([`DEFAULT_NEIGHBOUR_BYTES`] to [`DEFAULT_NEIGHBOUR_MAX_BYTES`]) and unless
+    /// `geometry_given` the scaled geometry ([`lru_geometry`]); with `shard-fail`, at least
+    /// two servers (else at least one).
+    pub(crate) fn fault_defaults(&mut self, neighbour_given: bool, geometry_given: bool) {
         let lru = self.faults.has(FaultKind::Lru);
         if lru && self.memory_limit.is_none() {
             self.memory_limit = Some(DEFAULT_LRU_LIMIT);
         }
         if lru && !neighbour_given {
             self.neighbour_bytes = DEFAULT_NEIGHBOUR_BYTES;
+            self.neighbour_max_bytes = DEFAULT_NEIGHBOUR_MAX_BYTES;
+        }
+        if lru && !geometry_given {
+            self.geometry = lru_geometry();
         }
         let least = if self.faults.has(FaultKind::ShardFail) {
             2

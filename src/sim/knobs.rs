@@ -11,15 +11,17 @@
 //! see [`super::Token`]'s Versions).
 
 use super::config::{SimConfig, DEFAULT_DELAY_MS};
+use super::neighbour::{describe_classes, neighbour_classes};
 use super::token::bytes::{self, Reader, TokenError, Writer};
 use super::trace::ms;
 use crate::scenario::FaultKind;
+use crate::store::geometry::Geometry;
 use serde_json::{json, Map, Value};
 
 /// The replay token version [`super::Token::encode`] writes. A new knob bumps it, beside its
 /// row (see [`super::Token`]'s docs: Versions), so that a token never reads with a knob it lacks
 /// silently at a default it was not made with.
-pub(crate) const TOKEN_VERSION: u8 = 4;
+pub(crate) const TOKEN_VERSION: u8 = 5;
 
 /// The token layout that first carried a knob (a layout that predates it reads the knob
 /// at its default, which is how its runs were made).
@@ -37,6 +39,8 @@ pub enum Since {
     V2Neighbour,
     /// Version 2, the third trailing group (`work_ms`).
     V2Work,
+    /// Version 5, the fourth trailing group (`neighbour_max_bytes`, `geometry`).
+    V5Geometry,
 }
 
 /// Where a token carries a knob.
@@ -227,15 +231,16 @@ pub static KNOBS: &[Knob] = &[
         label: "memory limit",
         unit: "B",
         max: Some(bytes::MAX_MEMORY),
-        default: "the scenario's (with `lru`, 1200 when it gives none)",
+        default: "the scenario's (with `lru`, 2048 when it gives none)",
         key: ("memory_limit", rows::CHECK | rows::LIST),
         json: |c| json!(c.memory_limit),
         header: Some((2, |c| c.memory_limit.map(|m| format!("memory {m} B")))),
         list: Some((4, |c| {
             let m = c.memory_limit?;
-            let neighbour = match c.neighbour_bytes {
-                0 => String::new(),
-                b => format!(", a neighbour writes {b} B a call"),
+            let neighbour = match (c.neighbour_bytes, c.neighbour_max_bytes) {
+                (0, _) => String::new(),
+                (lo, hi) if hi > lo => format!(", a neighbour writes {lo}–{hi} B a call"),
+                (b, _) => format!(", a neighbour writes {b} B a call"),
             };
             Some(format!(" (memory {m} B{neighbour})"))
         })),
@@ -522,15 +527,20 @@ pub static KNOBS: &[Knob] = &[
         label: "neighbour_bytes",
         unit: "B",
         max: Some(bytes::MAX_NEIGHBOUR_BYTES),
-        default: "the scenario's (with `lru`, 40 when it gives none; 0: none)",
+        default: "the scenario's (with `lru`, 10 when it gives none; 0: none)",
         since: Since::V2Neighbour,
         key: ("neighbour_bytes", rows::CHECK | rows::LIST),
         json: |c| json!(c.neighbour_bytes),
         header: Some((10, |c| {
             (c.neighbour_bytes > 0).then(|| {
+                let lo = c.neighbour_bytes;
+                let size = match c.neighbour_max_bytes {
+                    hi if hi > lo => format!("{lo}–{hi} B"),
+                    _ => format!("{lo} B"),
+                };
                 format!(
-                    "a noisy neighbour writes {} B after each call",
-                    c.neighbour_bytes
+                    "a noisy neighbour writes {size} after each call ({})",
+                    describe_classes(&neighbour_classes(c))
                 )
             })
         })),
@@ -575,12 +585,68 @@ pub static KNOBS: &[Knob] = &[
         at_default: |c| c.work_ms == [0, 0],
     },
     Knob {
+        name: "neighbour_max_bytes",
+        label: "neighbour_max_bytes",
+        unit: "B",
+        max: Some(bytes::MAX_NEIGHBOUR_BYTES),
+        default: "the scenario's (with `lru`, 60 when it gives none; 0: as neighbour_bytes)",
+        since: Since::V5Geometry,
+        key: ("neighbour_max_bytes", rows::CHECK | rows::LIST),
+        json: |c| json!(c.neighbour_max_bytes),
+        place: Place::Trailing(4),
+        write: |c, w| w.num(c.neighbour_max_bytes as u64),
+        read: |k, r, c, _| {
+            c.neighbour_max_bytes = k.num(r)? as usize;
+            Ok(())
+        },
+        at_default: |c| c.neighbour_max_bytes == 0,
+        ..BASE
+    },
+    Knob {
+        name: "geometry",
+        label: "geometry",
+        default: "memcached 1.6.18's (1 MiB pages, -n 48, -f 1.25, 512 KiB chunks at most, \
+                  LRU maintainer on, slab_automove=1); with `lru`, 1 KiB pages and 512-byte \
+                  chunks at most when the scenario gives none",
+        since: Since::V5Geometry,
+        key: ("geometry", rows::CHECK | rows::LIST),
+        json: |c| json!(describe_geometry(&c.geometry)),
+        // Where it decides anything: under a memory limit, or when not memcached's.
+        header: Some((2, |c| {
+            (c.memory_limit.is_some() || c.geometry != Geometry::default())
+                .then(|| format!("slab geometry {}", describe_geometry(&c.geometry)))
+        })),
+        place: Place::Trailing(4),
+        write: |c, w| w.geometry(&c.geometry),
+        read: |_, r, c, _| {
+            c.geometry = r.geometry()?;
+            Ok(())
+        },
+        at_default: |c| c.geometry == Geometry::default(),
+        ..BASE
+    },
+    Knob {
         name: "record_trace",
         default: "off (a failing run is replayed with it on)",
         place: Place::None,
         ..BASE
     },
 ];
+
+/// A slab geometry for people, every parameter: `1024-byte pages, -n 48, -f 1.25, 8 slab
+/// classes of 96- to 512-byte chunks, LRU maintainer on, slab_automove=1`.
+pub fn describe_geometry(g: &Geometry) -> String {
+    let classes = g.classes();
+    let (first, last) = (classes[0].chunk, classes[classes.len() - 1].chunk);
+    format!(
+        "{}, {} slab classes of {first}- to {last}-byte chunks, LRU maintainer {}, \
+         slab_automove={}",
+        g.describe(),
+        classes.len(),
+        if g.lru_maintainer { "on" } else { "off" },
+        g.slab_automove
+    )
+}
 
 /// The lines `text`'s texts give for `c`, in their positions' order.
 fn texts(c: &SimConfig, text: fn(&Knob) -> Option<Text>) -> Vec<String> {

@@ -17,6 +17,7 @@
 mod client;
 mod config;
 pub mod knobs;
+mod neighbour;
 mod runner;
 mod storelog;
 mod strategy;
@@ -27,7 +28,11 @@ mod world;
 pub use client::{ClientClock, SimClient};
 pub(crate) use client::{Request, Wait};
 pub(crate) use config::describe_servers;
-pub use config::{SimConfig, DEFAULT_LRU_LIMIT, DEFAULT_NEIGHBOUR_BYTES, EPOCH_MS};
+pub use config::{
+    lru_geometry, SimConfig, DEFAULT_LRU_LIMIT, DEFAULT_NEIGHBOUR_BYTES,
+    DEFAULT_NEIGHBOUR_MAX_BYTES, EPOCH_MS,
+};
+pub use neighbour::{describe_classes, neighbour_classes};
 pub(crate) use runner::after_setup;
 pub use runner::RunOutput;
 pub use storelog::{StoreChange, StoreItem, StoreLog};

@@ -162,8 +162,13 @@ impl Sink for Log {
         self.lru = true;
         if self.record {
             for e in items {
-                let key = e.key;
-                self.event(now, None, Event::Fault(Fault::LruEvict { shard, key }));
+                let fault = Fault::LruEvict {
+                    shard,
+                    key: e.key,
+                    class: e.class.id,
+                    chunk: e.class.chunk,
+                };
+                self.event(now, None, Event::Fault(fault));
             }
         }
     }

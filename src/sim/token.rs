@@ -35,9 +35,9 @@ const CHECKSUM_BYTES: usize = 8;
 /// scenario's definition or a CLI override differs. `TARGET` (`MODEL/VARIANT`) holds no
 /// `:`; `SCENARIO` may.
 ///
-/// # Version 4
+/// # Version 5
 ///
-/// The payload is the version byte `4`, then the knobs in [`SimConfig`]'s field order
+/// The payload is the version byte `5`, then the knobs in [`SimConfig`]'s field order
 /// (unsigned LEB128 numbers; the fault probability as 8 little-endian bytes), the seed, the
 /// choices (`0` for none, else their count plus one, then the choices run-length
 /// encoded: a value `v` once is the number `2v`, `v` repeated `k >= 2` times `2v + 1`
@@ -50,7 +50,9 @@ const CHECKSUM_BYTES: usize = 8;
 /// mistyped, is rejected.
 ///
 /// The trailing knobs (`timeout_ms`, `delay_ms`, `retries`, then `neighbour_bytes`, then
-/// `work_ms`) follow the choices, before the checksum, each group only when it or a later
+/// `work_ms`, then `neighbour_max_bytes` and the slab `geometry`: page size, `-n`, `-f` as
+/// 8 little-endian bytes, the largest chunk, and one number with the LRU maintainer in
+/// bit 0 and `slab_automove` from bit 1) follow the choices, before the checksum, each group only when it or a later
 /// one is not at its default; the `rng_by_start` flag shares a number with `persistent`
 /// (bit 1).
 ///
@@ -77,6 +79,11 @@ const CHECKSUM_BYTES: usize = 8;
 /// | `retries` | [`Token::MAX_RETRIES`] |
 /// | `neighbour_bytes` | [`Token::MAX_NEIGHBOUR_BYTES`] |
 /// | `work_ms` | [`Token::MAX_MS`] |
+/// | `neighbour_max_bytes` | [`Token::MAX_NEIGHBOUR_BYTES`] |
+/// | slab page size | 1 KiB to 1 GiB (memcached's `-I` bounds) |
+/// | `-n`, largest chunk | 1 to the page size |
+/// | `-f` | above 1, at most 100 |
+/// | `slab_automove` | 0 to 2 |
 /// | choices | `max_steps` |
 /// | `client_ops` | [`Token::MAX_CLIENTS`] lists, indices below `ops` |
 ///
@@ -100,7 +107,15 @@ const CHECKSUM_BYTES: usize = 8;
 /// | 2, with the workload | `f42016c` to version 3's change | decoded as version 3 (a token without `rng_by_start` or trailing knobs reads with them at their defaults, as it was made) |
 /// | 2, timeouts before retries | `397aadd` to `a4458d9`, with a non-default `timeout_ms` or `delay_ms` | decoded: a first trailing group of three numbers, `retries` 0 |
 /// | 3 | from version 3's change to `1f40422` | decoded: version 4's layout with each choice one number |
-/// | 4 | since (issue #35: run-length-encoded choices) | decoded |
+/// | 4 | issue #35 (run-length-encoded choices) to issue #36's change | decoded: version 5's layout without the fourth trailing group; with the `lru` fault, the scaled slab geometry ([`super::lru_geometry`]) and a neighbour of one size (see below) |
+/// | 5 | since (issue #36: the slab geometry, the neighbour's size range) | decoded |
+///
+/// A token before version 5 that ran with a memory limit (the `lru` fault) was made
+/// against the single LRU over bytes that kvsim's store had then; the store now evicts as
+/// memcached does, per slab class. Such a token decodes (to the geometry `lru` implies
+/// today, its neighbour writing its one size) and replays, but the replay may evict other
+/// keys than the run it was printed for, and may not show its violation: run the check
+/// again for a version 5 token. Tokens without a memory limit replay exactly.
 ///
 /// Version 2 has three layouts under one version byte: kvsim `f42016c` added the chosen
 /// workload (a number after `client_ops`, `0` for none), and later commits the
@@ -122,7 +137,7 @@ const CHECKSUM_BYTES: usize = 8;
 /// wrote it; the tests keep all of them (`src/sim/tokens_v2.txt`). A version 2 token that
 /// fits no layout is refused naming each reading's error.
 ///
-/// A token a newer kvsim printed (a version above 4) is refused saying so.
+/// A token a newer kvsim printed (a version above 5) is refused saying so.
 ///
 /// The codec iterates the knob table ([`super::knobs::KNOBS`]): the head knobs in its
 /// order, then its trailing groups; a layout reads the knobs it carried (a knob's
@@ -130,7 +145,7 @@ const CHECKSUM_BYTES: usize = 8;
 /// one row in that table (a test fails for a field without one), appended as a new
 /// trailing group, a new version number, and a golden token of the version it replaces.
 ///
-/// Decoding allocates at most in proportion to the token's length, but for a version 4
+/// Decoding allocates at most in proportion to the token's length, but for a version 4 or 5
 /// token's choices: at most its `max_steps` of them (itself at most [`Token::MAX_STEPS`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
@@ -174,7 +189,7 @@ impl Token {
     /// See [`bytes::MAX_STEPS`].
     pub const MAX_STEPS: u64 = bytes::MAX_STEPS;
 
-    /// Renders the token (version 4).
+    /// Renders the token (version 5).
     pub fn encode(&self) -> String {
         let c = &self.config;
         let mut w = Writer(vec![VERSION]);
@@ -217,7 +232,7 @@ impl Token {
         )
     }
 
-    /// Parses a token of any version this kvsim reads (4, 3, and the layouts of 2: see
+    /// Parses a token of any version this kvsim reads (5, 4, 3, and the layouts of 2: see
     /// [`Token`]'s docs), checking its checksum and every number against the limits in
     /// [`Token`]'s docs; never panics, and allocates at most in proportion to the token's
     /// length. A version it cannot replay faithfully (1) or does not know (a newer one) is
@@ -249,18 +264,18 @@ impl Token {
             Some(&v) => v,
         };
         match version {
-            2 | 3 | VERSION => {}
+            2..=4 | VERSION => {}
             1 => {
                 return Err(TokenError(format!(
-                    "expected version {VERSION}, 3 or 2, found version 1 (an older token, without \
+                "expected version {VERSION}, 4, 3 or 2, found version 1 (an older token, without \
                      checksum and some knobs, that this kvsim cannot replay faithfully; kvsim \
                      {LAST_READING_VERSION_1} and earlier read it): run the check again for \
                      a new token"
-                )))
+            )))
             }
             0 => {
                 return Err(TokenError(format!(
-                    "expected version {VERSION}, 3 or 2, found version 0"
+                    "expected version {VERSION}, 4, 3 or 2, found version 0"
                 )))
             }
             v => {
@@ -302,6 +317,7 @@ impl Token {
     fn read_version(version: u8, body: &[u8]) -> (Layout, Result<Payload, TokenError>) {
         match version {
             3 => return (Layout::V3, read_payload(body, Layout::V3)),
+            4 => return (Layout::V4, read_payload(body, Layout::V4)),
             2 => {}
             _ => return (Layout::Current, read_payload(body, Layout::Current)),
         }
@@ -331,6 +347,9 @@ enum Layout {
     /// choices, each choice one number.
     V3,
     /// Version 4: [`Layout::V3`] with the choices run-length encoded (`runs`).
+    V4,
+    /// Version 5: [`Layout::V4`] with the fourth trailing group (the neighbour's largest
+    /// value, the slab geometry).
     Current,
     /// Version 2 as kvsim `397aadd` to `a4458d9` wrote it when a run's `timeout_ms` or
     /// `delay_ms` was not at its default: [`Layout::V3`] with a first trailing group
@@ -350,7 +369,8 @@ impl Layout {
     fn knows(self, since: Since) -> bool {
         match self {
             Layout::V2BeforeWorkload => since == Since::V2,
-            Layout::V3 | Layout::Current => true,
+            Layout::V3 | Layout::V4 => since != Since::V5Geometry,
+            Layout::Current => true,
             Layout::V2TimeoutBeforeRetries => since <= Since::V2Timeouts,
         }
     }
@@ -359,7 +379,7 @@ impl Layout {
     fn writers(self) -> &'static str {
         match self {
             Layout::V2BeforeWorkload => "d69feb3 to 20ad2b9 (before the workload)",
-            Layout::V3 | Layout::Current => "f42016c and later (with the workload)",
+            Layout::V3 | Layout::V4 | Layout::Current => "f42016c and later (with the workload)",
             Layout::V2TimeoutBeforeRetries => "397aadd to a4458d9 (timeouts before retries)",
         }
     }
@@ -409,7 +429,9 @@ fn read_payload(body: &[u8], layout: Layout) -> Result<Payload, TokenError> {
     let choices = match r.bounded("choices", config.max_steps as u64 + 1)? {
         0 => None,
         // At most `max_steps` (bounded above) choices, however short the runs' bytes.
-        n if layout == Layout::Current => Some(runs::read(&mut r, (n - 1) as usize)?),
+        n if matches!(layout, Layout::V4 | Layout::Current) => {
+            Some(runs::read(&mut r, (n - 1) as usize)?)
+        }
         n => {
             let n = r.fits("choices", n - 1)?;
             let mut v = Vec::with_capacity(n);
@@ -442,6 +464,10 @@ fn read_payload(body: &[u8], layout: Layout) -> Result<Payload, TokenError> {
             body.len() + CHECKSUM_BYTES
         )));
     }
+    // Before the geometry: the one `lru` implies today (see Versions in `Token`'s docs).
+    if !layout.knows(Since::V5Geometry) && config.faults.has(crate::scenario::FaultKind::Lru) {
+        config.geometry = super::config::lru_geometry();
+    }
     Ok((config, seed, choices))
 }
 
@@ -462,6 +488,7 @@ mod tests {
     use super::*;
     use crate::scenario::Strategy;
     use crate::scenario::{FaultKind, FaultSet, Scenario};
+    use crate::store::geometry::{Factor, Geometry};
     use proptest::prelude::*;
 
     /// Every knob away from its default (a knob added to SimConfig must be added here:
@@ -486,6 +513,15 @@ mod tests {
             delay_ms: [47, 53],
             retries: 3,
             neighbour_bytes: 61,
+            neighbour_max_bytes: 79,
+            geometry: Geometry {
+                page_size: 4096,
+                chunk_size: 32,
+                factor: Factor(1.5),
+                slab_chunk_max: 2048,
+                lru_maintainer: false,
+                slab_automove: 2,
+            },
             work_ms: [67, 71],
             shard_down_ms: 17,
             clock_jump_ms: 19,
@@ -604,15 +640,15 @@ mod tests {
         assert_eq!(t.config.timeout_ms, 0);
         assert_eq!(t.config.delay_ms, crate::sim::config::DEFAULT_DELAY_MS);
         assert!(!t.config.rng_by_start);
-        // Encoded again: the same bytes but the version (4) and the checksum (it has no
-        // choices, which version 4 writes otherwise).
+        // Encoded again: the same bytes but the version (5) and the checksum (it has no
+        // choices, which versions 4 and 5 write otherwise).
         let payload = |t: &str| {
             URL_SAFE_NO_PAD
                 .decode(t.rsplit_once(':').unwrap().1)
                 .unwrap()
         };
         let (was, now) = (payload(old), payload(&t.encode()));
-        assert_eq!((was[0], now[0]), (2, 4));
+        assert_eq!((was[0], now[0]), (2, 5));
         assert_eq!(was[1..was.len() - 8], now[1..now.len() - 8]);
         assert_eq!(Token::decode(&t.encode()).unwrap(), t);
         // With a later knob set, the token grows and round-trips.
@@ -636,6 +672,14 @@ mod tests {
         let text = slow.encode();
         assert!(text.len() > old.len(), "a longer token");
         assert_eq!(Token::decode(&text).expect("decodes"), slow);
+        // The geometry comes after the work range: a token of a run under another slab
+        // geometry carries it, and round-trips.
+        let mut scaled = t.clone();
+        scaled.config.geometry = crate::sim::lru_geometry();
+        scaled.config.neighbour_max_bytes = 60;
+        let text = scaled.encode();
+        assert!(text.len() > old.len(), "a longer token");
+        assert_eq!(Token::decode(&text).expect("decodes"), scaled);
     }
 
     #[test]
@@ -645,7 +689,7 @@ mod tests {
             "visitor-counter/fixed:evict+evict:AQEOAQGas-bMmbPm1D8AAAABjqiv_fKVlIl3BQAAAAEBAwACBA";
         assert_eq!(
             Token::decode(old).unwrap_err().to_string(),
-            "bad replay token: expected version 4, 3 or 2, found version 1 (an older token, \
+            "bad replay token: expected version 5, 4, 3 or 2, found version 1 (an older token, \
              without checksum and some knobs, that this kvsim cannot replay faithfully; kvsim \
              b7e4a47 and earlier read it): run the check again for a new token"
         );
@@ -661,17 +705,17 @@ mod tests {
     #[test]
     fn versions_this_kvsim_does_not_read_are_refused_naming_them() {
         assert_eq!(
-            Token::decode(&with_version(5, &[1, 2]))
+            Token::decode(&with_version(6, &[1, 2]))
                 .unwrap_err()
                 .to_string(),
-            "bad replay token: expected version 4 or earlier, found version 5 (a token from \
+            "bad replay token: expected version 5 or earlier, found version 6 (a token from \
              a newer kvsim: replay it with that kvsim, or run the check again with this one)"
         );
         assert_eq!(
             Token::decode(&with_version(0, &[1, 2]))
                 .unwrap_err()
                 .to_string(),
-            "bad replay token: expected version 4, 3 or 2, found version 0"
+            "bad replay token: expected version 5, 4, 3 or 2, found version 0"
         );
         // A version 2 payload that fits none of its layouts names each reading's error.
         let e = Token::decode(&with_version(2, &[1, 2]))
@@ -702,6 +746,10 @@ mod tests {
     /// The same run, version 4 (its choices `1, 1, 3` as the runs `3 0 6`).
     const V4: &str = "lock/published:slow-holder+pause:BAIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_\
         cC6CcATKgnAGAtRig-K271oeni3UEAwAGNo21AA81e84";
+
+    /// The same run, version 5 (nothing in the fourth trailing group: no memory limit).
+    const V5: &str = "lock/published:slow-holder+pause:BQIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_\
+        cC6CcATKgnAGAtRig-K271oeni3UEAwAG2MG1AV0Otkw";
 
     /// The same run, version 3.
     const V3: &str = "lock/published:slow-holder+pause:AwIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_\
@@ -736,12 +784,14 @@ mod tests {
             (V2_BEFORE_WORKLOAD, Layout::V2BeforeWorkload),
             (V2_WITH_WORKLOAD, Layout::V3),
             (V3, Layout::V3),
-            (V4, Layout::Current),
+            (V4, Layout::V4),
+            (V5, Layout::Current),
         ] {
             let (t, read_as) = Token::decode_layout(text).expect(text);
             assert_eq!((&t, read_as), (&want, layout), "{text}");
-            // Encoded again, any of them is today's token.
-            assert_eq!(t.encode(), V4);
+            // Encoded again, any of them is today's token (without `lru`, memcached's own
+            // geometry, which version 5 does not write).
+            assert_eq!(t.encode(), V5);
         }
         let (t, read_as) = Token::decode_layout(V2_TIMEOUTS_BEFORE_RETRIES).unwrap();
         assert_eq!(read_as, Layout::V2TimeoutBeforeRetries);
@@ -753,19 +803,29 @@ mod tests {
         );
         assert_eq!(c.faults, FaultSet::of(&[FaultKind::Delay]));
         assert_eq!((c.workload.as_ref(), c.rng_by_start), (None, false));
-        // Version 4 pins the encoding: a change to the bytes `encode` writes fails here
-        // and needs a new version (see Versions in `Token`'s docs); version 3 still reads.
-        let unusual = Token {
+        // Version 5 pins the encoding: a change to the bytes `encode` writes fails here
+        // and needs a new version (see Versions in `Token`'s docs); versions 4 and 3 still
+        // read, without the fourth trailing group: with `lru`, today's scaled geometry
+        // and a neighbour of one size.
+        let mut unusual = Token {
             target: "fifo/published".into(),
             scenario: "odd:name+evict".into(),
             config: unusual_config(),
             seed: u64::MAX - 5,
             choices: Some(vec![0, 1, 2, 300, 70000]),
         };
-        assert_eq!(unusual.encode(), UNUSUAL_V4);
+        assert_eq!(unusual.encode(), UNUSUAL_V5);
+        assert_eq!(Token::decode(UNUSUAL_V5).unwrap(), unusual);
+        unusual.config.neighbour_max_bytes = 0;
+        unusual.config.geometry = crate::sim::lru_geometry();
         assert_eq!(Token::decode(UNUSUAL_V4).unwrap(), unusual);
         assert_eq!(Token::decode(UNUSUAL_V3).unwrap(), unusual);
     }
+
+    /// [`unusual_config`] with its seed and choices, version 5.
+    const UNUSUAL_V5: &str = "fifo/published:odd:name+evict:BQUHBAIABgADAQIDBAECAwEAAgABB4MBC\
+        QAAAAAAAMA_BooGAwMDC8hlERMXHR8lqMAC-v__________AQYAAgTYBODFCCsvNQM9Q0dPgCAgAAAAAAAA-D-AEAT\
+        e82UnMRfyBQ";
 
     /// [`unusual_config`] with its seed and choices, version 4.
     const UNUSUAL_V4: &str = "fifo/published:odd:name+evict:BAUHBAIABgADAQIDBAECAwEAAgABB4MBC\

@@ -14,6 +14,7 @@
 
 use super::client::{ClientClock, Wait};
 use super::config::{SimConfig, EPOCH_MS};
+use super::neighbour::{neighbour_write, NEIGHBOUR_PREFIX};
 use super::trace::{Delivery, Event, Fault};
 use crate::command::{Command, Reply};
 use crate::history::{History, Mark, Operation, Outcome};
@@ -322,39 +323,6 @@ pub(crate) struct InFlight {
     pub client: usize,
 }
 
-/// The noisy neighbour's keys begin with this (no structure's key does).
-const NEIGHBOUR_PREFIX: &[u8] = b"kvsim:neighbour:";
-
-/// The noisy neighbour's next write to `store`: a `set` of `bytes` bytes to one of just
-/// enough keys to fill the store's memory limit on its own (8 without a limit). The key
-/// is picked by the store's cas counter, so that the neighbour needs no state of its own
-/// (the world's state, and the explorer's hash of it, stay what they were).
-fn neighbour_write(store: &Store, bytes: usize) -> Command {
-    let key_len = NEIGHBOUR_PREFIX.len() + 3;
-    let ring = match store.config().memory_limit {
-        Some(limit) => limit / crate::store::item::item_size(key_len, 0, bytes) + 1,
-        None => 8,
-    }
-    .clamp(1, 999);
-    // The slot as three digits (`ring` is at most 999), without formatting.
-    let slot = store.last_cas() % ring as u64;
-    let mut key = Vec::with_capacity(key_len);
-    key.extend_from_slice(NEIGHBOUR_PREFIX);
-    key.extend_from_slice(&[
-        b'0' + (slot / 100) as u8,
-        b'0' + (slot / 10 % 10) as u8,
-        b'0' + (slot % 10) as u8,
-    ]);
-    Command::Store {
-        verb: crate::command::StoreVerb::Set,
-        key,
-        flags: 0,
-        exptime: 0,
-        data: vec![b'n'; bytes],
-        noreply: true,
-    }
-}
-
 /// The seed of the random stream of client `c`'s operation number `index` in a run
 /// seeded `seed`.
 pub(crate) fn op_rng_seed(seed: u64, c: usize, index: usize) -> u64 {
@@ -391,6 +359,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         let store_config = StoreConfig {
             memory_limit: cfg.memory_limit,
             persistent: cfg.persistent,
+            geometry: cfg.geometry.clone(),
             ..StoreConfig::default()
         };
         World {
@@ -558,12 +527,12 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     ) -> Reply {
         let store = &mut self.servers[shard].store;
         let reply = store.apply(self.now, command);
-        let bytes = rules.cfg.neighbour_bytes;
-        if bytes > 0 {
-            store.apply(self.now, &neighbour_write(store, bytes));
+        let neighbour = neighbour_write(store, rules.cfg);
+        if let Some(write) = &neighbour {
+            store.apply(self.now, write);
         }
         let mut evicted = store.take_evicted();
-        if bytes > 0 {
+        if neighbour.is_some() {
             evicted.retain(|e| !e.key.starts_with(NEIGHBOUR_PREFIX));
         }
         if !evicted.is_empty() {

@@ -20,7 +20,7 @@ const MAX_CLASSES: usize = 62;
 
 /// The growth factor (`-f`), kept as the `f64` memcached parses and compared by its bits
 /// (so that a [`Geometry`] can be hashed and compared as part of the store's state).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Factor(pub f64);
 
 impl PartialEq for Factor {
@@ -38,7 +38,7 @@ impl Hash for Factor {
 }
 
 /// memcached's memory layout and the LRU's background work.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Geometry {
     /// Bytes per slab page (`settings.slab_page_size`, 1 MiB). A page belongs to one class.
     pub page_size: usize,

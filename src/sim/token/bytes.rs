@@ -3,6 +3,7 @@
 //! write and read through these; this file names neither.
 
 use crate::scenario::{FaultKind, FaultSet, Strategy};
+use crate::store::geometry::{Factor, Geometry};
 
 /// The bounds of what a token may name ([`super::Token`] shows each as an associated
 /// constant of the same name).
@@ -22,6 +23,13 @@ pub const MAX_CHOICES_PER_OP: u64 = 1 << 16;
 pub const MAX_PCT_DEPTH: u64 = 1_000;
 /// Largest value the noisy neighbour may write (bytes): memcached's item size limit.
 pub const MAX_NEIGHBOUR_BYTES: u64 = 1 << 20;
+
+/// Largest slab page a token may name (bytes): memcached's largest `-I`, 1 GiB.
+pub const MAX_PAGE_SIZE: u64 = 1 << 30;
+/// Smallest slab page a token may name (bytes): memcached's smallest `-I`, 1 KiB.
+pub const MIN_PAGE_SIZE: u64 = 1 << 10;
+/// Largest growth factor (`-f`) a token may name.
+pub const MAX_FACTOR: f64 = 100.0;
 
 /// Most retries of a timed-out command a token may name.
 pub const MAX_RETRIES: u64 = 100;
@@ -113,6 +121,17 @@ impl Writer {
     /// The bits of `p`, 8 bytes little-endian.
     pub(crate) fn probability(&mut self, p: f64) {
         self.0.extend_from_slice(&p.to_bits().to_le_bytes());
+    }
+
+    /// A slab geometry: page size, `-n`, `-f` (8 little-endian bytes), largest chunk, then
+    /// one number for the LRU maintainer (bit 0) and `slab_automove` (from bit 1).
+    pub(crate) fn geometry(&mut self, g: &Geometry) {
+        self.num(g.page_size as u64);
+        self.num(g.chunk_size as u64);
+        self.0
+            .extend_from_slice(&g.factor.0.to_bits().to_le_bytes());
+        self.num(g.slab_chunk_max as u64);
+        self.num(g.lru_maintainer as u64 | (g.slab_automove as u64) << 1);
     }
 
     /// `0` random, `1` swarm, `2 + depth` pct.
@@ -236,6 +255,46 @@ impl Reader<'_> {
         Ok(FaultSet::of(&kinds))
     }
 
+    /// A slab geometry as [`Writer::geometry`] writes it, every number within memcached's
+    /// own bounds: pages of [`MIN_PAGE_SIZE`] to [`MAX_PAGE_SIZE`], `-n` and the largest
+    /// chunk from 1 to the page, `-f` above 1 and at most [`MAX_FACTOR`], `slab_automove`
+    /// 0 to 2.
+    pub(crate) fn geometry(&mut self) -> Result<Geometry, TokenError> {
+        let page_size = self.bounded("slab page size", MAX_PAGE_SIZE)?;
+        if page_size < MIN_PAGE_SIZE {
+            return Err(TokenError(format!(
+                "slab page size: expected at least {MIN_PAGE_SIZE}, found {page_size}"
+            )));
+        }
+        let chunk_size = positive(
+            self.bounded("slab chunk size (-n)", page_size)?,
+            "slab chunk size (-n)",
+        )?;
+        let mut bits = [0u8; 8];
+        for b in &mut bits {
+            *b = self.byte()?;
+        }
+        let factor = f64::from_bits(u64::from_le_bytes(bits));
+        if !(factor > 1.0 && factor <= MAX_FACTOR) {
+            return Err(TokenError(format!(
+                "slab growth factor (-f): expected above 1 and at most {MAX_FACTOR}, found {factor}"
+            )));
+        }
+        let slab_chunk_max = positive(
+            self.bounded("largest slab chunk", page_size)?,
+            "largest slab chunk",
+        )?;
+        let flags = self.bounded("lru maintainer and slab_automove (0 to 5)", 5)?;
+        Ok(Geometry {
+            page_size: page_size as usize,
+            chunk_size: chunk_size as usize,
+            factor: Factor(factor),
+            slab_chunk_max: slab_chunk_max as usize,
+            lru_maintainer: flags & 1 == 1,
+            slab_automove: (flags >> 1) as u8,
+        })
+    }
+
     pub(crate) fn probability(&mut self) -> Result<f64, TokenError> {
         let mut bits = [0u8; 8];
         for b in &mut bits {
@@ -259,4 +318,12 @@ impl Reader<'_> {
             },
         })
     }
+}
+
+/// `n`, or an error naming `what` when it is 0.
+fn positive(n: u64, what: &str) -> Result<u64, TokenError> {
+    if n == 0 {
+        return Err(TokenError(format!("{what}: expected at least 1, found 0")));
+    }
+    Ok(n)
 }
