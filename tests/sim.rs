@@ -315,40 +315,60 @@ fn evict_removes_a_key_a_later_get_misses() {
         .any(|f| f.to_string().starts_with("evict ")));
 }
 
+/// A class whose pages are all taken evicts from its own tail, with no neighbour: at a
+/// geometry of 192-byte pages (one class of 96-byte chunks, two per page) and 160 bytes of
+/// memory, the class gets its first page above the limit, as memcached's does, and no more;
+/// Probe's three keys cannot all stay, and each eviction names the class it pressed.
 #[test]
 fn lru_memory_pressure_evicts_on_its_own() {
     let mut cfg = SimConfig::from_scenario(&Scenario::new("f", 2, 6).faults(&[FaultKind::Lru]));
     cfg.memory_limit = Some(160);
+    cfg.neighbour_bytes = 0;
+    cfg.neighbour_max_bytes = 0;
+    cfg.geometry = kvsim::store::geometry::Geometry {
+        page_size: 192,
+        slab_chunk_max: 96,
+        ..sim::lru_geometry()
+    };
     cfg.record_trace = true;
     let out = sim::run(&Probe, &cfg, 3, None);
-    assert!(
-        faults(&out)
-            .iter()
-            .any(|f| matches!(f, Fault::LruEvict { .. })),
-        "{:#?}",
-        out.trace
-    );
+    let classes: Vec<usize> = faults(&out)
+        .iter()
+        .filter_map(|f| match f {
+            Fault::LruEvict { class, .. } => Some(*class),
+            _ => None,
+        })
+        .collect();
+    assert!(!classes.is_empty(), "{:#?}", out.trace);
+    assert!(classes.iter().all(|c| *c == 1), "{classes:?}");
 }
 
-/// The `lru` fault's default: a memory limit and a noisy neighbour. Probe's three keys
-/// (a few hundred bytes) fit on their own; the neighbour's writes push them out, the least
-/// recently used first, and the trace names each key evicted (never the neighbour's).
+/// The `lru` fault's default: a memory limit and a noisy neighbour. Probe's three keys fit
+/// on their own; a neighbour whose items fall in Probe's slab class (18-byte values: 96-byte
+/// items, class 1) pushes them out, and the trace names each key evicted (never the
+/// neighbour's). Without the LRU maintainer (`-o no_lru_maintainer`) memcached keeps one
+/// LRU per class that a hit bumps at most once a minute (`ITEM_UPDATE_INTERVAL`), so within
+/// a run the evicted key is, of Probe's keys held then, the one set longest ago.
 #[test]
 fn lru_with_a_noisy_neighbour_evicts_the_structures_keys_oldest_first() {
     let scenario = Scenario::new("f", 2, 6).faults(&[FaultKind::Lru]);
     let mut cfg = SimConfig::from_scenario(&scenario);
     assert_eq!(cfg.memory_limit, Some(sim::DEFAULT_LRU_LIMIT));
     assert_eq!(cfg.neighbour_bytes, sim::DEFAULT_NEIGHBOUR_BYTES);
-    // A smaller cache than the default, so that Probe's few calls see evictions.
-    cfg.memory_limit = Some(600);
+    assert_eq!(cfg.geometry, sim::lru_geometry());
+    // One page (ten 96-byte chunks) for Probe's class, so that its few calls see evictions.
+    cfg.memory_limit = Some(1024);
+    cfg.neighbour_bytes = 18;
+    cfg.neighbour_max_bytes = 18;
+    cfg.geometry.lru_maintainer = false;
     cfg.record_trace = true;
-    let evictions = |cfg: &SimConfig, seed: u64| -> Vec<(usize, Vec<u8>)> {
+    let evictions = |cfg: &SimConfig, seed: u64| -> Vec<(usize, Vec<u8>, usize)> {
         let out = sim::run(&Probe, cfg, seed, None);
         out.trace
             .iter()
             .enumerate()
             .filter_map(|(i, s)| match &s.event {
-                Event::Fault(Fault::LruEvict { key, .. }) => Some((i, key.clone())),
+                Event::Fault(Fault::LruEvict { key, class, .. }) => Some((i, key.clone(), *class)),
                 _ => None,
             })
             .collect()
@@ -356,34 +376,31 @@ fn lru_with_a_noisy_neighbour_evicts_the_structures_keys_oldest_first() {
     let mut seen = 0;
     for seed in 1..20 {
         let out = sim::run(&Probe, &cfg, seed, None);
-        for (i, key) in evictions(&cfg, seed) {
+        for (i, key, class) in evictions(&cfg, seed) {
             seen += 1;
             assert!([&b"a"[..], b"b", b"c"].contains(&&key[..]), "{key:?}");
-            // The evicted key is, of the three held then, the one touched longest ago: a
-            // key's last touch is its last set or hit, if no eviction of it came after.
-            let last_touch = |k: &[u8]| {
-                let touch = out.trace[..i].iter().rposition(|s| match &s.event {
+            assert_eq!(class, 1, "seed {seed}: {key:?} evicted from class {class}");
+            // A key's last link is its last set, if no eviction of it came after.
+            let last_set = |k: &[u8]| {
+                let set = out.trace[..i].iter().rposition(|s| match &s.event {
                     Event::Call {
                         command,
-                        delivery: Delivery::Replied(reply),
+                        delivery: Delivery::Replied(_),
                         ..
-                    } if command.first_key() == Some(k) => {
-                        command.verb() == "set"
-                            || matches!(reply, kvsim::command::Reply::Values(v) if !v.is_empty())
-                    }
+                    } => command.first_key() == Some(k) && command.verb() == "set",
                     _ => false,
                 })?;
-                let gone = out.trace[touch..i].iter().any(|s| {
+                let gone = out.trace[set..i].iter().any(|s| {
                     matches!(&s.event, Event::Fault(Fault::LruEvict { key, .. }) if key[..] == *k)
                 });
-                (!gone).then_some(touch)
+                (!gone).then_some(set)
             };
-            let t = last_touch(&key).expect("the evicted key was held");
+            let t = last_set(&key).expect("the evicted key was held");
             for k in [&b"a"[..], b"b", b"c"]
                 .into_iter()
                 .filter(|k| **k != key[..])
             {
-                if let Some(o) = last_touch(k) {
+                if let Some(o) = last_set(k) {
                     assert!(
                         t <= o,
                         "seed {seed}: {key:?} evicted before the older {k:?}"
@@ -393,8 +410,13 @@ fn lru_with_a_noisy_neighbour_evicts_the_structures_keys_oldest_first() {
         }
     }
     assert!(seen > 0, "the neighbour evicted nothing");
+    // A neighbour in another class (60-byte values: class 3) never presses Probe's keys.
+    cfg.neighbour_bytes = 60;
+    cfg.neighbour_max_bytes = 60;
+    assert!((1..20).all(|seed| evictions(&cfg, seed).is_empty()));
     // Without the neighbour the three keys fit: nothing is evicted.
     cfg.neighbour_bytes = 0;
+    cfg.neighbour_max_bytes = 0;
     assert!((1..20).all(|seed| evictions(&cfg, seed).is_empty()));
 }
 

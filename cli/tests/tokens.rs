@@ -40,12 +40,13 @@ fn trace_digest(r: &RunReport) -> u64 {
 /// README's showcase run ("A counterexample, line by line") in every version that wrote it:
 /// version 2 before the workload (the token README showed until version 3), version 2 with
 /// the workload (reports/lock/published-pause.txt), version 3, version 4 (README now: the
-/// choices run-length encoded).
-const SHOWCASE: [&str; 4] = [
+/// choices run-length encoded), version 5 (README now: the slab geometry added).
+const SHOWCASE: [&str; 5] = [
     "lock/published:slow-holder+pause:AgIBAIABAZqZmZmZmak_AAAAAQHcC6Af0A_QD9wLoJwBMqCcAYC1GKD4rbvWh6eLdQQBAQMkTGTkp1Vn1w",
     "lock/published:slow-holder+pause:AgIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_cC6CcATKgnAGAtRig-K271oeni3UEAQEDidBtZefUtv0",
     "lock/published:slow-holder+pause:AwIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_cC6CcATKgnAGAtRig-K271oeni3UEAQEDqq9_mKk516Q",
     "lock/published:slow-holder+pause:BAIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_cC6CcATKgnAGAtRig-K271oeni3UEAwAGNo21AA81e84",
+    "lock/published:slow-holder+pause:BQIBAACAAQGamZmZmZmpPwAAAAEB3AugH9AP0A_cC6CcATKgnAGAtRig-K271oeni3UEAwAG2MG1AV0Otkw",
 ];
 
 /// A token kvsim 397aadd printed (reports/spinlock/published-delay.txt then): version 2,
@@ -56,7 +57,7 @@ const V2_TIMEOUTS_BEFORE_RETRIES: &str = "spinlock/published:delay+delay:AgMDBAE
 fn golden_tokens_of_every_version_replay_to_their_runs() {
     for text in SHOWCASE {
         let r = replay(text);
-        assert_eq!(r.token, SHOWCASE[3], "printed again as today's token");
+        assert_eq!(r.token, SHOWCASE[4], "printed again as today's token");
         let kvsim::Verdict::Violation(v) = &r.verdict else {
             panic!("{text}: {}", r.verdict)
         };
@@ -264,7 +265,7 @@ fn every_replay_token_in_the_docs_ends_in_its_violation() {
         failures.join("\n")
     );
     assert!(
-        all.iter().any(|f| f.token == SHOWCASE[3]),
+        all.iter().any(|f| f.token == SHOWCASE[4]),
         "README's showcase token"
     );
 }
@@ -321,7 +322,7 @@ fn readme_showcase_is_its_tokens_replay_line_by_line() {
         .into_iter()
         .map(|f| f.token)
         .collect();
-    assert_eq!(token, [SHOWCASE[3]], "the block's token is version 4's");
+    assert_eq!(token, [SHOWCASE[4]], "the block's token is version 5's");
     let out = Command::new(env!("CARGO_BIN_EXE_kvsim"))
         .args(["replay", &token[0]])
         .env("NO_COLOR", "1")

@@ -393,11 +393,17 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::BROKEN_FIXED,
         ),
         (
+            // Under the old global byte LRU the published variant lost its array here (the
+            // item pushed out right after its `set`, a fetch reading `[]`). memcached's
+            // segmented LRU does not reach it in 500 runs: the array is read and written at
+            // every operation, so it stays in HOT/WARM while the neighbour's unread items
+            // leave COLD's tail. The same defect stays a finding under `evict` (an
+            // adversary may drop any key).
             Scenario::new("lru", 3, 3)
-                .about("a shared cache under memory pressure: a neighbour's writes push the structure's least recently used keys out")
+                .about("a shared cache under memory pressure: a neighbour's writes press the array's slab class, which memcached's segmented LRU keeps in HOT/WARM while it is used")
                 .faults(&[FaultKind::Lru])
                 .runs(500),
-            Expect::BROKEN_FIXED,
+            Expect::BOTH_PASS,
         ),
         (
             Scenario::new("crash-lose", 3, 3)

@@ -100,13 +100,16 @@
 //! (`no-faults`); `lose` (`lose`); `lose` and `pause` (`lose-pause`); `delay` (`delay`);
 //! a client library that sends a timed-out command again (`retrying-client`: a resent
 //! `cas` answers `EXISTS` and the holder reads the key back).
+//! Memory pressure as memcached evicts (`lru`) passes: the lock and the counter are used at
+//! every operation, so memcached's segmented LRU keeps them in WARM while the neighbour's
+//! unread items are evicted from COLD.
 //! Untested: `expire` and `skew` (no expiry, no clock in the protocol), `shard-fail`.
 //!
 //! Not fixed yet: nothing a scenario shows.
 //!
 //! What no design on this store can fix (scenarios expecting a violation of both
 //! variants):
-//! - `evict` (`evict`), `lru` (`lru`) and `restart` (`restart`): the structure stops with
+//! - `evict` (`evict`) and `restart` (`restart`): the structure stops with
 //!   `Lost` (it never takes a lost lock twice), a `progress` violation, because the
 //!   counter's only copy is gone and no design can go on counting (`shard-fail` the same,
 //!   untested);
@@ -543,11 +546,17 @@ pub fn scenarios() -> Vec<(Scenario, Expect)> {
             Expect::impossible("the counter's only copy is an item memcached may evict: once it is gone no design can go on counting (the fixed lock answers Lost, never taking a lost lock twice)"),
         ),
         (
+            // Under the old global byte LRU this cell was a violation of both variants (the
+            // counter pushed out). memcached's segmented LRU keeps it: the lock and the
+            // counter are hit at every operation, so they are ACTIVE and sit in WARM, and the
+            // neighbour's items, written once and never read, leave COLD's tail first. Not
+            // reachable by memcached's eviction with this traffic; `evict` (an adversary)
+            // still removes the counter, and that scenario keeps the finding.
             Scenario::new("lru", 3, 3)
-                .about("a shared cache under memory pressure: a neighbour's writes push the structure's least recently used keys out")
+                .about("a shared cache under memory pressure: a neighbour's writes press the slab class of the lock and the counter, which memcached's segmented LRU keeps in WARM while they are used")
                 .faults(&[FaultKind::Lru])
                 .runs(500),
-            Expect::impossible("memory pressure pushes out the counter's only copy: once it is gone no design can go on counting (the fixed lock answers Lost)"),
+            Expect::BOTH_PASS,
         ),
         (
             Scenario::new("restart", 3, 3)

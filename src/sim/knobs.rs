@@ -633,14 +633,14 @@ pub static KNOBS: &[Knob] = &[
     },
 ];
 
-/// A slab geometry for people, every parameter: `1024-byte pages, -n 48, -f 1.25, 8 slab
-/// classes of 96- to 512-byte chunks, LRU maintainer on, slab_automove=1`.
+/// A slab geometry for people, every parameter, within a report's 100 columns: `1024-byte
+/// pages, -n 48, -f 1.25 (8 classes, 96–512 B), maintainer on, automove=1` (the LRU
+/// maintainer, `-o slab_automove`).
 pub fn describe_geometry(g: &Geometry) -> String {
     let classes = g.classes();
     let (first, last) = (classes[0].chunk, classes[classes.len() - 1].chunk);
     format!(
-        "{}, {} slab classes of {first}- to {last}-byte chunks, LRU maintainer {}, \
-         slab_automove={}",
+        "{} ({} classes, {first}–{last} B), maintainer {}, automove={}",
         g.describe(),
         classes.len(),
         if g.lru_maintainer { "on" } else { "off" },
@@ -661,8 +661,22 @@ fn texts(c: &SimConfig, text: fn(&Knob) -> Option<Text>) -> Vec<String> {
 
 /// The report header's knobs besides clients, operations, faults and strategy: those
 /// that shape this run.
+///
+/// With an eviction fault, a last line says who evicts: under `lru` memcached's own
+/// algorithm at the stated geometry (no key chosen), under `evict` an adversary.
 pub fn header(c: &SimConfig) -> Vec<String> {
-    texts(c, |k| k.header)
+    let mut lines = texts(c, |k| k.header);
+    if c.faults.has(FaultKind::Lru) {
+        lines.push(
+            "lru: memcached's own eviction, no key chosen: reachable by memcached's eviction at \
+             this geometry"
+                .to_string(),
+        );
+    }
+    if c.faults.has(FaultKind::Evict) {
+        lines.push("evict: any key may go at any step: only by an adversary".to_string());
+    }
+    lines
 }
 
 /// What `kvsim list` says after a scenario's expectations (a persistent store, a
