@@ -12,7 +12,7 @@
 
 use super::config::SimConfig;
 use crate::command::{Command, StoreVerb};
-use crate::store::geometry::SlabClass;
+use crate::store::geometry::{class_index, SlabClass};
 use crate::store::item::item_size;
 use crate::store::Store;
 
@@ -33,14 +33,14 @@ pub fn neighbour_classes(cfg: &SimConfig) -> Vec<(SlabClass, usize)> {
         return Vec::new();
     }
     let hi = cfg.neighbour_max_bytes.max(lo);
-    let g = &cfg.geometry;
-    let first = g.class_of(item_size(KEY_LEN, 0, lo)).id;
-    let last = g.class_of(item_size(KEY_LEN, 0, hi)).id;
+    // Listed once: this runs at every delivery.
+    let classes = cfg.geometry.classes();
+    let first = class_index(&classes, item_size(KEY_LEN, 0, lo));
+    let last = class_index(&classes, item_size(KEY_LEN, 0, hi));
     let overhead = item_size(KEY_LEN, 0, 0);
-    g.classes()
-        .into_iter()
-        .filter(|c| (first..=last).contains(&c.id))
-        .map(|c| (c, c.chunk.saturating_sub(overhead).clamp(lo, hi)))
+    classes[first..=last]
+        .iter()
+        .map(|&c| (c, c.chunk.saturating_sub(overhead).clamp(lo, hi)))
         .collect()
 }
 

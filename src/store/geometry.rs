@@ -118,11 +118,7 @@ impl Geometry {
     /// stored chunked (`slabs_clsid`).
     pub fn class_of(&self, size: usize) -> SlabClass {
         let classes = self.classes();
-        let last = *classes.last().expect("slabs_init always makes a class");
-        classes
-            .into_iter()
-            .find(|c| c.chunk >= size)
-            .unwrap_or(last)
+        classes[class_index(&classes, size)]
     }
 
     /// One line naming the geometry, as reports print it: `1048576-byte pages, -n 48, -f 1.25`.
@@ -132,6 +128,15 @@ impl Geometry {
             self.page_size, self.chunk_size, self.factor.0
         )
     }
+}
+
+/// The index in `classes` (as [`Geometry::classes`] lists them) of the class an item of
+/// `size` bytes is stored in: the smallest chunk that holds it, else the largest
+/// (`slabs_clsid`).
+pub fn class_index(classes: &[SlabClass], size: usize) -> usize {
+    classes
+        .partition_point(|c| c.chunk < size)
+        .min(classes.len().saturating_sub(1))
 }
 
 /// An item the store evicted to make room, and the slab class it was evicted from.

@@ -68,9 +68,7 @@ impl Slabs {
     /// The index of the class an allocation of `size` bytes falls in (`slabs_clsid`).
     #[inline]
     pub fn class_index(&self, size: usize) -> usize {
-        self.classes
-            .partition_point(|c| c.chunk < size)
-            .min(self.classes.len() - 1)
+        super::geometry::class_index(&self.classes, size)
     }
 
     /// The chunks an item of `size` bytes (key of `key_len` bytes) takes, by class index:
