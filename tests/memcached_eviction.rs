@@ -38,8 +38,13 @@ const OPS_PER_KEY: usize = 2;
 const MEMCACHED_RUNS: usize = 3;
 
 /// How far below memcached's least agreement with itself kvsim's mean may fall: the
-/// run-to-run noise of memcached's maintainer thread (measured 0.9995 to 1.0 between two
-/// memcached runs; kvsim 0.9991 to 1.0 against them).
+/// run-to-run noise of memcached's maintainer thread (measured 0.9993 to 1.0 between two
+/// memcached runs, and 1.0 on an idle machine; kvsim 0.9995 to 1.0 against them, 1 to 4
+/// keys of 9,215 at 16 MB). Both servers' whole-second clocks tick from their own start
+/// (memcached's `clock_handler` is a 1 s timer armed at startup), so a stream shorter than
+/// a second sees one `current_time` on both; a tick in the middle of one server's stream
+/// (kvsim's clock once ticked at the host's whole seconds) moves every HOT item older than
+/// it to COLD at once and cost 7 keys at 16 MB.
 const NOISE: f64 = 0.001;
 
 /// The stream's seed.

@@ -154,6 +154,58 @@ fn evict_removes_a_key_now() {
     assert!(traced(&f, "reply", "STORED"));
 }
 
+/// memcached's own eviction under a memory limit is traced as the simulator traces it:
+/// `lru evicts K from slab class N (C-byte chunks)`, the class the key's size put it in.
+#[test]
+fn memory_limit_evictions_name_their_slab_class() {
+    let dir = std::env::temp_dir().join(format!(
+        "kvsim-serve-faults-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace_file = dir.join("trace.jsonl");
+    let server = Server::start(ServeConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        control: Some("127.0.0.1:0".parse().unwrap()),
+        trace: Some(trace_file.clone()),
+        store: kvsim::store::StoreConfig {
+            memory_limit: Some(4096),
+            geometry: kvsim::store::geometry::Geometry {
+                page_size: 1024,
+                slab_chunk_max: 512,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        ..ServeConfig::default()
+    })
+    .expect("the server starts");
+    let f = Fixture {
+        server,
+        trace: trace_file,
+    };
+    let mut c = Client::connect(&f);
+    for i in 0..60 {
+        assert_eq!(c.set(&format!("k{i:02}"), "0123456789", 0), "STORED");
+    }
+    // `k00` (3-byte key, 10-byte value) is in class 1, whose 96-byte chunks fill first.
+    assert_eq!(c.get("k00"), None, "the oldest item was evicted");
+    assert!(
+        traced(
+            &f,
+            "fault",
+            "lru evicts k00 from slab class 1 (96-byte chunks)"
+        ),
+        "{:?}",
+        trace(&f)
+            .iter()
+            .filter(|l| l.kind == "fault")
+            .map(|l| l.text.clone())
+            .collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn restart_loses_the_data_and_closes_every_connection() {
     let f = start(FaultPlan::default());

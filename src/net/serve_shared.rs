@@ -8,6 +8,7 @@ use super::serve_lockstep::{lock, Lockstep, LockstepConfig};
 use super::serve_stats::{self, Counters, StatsContext};
 use super::serve_trace::{TraceWriter, DEFAULT_TRACE_MAX_BYTES};
 use crate::command::{Command, Reply};
+use crate::fault::Fault;
 use crate::rng::SimRng;
 use crate::store::{Store, StoreConfig};
 use crate::wire::{Counted, Service, StatsGroup};
@@ -160,6 +161,12 @@ pub(crate) struct Shared {
     pub(super) bytes_written: AtomicU64,
     /// Why the trace could not be written (the server stopped on it).
     pub(super) trace_error: Mutex<Option<io::Error>>,
+    /// How far past a whole host second the server started (ms): the server clock runs
+    /// this far behind the host's, so its whole seconds tick at the start and every second
+    /// after it, as memcached's `current_time` does (`clock_handler` is a 1 s timer armed at
+    /// startup). A stream shorter than a second after the start sees one `current_time`
+    /// on both servers, whatever the phase of the host's seconds.
+    pub(super) phase_ms: u64,
 }
 
 pub(super) fn host_ms(offset_secs: i64) -> u64 {
@@ -173,6 +180,7 @@ impl Shared {
     /// The server clock now (never behind the last time the store saw).
     fn now(&self, state: &mut State) -> u64 {
         let now = host_ms(self.config.clock_offset_secs)
+            .saturating_sub(self.phase_ms)
             .saturating_add(state.jump_ms)
             .max(state.last_ms);
         state.last_ms = now;
@@ -416,9 +424,15 @@ impl Shared {
         if let Some(t) = &self.trace {
             let mut t = lock(t);
             let mut written = t.line(Some(id), "command", &command.to_string());
-            for key in evicted.into_iter().map(|e| e.key) {
-                let text = format!("lru evicts {}", String::from_utf8_lossy(&key));
-                written = written.and_then(|()| t.line(None, "fault", &text));
+            for e in evicted {
+                // The simulator's words for it: `lru evicts K from slab class N (C-byte chunks)`.
+                let fault: Fault<Reply> = Fault::LruEvict {
+                    shard: 0,
+                    key: e.key,
+                    class: e.class.id,
+                    chunk: e.class.chunk,
+                };
+                written = written.and_then(|()| t.line(None, "fault", &fault.to_string()));
             }
             written = written.and_then(|()| t.line(Some(id), "reply", &reply.to_string()));
             drop(t);

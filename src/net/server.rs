@@ -102,7 +102,9 @@ impl Server {
             })
             .transpose()?
             .map(Mutex::new);
-        let start_ms = host_ms(config.clock_offset_secs);
+        let host_start_ms = host_ms(config.clock_offset_secs);
+        let phase_ms = host_start_ms % 1000;
+        let start_ms = host_start_ms - phase_ms;
         let lockstep = config.lockstep.map(|c| Lockstep::new(c, config.seed));
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -123,6 +125,7 @@ impl Server {
             generation: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
             controls: Mutex::new(BTreeMap::new()),
+            phase_ms,
             bytes_read: AtomicU64::new(0),
             bytes_written: AtomicU64::new(0),
             trace_error: Mutex::new(None),
