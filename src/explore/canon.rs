@@ -233,20 +233,36 @@ fn hash_client<Ret, H: Hasher>(
 /// `World::event`): per operation, the first event position of the run of adjacent
 /// invocations its invocation is in, and likewise for its return. Every event takes the
 /// next position, so two invocations (or returns) are adjacent exactly when their
-/// positions are consecutive.
+/// positions are consecutive. With them, per operation, the digest of every field but
+/// its client and its event positions ([`op_digest`]): computed once, for the clients'
+/// canonical order and for the renamed history alike.
 struct Runs {
     call_start: Ops<u64>,
     ret_start: Ops<Option<u64>>,
+    digest: Ops<u64>,
+}
+
+/// An operation's fields but its client and event positions (its invocation, times,
+/// outcome and marks), as one hash: what the canonical order and the renamed history
+/// take of each operation besides who ran it and where its events are.
+fn op_digest<Op: Hash, Ret: Hash>(op: &crate::history::Operation<Op, Ret>) -> u64 {
+    let mut h = crate::store::fixed_hasher();
+    op.call_ms.hash(&mut h);
+    op.ret_ms.hash(&mut h);
+    op.op.hash(&mut h);
+    op.outcome.hash(&mut h);
+    op.marks.hash(&mut h);
+    h.finish()
 }
 
 /// Per-client scratch of the hash, inline for the scopes people explore.
 type Clients<T> = SmallVec<[T; 8]>;
 
 /// Per-operation scratch of the hash, inline for the scopes people explore.
-type Ops<T> = SmallVec<[T; 16]>;
+type Ops<T> = SmallVec<[T; 8]>;
 
 impl Runs {
-    fn of<Op, Ret>(history: &History<Op, Ret>) -> Runs {
+    fn of<Op: Hash, Ret: Hash>(history: &History<Op, Ret>) -> Runs {
         let ops = &history.ops;
         let mut call_start = Ops::with_capacity(ops.len());
         for (i, op) in ops.iter().enumerate() {
@@ -272,6 +288,7 @@ impl Runs {
         Runs {
             call_start,
             ret_start,
+            digest: ops.iter().map(op_digest).collect(),
         }
     }
 }
@@ -309,11 +326,7 @@ fn canonical_order<Op: Hash, Ret: Hash>(
         let h = &mut hashers[op.client];
         runs.call_start[i].hash(h);
         runs.ret_start[i].hash(h);
-        op.call_ms.hash(h);
-        op.ret_ms.hash(h);
-        op.op.hash(h);
-        op.outcome.hash(h);
-        op.marks.hash(h);
+        h.write_u64(runs.digest[i]);
     }
     let keys: Clients<u64> = hashers.iter().map(Hasher::finish).collect();
     let mut order: Clients<usize> = (0..clients.len()).collect();
@@ -378,13 +391,9 @@ fn hash_history_renamed<Op: Hash, Ret: Hash, H: Hasher>(
     for i in members {
         let op = &ops[i];
         rename[op.client].hash(h);
-        op.op.hash(h);
         call[i].hash(h);
         ret[i].hash(h);
-        op.call_ms.hash(h);
-        op.ret_ms.hash(h);
-        op.outcome.hash(h);
-        op.marks.hash(h);
+        h.write_u64(runs.digest[i]);
     }
 }
 
