@@ -189,9 +189,6 @@ impl Store {
         data: &[u8],
         compare: u64,
     ) -> Result<u64, Reply> {
-        if self.mem.is_none() {
-            return self.append_unlimited(now_s, at_end, key, data, compare);
-        }
         let (old_size, new_size) = match self.items.get(key) {
             None => return Err(Reply::NotStored),
             Some(item) if dead(&self.flush, item, now_s) => {
@@ -230,48 +227,6 @@ impl Store {
         Ok(cas)
     }
 
-    /// [`Store::append`] without a memory limit, where nothing needs room: the same
-    /// steps with one lookup of the item (a log appends to its key a million times).
-    fn append_unlimited(
-        &mut self,
-        now_s: i64,
-        at_end: bool,
-        key: &[u8],
-        data: &[u8],
-        compare: u64,
-    ) -> Result<u64, Reply> {
-        let Some(item) = self.items.get_mut(key) else {
-            return Err(Reply::NotStored);
-        };
-        if dead(&self.flush, item, now_s) {
-            self.met_dead(key, now_s);
-            self.unlink(key); // reaped, as `find` does
-            return Err(Reply::NotStored);
-        }
-        if compare != 0 && compare != item.cas {
-            return Err(Reply::Exists);
-        }
-        let old_size = item.size();
-        let new_size = item_size(key.len(), item.flags, item.data.len() + data.len());
-        if new_size > self.config.item_size_max {
-            return Err(Reply::NotStored);
-        }
-        self.cas_id += 1; // `next_cas`, beside the borrowed item
-        let cas = self.cas_id;
-        self.tally.linked += 1;
-        if at_end {
-            item.data.extend_from_slice(data);
-        } else {
-            item.data.splice(0..0, data.iter().copied());
-        }
-        item.cas = cas;
-        item.time = now_s;
-        // A new item took the old one's place: no marks carry over.
-        item.clear_marks();
-        self.used = self.used - old_size + new_size;
-        Ok(cas)
-    }
-
     /// get/gets (`exp: None`) and gat/gats (`exp: Some(new expiration)`): every hit is
     /// bumped (marked fetched, its time refreshed once a minute, moved in the LRU), and
     /// for gat/gats touched.
@@ -287,27 +242,6 @@ impl Store {
             if key.len() > KEY_MAX_LEN {
                 // The whole reply is the error; hits found so far are dropped.
                 return Reply::ClientError(ClientError::BadCommandLineFormat);
-            }
-            if self.mem.is_none() && exp.is_none() {
-                // A plain get without a memory limit: one lookup for what nearly every
-                // get meets (a live item the hit changes nothing of: fetched before,
-                // its time refreshed within the minute). The same steps as below.
-                let Some(item) = self.items.get(&key[..]) else {
-                    continue;
-                };
-                if count_dead(&self.flush, &mut self.tally, item, now_s) {
-                    self.unlink(key);
-                    continue;
-                }
-                if item.fetched && item.time >= now_s - ITEM_UPDATE_INTERVAL {
-                    values.push(value_of(key, item, with_cas));
-                    continue;
-                }
-                self.hit(key, now_s);
-                if let Some(item) = self.items.get(&key[..]) {
-                    values.push(value_of(key, item, with_cas));
-                }
-                continue;
             }
             if !self.find(key, now_s) {
                 continue;
