@@ -38,6 +38,8 @@
 
 mod budget;
 mod memo;
+#[cfg(test)]
+mod prune_tests;
 mod replay;
 mod search;
 
@@ -347,10 +349,11 @@ fn conclude(results: Vec<(Option<u64>, Found)>) -> Linearization {
 
 #[cfg(test)]
 mod tests {
-    use super::search::search_in;
+    use super::search::{search_in, Prune, Run};
     use super::*;
     use crate::history::Operation;
     use crate::specs::register::{RegisterOp, RegisterRet, RegisterSpec};
+    use prune_tests::op_at;
 
     /// Writes of `0..n` by clients `0..n`, invoked one after the other, that never
     /// complete.
@@ -536,8 +539,20 @@ mod tests {
         let h = History { ops };
         let all: Vec<usize> = (0..h.ops.len()).collect();
         let shared = Shared::new(CheckerLimits::none());
-        assert!(search_in(&KvSpec, &h, &all, &mut Budget::new(&shared), true).is_none());
-        let plain = search_in(&KvSpec, &h, &all, &mut Budget::new(&shared), false).unwrap();
+        let run = |interned| {
+            search_in(
+                &KvSpec,
+                &h,
+                &all,
+                &mut Budget::new(&shared),
+                interned,
+                Prune::Off,
+            )
+        };
+        assert!(matches!(run(true), Run::Unprofitable));
+        let Run::Done(plain) = run(false) else {
+            panic!("plain mode ends")
+        };
         assert_eq!(found_kind(&plain), "violation");
         assert!(matches!(
             check_linearizability(&KvSpec, &h, CheckerLimits::none()),
@@ -563,29 +578,29 @@ mod tests {
                         let v = rng.below(4);
                         (RegisterOp::Read, RegisterRet::Value((v < 3).then_some(v)))
                     };
-                    let unknown = rng.chance(0.25);
-                    Operation {
-                        client: c,
-                        op,
-                        call: 2 * call,
-                        ret: (!unknown).then_some(2 * ret + 1),
-                        call_ms: 0,
-                        ret_ms: None,
-                        outcome: if unknown {
-                            Outcome::Unknown
-                        } else {
-                            Outcome::Ok(ret_value)
-                        },
-                        marks: vec![],
-                    }
+                    let outcome = (!rng.chance(0.25)).then_some(ret_value);
+                    op_at(c, op, 2 * call, 2 * ret + 1, outcome)
                 })
                 .collect();
             let h = History { ops };
             let all: Vec<usize> = (0..h.ops.len()).collect();
             let shared = Shared::new(CheckerLimits::none());
-            let interned = search_in(&spec, &h, &all, &mut Budget::new(&shared), true)
-                .expect("small histories stay interned");
-            let plain = search_in(&spec, &h, &all, &mut Budget::new(&shared), false).unwrap();
+            let run = |interned| {
+                search_in(
+                    &spec,
+                    &h,
+                    &all,
+                    &mut Budget::new(&shared),
+                    interned,
+                    Prune::Off,
+                )
+            };
+            let Run::Done(interned) = run(true) else {
+                panic!("small histories stay interned")
+            };
+            let Run::Done(plain) = run(false) else {
+                panic!("plain mode ends")
+            };
             assert_eq!(found_kind(&interned), found_kind(&plain), "{h:?}");
             *kinds.entry(found_kind(&plain)).or_insert(0) += 1;
         }
