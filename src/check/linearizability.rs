@@ -30,6 +30,16 @@
 //! returned, every outcome known) allows one order only: it is replayed in that order
 //! instead of searched (`linearizability/replay.rs`), with the same outcome.
 //!
+//! A spec may also rule out a placement by what a return just ahead needs
+//! ([`SequentialSpec::reachable`]: the kv spec's appends only lengthen a value, so a value
+//! no longer a prefix of what a get ahead returned cannot become it without a put). The
+//! search leaves such placements out: none holds a linearization, so the witness is the
+//! one found without it; a violation is searched for again leaving out only placements
+//! under which no partial linearization can outgrow the longest, unless every one left out
+//! was shorter than the counterexample's, so the counterexample is the same too
+//! (`linearizability/search.rs`, `Prune`). On Porcupine's kv c50-ok it takes the
+//! search from 883k steps to 45k.
+//!
 //! Bounds: a wall-clock deadline, a bound on search steps and a bound on the memo's
 //! memory, all checked inside the search; hitting one yields [`Verdict::Unknown`] naming
 //! it, never a pass (nor an abort of the process). Simulated runs should use the step
