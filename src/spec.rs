@@ -76,6 +76,29 @@ pub trait SequentialSpec {
         None
     }
 
+    /// Whether the checker asks [`SequentialSpec::reachable`] (the work of asking is skipped
+    /// for a spec that keeps the default).
+    const PRUNES: bool = false;
+
+    /// Whether `op` may still return `ret` once some of the operations `between` (each
+    /// taking effect or not, in any order) have taken effect after `state`. The
+    /// linearizability search asks it after each operation it places that changes the
+    /// state, for an operation that must come soon (its return is near), and drops the
+    /// branch on `false`: answer `false` only when no subset of `between` in no order
+    /// leads from `state` to a state where `op` returns `ret` (an append-only value that
+    /// is no longer a prefix of what a read returned). Set [`SequentialSpec::PRUNES`] to
+    /// `true` when overriding it. The default answers `true`.
+    fn reachable(
+        &self,
+        state: &Self::State,
+        op: &Self::Op,
+        ret: &Self::Ret,
+        between: &mut dyn Iterator<Item = &Self::Op>,
+    ) -> bool {
+        let _ = (state, op, ret, between);
+        true
+    }
+
     /// The partition an operation belongs to, if the spec is P-compositional (e.g. a map
     /// partitioned by key): histories are then checked one partition at a time.
     fn partition(&self, op: &Self::Op) -> Option<u64> {

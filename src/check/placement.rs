@@ -143,6 +143,12 @@ impl Placement {
         self.links[node].next as usize
     }
 
+    /// Whether `node` is the list's end (after its last entry).
+    #[inline]
+    pub fn is_end(&self, node: usize) -> bool {
+        node == self.links.len() - 1
+    }
+
     /// The operation of entry `node`, and whether the entry is its return.
     #[inline]
     pub fn entry(&self, node: usize) -> (usize, bool) {

@@ -106,6 +106,26 @@ impl Text {
         node
     }
 
+    /// Whether this text may be a prefix of `whole`: `false` only when it certainly is
+    /// not (longer; as long but different; or its last piece is not where it would be in
+    /// `whole`). Constant time: `whole` made of several pieces is not looked into.
+    pub fn may_prefix(&self, whole: &Text) -> bool {
+        if self.len > whole.len {
+            return false;
+        }
+        if self.len == whole.len && self.hash != whole.hash {
+            return false;
+        }
+        let (Some(last), Some(w)) = (&self.node, &whole.node) else {
+            return true;
+        };
+        if w.prev.is_some() {
+            return true;
+        }
+        let start = self.len - last.piece.len();
+        w.piece.as_bytes().get(start..self.len) == Some(last.piece.as_bytes())
+    }
+
     /// The bytes, last first.
     fn rev_bytes(&self) -> impl Iterator<Item = u8> + '_ {
         let mut pieces = Vec::new();
@@ -328,6 +348,33 @@ impl SequentialSpec for KvSpec {
         matches!(op, KvOp::Get(_))
     }
 
+    const PRUNES: bool = true;
+
+    /// Appends only lengthen a value: a get can still return `v` only if the key's value
+    /// is a prefix of `v`, unless a put to the key may come first.
+    fn reachable(
+        &self,
+        state: &KvState,
+        op: &KvOp,
+        ret: &KvRet,
+        between: &mut dyn Iterator<Item = &KvOp>,
+    ) -> bool {
+        let (KvOp::Get(k), KvRet::Value(v)) = (op, ret) else {
+            return true;
+        };
+        if state.get(k).may_prefix(v) {
+            return true;
+        }
+        for o in between {
+            if let KvOp::Put(p, _) = o {
+                if same_key(p, k) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     fn explain(&self, state: &KvState, op: &KvOp, _: &KvRet, found: &KvRet) -> String {
         match (op, found) {
             (KvOp::Get(k), KvRet::Value(v)) => format!(
@@ -436,5 +483,32 @@ mod tests {
             h.finish()
         };
         assert_eq!(h(&ab), h(&Text::from("ab")));
+    }
+
+    #[test]
+    fn may_prefix_is_false_only_for_a_text_that_is_no_prefix() {
+        let t = |s: &str| Text::from(s);
+        let ab = t("a").append(&t("b"));
+        assert!(ab.may_prefix(&t("abc")) && ab.may_prefix(&t("ab")));
+        assert!(Text::default().may_prefix(&t("x")));
+        // Its last piece is not where it would be; too long; as long but different.
+        assert!(!ab.may_prefix(&t("bac")));
+        assert!(!ab.may_prefix(&t("a")));
+        assert!(!ab.may_prefix(&t("ba")));
+        assert!(!t("x").may_prefix(&Text::default()));
+        // A whole of several pieces is not looked into.
+        assert!(ab.may_prefix(&t("b").append(&t("ac"))));
+        // A get of "ab" cannot follow a value "ba" unless a put to the key comes first.
+        let spec = KvSpec;
+        let k: Arc<str> = "k".into();
+        let state = KvState::Empty.set(&k, t("b").append(&t("a")));
+        let get = KvOp::Get(k.clone());
+        let ret = KvRet::Value(t("abc"));
+        let append = KvOp::Append(k.clone(), t("c"));
+        let other = KvOp::Put("j".into(), t("ab"));
+        let put = KvOp::Put(k.clone(), t("a"));
+        assert!(!spec.reachable(&state, &get, &ret, &mut [&append, &other].into_iter()));
+        assert!(spec.reachable(&state, &get, &ret, &mut [&append, &put].into_iter()));
+        assert!(spec.reachable(&state, &append, &KvRet::Done, &mut std::iter::empty()));
     }
 }

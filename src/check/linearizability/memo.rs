@@ -208,6 +208,15 @@ impl<St: Clone + Eq + Hash> Memo<St> {
         }
     }
 
+    /// The state `next` names.
+    #[inline]
+    pub(super) fn state_of<'a>(&'a self, next: &'a Next<St>) -> &'a St {
+        match next {
+            Next::Id(id) => &self.states[*id as usize],
+            Next::Value(v) => v,
+        }
+    }
+
     /// Whether `next` is the state `id`.
     #[inline]
     pub(super) fn same(&self, next: &Next<St>, id: u32) -> bool {

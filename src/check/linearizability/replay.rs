@@ -72,7 +72,7 @@ fn sequential<Op, Ret>(history: &History<Op, Ret>, ops: &[usize]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::budget::Shared;
-    use super::super::search::search_in;
+    use super::super::prune_tests::unpruned;
     use super::super::CheckerLimits;
     use super::*;
     use crate::history::Operation;
@@ -148,7 +148,7 @@ mod tests {
             let all: Vec<usize> = (0..h.ops.len()).collect();
             let shared = Shared::new(CheckerLimits::none());
             let fast = replay(&spec, &h, &all, &mut Budget::new(&shared)).expect("sequential");
-            let slow = search_in(&spec, &h, &all, &mut Budget::new(&shared), false).unwrap();
+            let slow = unpruned(&spec, &h, None);
             assert_eq!(kind(&fast), kind(&slow), "{h:?}");
             violations += usize::from(matches!(fast, Found::Violation(_)));
         }

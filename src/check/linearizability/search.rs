@@ -71,22 +71,68 @@ pub(super) fn search<S: SequentialSpec>(
     if let Some(found) = super::replay::replay(spec, history, ops, budget) {
         return found;
     }
-    match search_in(spec, history, ops, budget, true) {
-        Some(found) => found,
-        None => search_in(spec, history, ops, budget, false).expect("plain mode always ends"),
+    search_pruned(spec, history, ops, budget)
+}
+
+/// The search over one partition after the pre-pass and the replay: interned with
+/// [`Prune::Free`] first, again in plain mode or with [`Prune::Exact`] as a run asks.
+pub(super) fn search_pruned<S: SequentialSpec>(
+    spec: &S,
+    history: &History<S::Op, S::Ret>,
+    ops: &[usize],
+    budget: &mut Budget<'_>,
+) -> Found {
+    let mut interned = true;
+    let mut prune = Prune::Free;
+    loop {
+        match search_in(spec, history, ops, budget, interned, prune) {
+            Run::Done(found) => return found,
+            Run::Unprofitable => interned = false,
+            Run::Inexact => prune = Prune::Exact,
+        }
     }
 }
 
-/// [`search`] in interned or plain mode (see [`Memo`]); `None` when interned mode stops
-/// paying, so that the partition is searched again in plain mode (the steps taken so far
-/// still count against the limits).
+/// Which placements the search leaves out when the spec finds a return ahead
+/// unreachable after them (see [`SequentialSpec::reachable`]). Such a placement holds no
+/// linearization, so leaving it out keeps the witness the search finds (the walk is
+/// otherwise the same); but a partial linearization under it may be longer than any
+/// found elsewhere, and the longest is the counterexample.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Prune {
+    /// None.
+    Off,
+    /// Only those under which no partial linearization can be longer than the longest
+    /// found so far: the search ends as the unpruned one does.
+    Exact,
+    /// All; a violation is searched for again with [`Prune::Exact`] unless every partial
+    /// linearization left out was shorter than the counterexample's.
+    Free,
+}
+
+/// How one run of [`search_in`] ended.
+pub(super) enum Run {
+    /// With the search's outcome.
+    Done(Found),
+    /// Interned mode stopped paying: search again in plain mode.
+    Unprofitable,
+    /// A violation whose counterexample may lie under a placement [`Prune::Free`] left
+    /// out: search again with [`Prune::Exact`].
+    Inexact,
+}
+
+/// [`search`] in interned or plain mode (see [`Memo`]), leaving out what `prune` says;
+/// [`Run::Unprofitable`] when interned mode stops paying and [`Run::Inexact`] when the
+/// pruning may have changed the counterexample, so that the partition is searched again
+/// (the steps taken so far still count against the limits).
 pub(super) fn search_in<S: SequentialSpec>(
     spec: &S,
     history: &History<S::Op, S::Ret>,
     ops: &[usize],
     budget: &mut Budget<'_>,
     interned: bool,
-) -> Option<Found> {
+    prune: Prune,
+) -> Run {
     let n = ops.len();
     let (rets, mut placed) = prepare(history, ops);
     let mut memo: Memo<S::State> = Memo::new(placed.has_unknowns(), spec.init(), interned);
@@ -101,6 +147,14 @@ pub(super) fn search_in<S: SequentialSpec>(
     let read_only: Vec<bool> = (0..n)
         .map(|j| rets[j].is_some_and(|r| spec.read_only(local_ops[j], r)))
         .collect();
+    let mut ahead = Ahead {
+        local_ops: &local_ops,
+        rets: &rets,
+        read_only: &read_only,
+        prune: if S::PRUNES { prune } else { Prune::Off },
+        between: Vec::new(),
+        widest: 0,
+    };
     // Whether the current configuration is new, so its reads are still to be tried.
     let mut fresh = true;
     // At each configuration the known operations are tried first, then (more passes over
@@ -110,10 +164,10 @@ pub(super) fn search_in<S: SequentialSpec>(
 
     while placed.known_left() > 0 {
         if let Some(why) = budget.tick(|| memo.bytes()) {
-            return Some(Found::Unknown(why));
+            return Run::Done(Found::Unknown(why));
         }
         if memo.unprofitable {
-            return None;
+            return Run::Unprofitable;
         }
         // The candidate to place now: a fitting read first, else the entry at `cur`.
         let mut candidate: Option<(usize, Next<S::State>)> = None;
@@ -173,6 +227,12 @@ pub(super) fn search_in<S: SequentialSpec>(
         }
         if let Some((j, next)) = candidate {
             let forced = read_only[j];
+            let longest = best.as_ref().map_or(0, |(p, _, _)| p.len());
+            let depth = (stack.len(), longest);
+            if !forced && ahead.leaves_out(spec, memo.state_of(&next), (&placed, j), depth) {
+                cur = placed.next(cur);
+                continue;
+            }
             placed.mark(j);
             let (known_hash, known, unknown) = placed.key();
             let h = known_hash ^ Memo::hash_of(&next);
@@ -202,14 +262,104 @@ pub(super) fn search_in<S: SequentialSpec>(
         debug_assert!(backtrack);
         let Some((after, resumed)) = backtrack_to_choice(&mut stack, &mut placed, &mut state)
         else {
-            return Some(Found::Violation(counterexample(
+            if ahead.widest > 0 && ahead.widest >= best.as_ref().map_or(0, |(p, _, _)| p.len()) {
+                return Run::Inexact;
+            }
+            return Run::Done(Found::Violation(counterexample(
                 spec, history, ops, &rets, best,
             )));
         };
         cur = after;
         pass = resumed;
     }
-    Some(Found::Ok(stack.into_iter().map(|f| ops[f.op]).collect()))
+    Run::Done(Found::Ok(stack.into_iter().map(|f| ops[f.op]).collect()))
+}
+
+/// The entries [`Ahead::reachable`] looks at, at most, from the list's head.
+const LOOKAHEAD: usize = 64;
+
+/// The operations of a partition as [`Ahead::ruled_out`] looks at them, and what the
+/// pruning left out.
+struct Ahead<'a, S: SequentialSpec> {
+    local_ops: &'a [&'a S::Op],
+    rets: &'a [Option<&'a S::Ret>],
+    read_only: &'a [bool],
+    prune: Prune,
+    /// The operations invoked before a return ahead (reused).
+    between: Vec<usize>,
+    /// The longest partial linearization a placement left out may hold (0: none).
+    widest: usize,
+}
+
+impl<S: SequentialSpec> Ahead<'_, S> {
+    /// Whether `prune` leaves out placing `j`, leading to `state`, after `placed_now`
+    /// operations, when the longest partial linearization found so far places `longest`.
+    fn leaves_out(
+        &mut self,
+        spec: &S,
+        state: &S::State,
+        (placed, j): (&Placement, usize),
+        (placed_now, longest): (usize, usize),
+    ) -> bool {
+        if self.prune == Prune::Off {
+            return false;
+        }
+        let Some(width) = self.ruled_out(spec, state, placed, j) else {
+            return false;
+        };
+        // The longest partial linearization under it places `j` and at most `width` more.
+        let reach = placed_now + 1 + width;
+        if reach <= longest {
+            return true;
+        }
+        if self.prune == Prune::Exact {
+            return false;
+        }
+        self.widest = self.widest.max(reach);
+        true
+    }
+
+    /// Whether a return ahead is ruled out after `j` is placed, leading to `state`: the
+    /// spec is asked about each known return from the list's head up to the first
+    /// read-only one (at most [`LOOKAHEAD`] entries), with the operations invoked before
+    /// that return (those that may take effect before it). When it rules one out, no
+    /// linearization extends this placement, and the partial ones under it place after
+    /// `j` only operations invoked before that return, which is never placed: how many
+    /// there are (`Some`); else `None`.
+    fn ruled_out(
+        &mut self,
+        spec: &S,
+        state: &S::State,
+        placed: &Placement,
+        j: usize,
+    ) -> Option<usize> {
+        let between = &mut self.between;
+        between.clear();
+        let mut node = placed.next(HEAD);
+        for _ in 0..LOOKAHEAD {
+            if placed.is_end(node) {
+                break;
+            }
+            let (k, is_ret) = placed.entry(node);
+            node = placed.next(node);
+            if k == j {
+                continue;
+            }
+            if !is_ret {
+                between.push(k);
+                continue;
+            }
+            let Some(ret) = self.rets[k] else { continue };
+            let mut before = between.iter().map(|&i| self.local_ops[i]);
+            if !spec.reachable(state, self.local_ops[k], ret, &mut before) {
+                return Some(between.len());
+            }
+            if self.read_only[k] {
+                break;
+            }
+        }
+        None
+    }
 }
 
 /// Undoes placements back to the last one that was a choice (operations placed greedily
