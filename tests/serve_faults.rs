@@ -16,6 +16,11 @@ struct Fixture {
 }
 
 fn start(faults: FaultPlan) -> Fixture {
+    start_with(faults, kvsim::store::StoreConfig::default())
+}
+
+/// A server with a control channel and a trace, on `store`.
+fn start_with(faults: FaultPlan, store: kvsim::store::StoreConfig) -> Fixture {
     let dir = std::env::temp_dir().join(format!(
         "kvsim-serve-faults-{}-{}",
         std::process::id(),
@@ -28,6 +33,7 @@ fn start(faults: FaultPlan) -> Fixture {
         control: Some("127.0.0.1:0".parse().unwrap()),
         trace: Some(trace.clone()),
         faults,
+        store,
         ..ServeConfig::default()
     })
     .expect("the server starts");
@@ -158,18 +164,9 @@ fn evict_removes_a_key_now() {
 /// `lru evicts K from slab class N (C-byte chunks)`, the class the key's size put it in.
 #[test]
 fn memory_limit_evictions_name_their_slab_class() {
-    let dir = std::env::temp_dir().join(format!(
-        "kvsim-serve-faults-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace_file = dir.join("trace.jsonl");
-    let server = Server::start(ServeConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        control: Some("127.0.0.1:0".parse().unwrap()),
-        trace: Some(trace_file.clone()),
-        store: kvsim::store::StoreConfig {
+    let f = start_with(
+        FaultPlan::default(),
+        kvsim::store::StoreConfig {
             memory_limit: Some(4096),
             geometry: kvsim::store::geometry::Geometry {
                 page_size: 1024,
@@ -178,13 +175,7 @@ fn memory_limit_evictions_name_their_slab_class() {
             },
             ..Default::default()
         },
-        ..ServeConfig::default()
-    })
-    .expect("the server starts");
-    let f = Fixture {
-        server,
-        trace: trace_file,
-    };
+    );
     let mut c = Client::connect(&f);
     for i in 0..60 {
         assert_eq!(c.set(&format!("k{i:02}"), "0123456789", 0), "STORED");
