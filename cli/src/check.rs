@@ -1076,3 +1076,60 @@ pub fn knobs(
 ) -> String {
     format!("faults {faults} · {clients} clients × {ops} ops · strategy {strategy}")
 }
+
+/// What `kvsim check` with its defaults did, for `kvsim bench check`: the whole matrix,
+/// shrinking included, on every core, nothing printed.
+pub(crate) struct MatrixRun {
+    /// Verdicts (jobs) in the matrix.
+    pub verdicts: usize,
+    /// Verdicts that differ from their expectation.
+    pub unexpected: usize,
+    /// Simulated runs over every job.
+    pub runs: u64,
+    /// Wall time of the whole campaign.
+    pub wall: Duration,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+/// Runs `kvsim check`'s default matrix as [`main`] does (same plan, budget, shrinking and
+/// hooks), without printing, and says how many runs it took and how long.
+pub(crate) fn matrix_run() -> Result<MatrixRun, String> {
+    #[derive(clap::Parser)]
+    struct Defaults {
+        #[command(flatten)]
+        args: Args,
+    }
+    let args = <Defaults as clap::Parser>::try_parse_from(["check"])
+        .map_err(|e| e.to_string())?
+        .args;
+    let entries = registry();
+    let jobs = plan(&args, &entries)?;
+    let tuning = args.tuning()?;
+    let around = Around {
+        corpus: None,
+        past: jobs.iter().map(|_| Mutex::default()).collect(),
+        replayed: AtomicUsize::new(0),
+        failing: AtomicUsize::new(0),
+        progress: crate::progress::Progress::new(jobs.len() as u64, true),
+    };
+    let threads = budget(&args, &tuning).threads;
+    let started = Instant::now();
+    let results = run_jobs(&args, jobs.clone(), &tuning, &around);
+    let wall = started.elapsed();
+    let unexpected = jobs
+        .iter()
+        .zip(&results)
+        .filter(|(job, report)| match job.target.expected {
+            Some(exp) => !registry::matches(exp, &report.verdict),
+            None => report.verdict.is_violation(),
+        })
+        .count();
+    Ok(MatrixRun {
+        verdicts: jobs.len(),
+        unexpected,
+        runs: results.iter().map(|r| r.runs).sum(),
+        wall,
+        threads,
+    })
+}

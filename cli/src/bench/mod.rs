@@ -1,6 +1,7 @@
 //! `kvsim bench`: the performance suite. Each suite is a function returning named figures
 //! (names carry their unit: `kv_ops_per_s`, `seconds_median`, `millis_total`, …).
 
+pub mod check;
 pub mod checker;
 pub mod compare;
 pub mod explore;
@@ -58,6 +59,11 @@ pub const SUITES: &[Suite] = &[
         name: "mq",
         about: "message queue: 1M 16-byte messages, one writer thread, one blocking reader thread, MemStore, 5 runs",
         run: mq::run,
+    },
+    Suite {
+        name: "check",
+        about: "kvsim check's whole default matrix, shrinking included, every core: runs per second of wall time (every verdict as expected)",
+        run: check::run,
     },
     Suite {
         name: "first-violation",
