@@ -499,13 +499,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     if !args.json {
         print_header(args, &tuning, jobs.len(), corpus.as_ref())?;
     }
-    let around = Around {
-        corpus: corpus.as_ref(),
-        past: jobs.iter().map(|_| Mutex::default()).collect(),
-        replayed: AtomicUsize::new(0),
-        failing: AtomicUsize::new(0),
-        progress: crate::progress::Progress::new(jobs.len() as u64, args.json),
-    };
+    let around = Around::new(jobs.len(), corpus.as_ref(), args.json);
     let results = run_jobs(args, jobs.clone(), &tuning, &around);
     let (replayed, failing) = (around.replayed.into_inner(), around.failing.into_inner());
     let saved = match &mut corpus {
@@ -517,10 +511,7 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
     let mut unknowns = 0;
     let mut rows = Vec::new();
     for (job, report) in jobs.iter().zip(&results) {
-        let ok = match job.target.expected {
-            Some(exp) => registry::matches(exp, &report.verdict),
-            None => !report.verdict.is_violation(),
-        };
+        let ok = as_expected(job, report);
         if !ok {
             mismatches += 1;
             unknowns += usize::from(matches!(report.verdict, Verdict::Unknown(_)));
@@ -1011,6 +1002,28 @@ struct Around<'a> {
     progress: crate::progress::Progress,
 }
 
+impl<'a> Around<'a> {
+    /// Hooks for `jobs` jobs, replaying `corpus`'s past failures; no progress bar when
+    /// `quiet`.
+    fn new(jobs: usize, corpus: Option<&'a Corpus>, quiet: bool) -> Self {
+        Around {
+            corpus,
+            past: (0..jobs).map(|_| Mutex::default()).collect(),
+            replayed: AtomicUsize::new(0),
+            failing: AtomicUsize::new(0),
+            progress: crate::progress::Progress::new(jobs as u64, quiet),
+        }
+    }
+}
+
+/// Whether `report`'s verdict is what `job` expects (with no expectation: no violation).
+fn as_expected(job: &Job, report: &CheckReport) -> bool {
+    match job.target.expected {
+        Some(exp) => registry::matches(exp, &report.verdict),
+        None => !report.verdict.is_violation(),
+    }
+}
+
 impl Hooks<Pick> for Around<'_> {
     fn before(&self, i: usize, job: &Job, target: &dyn Target) {
         let runs = self
@@ -1106,13 +1119,7 @@ pub(crate) fn matrix_run() -> Result<MatrixRun, String> {
     let entries = registry();
     let jobs = plan(&args, &entries)?;
     let tuning = args.tuning()?;
-    let around = Around {
-        corpus: None,
-        past: jobs.iter().map(|_| Mutex::default()).collect(),
-        replayed: AtomicUsize::new(0),
-        failing: AtomicUsize::new(0),
-        progress: crate::progress::Progress::new(jobs.len() as u64, true),
-    };
+    let around = Around::new(jobs.len(), None, true);
     let threads = budget(&args, &tuning).threads;
     let started = Instant::now();
     let results = run_jobs(&args, jobs.clone(), &tuning, &around);
@@ -1120,10 +1127,7 @@ pub(crate) fn matrix_run() -> Result<MatrixRun, String> {
     let unexpected = jobs
         .iter()
         .zip(&results)
-        .filter(|(job, report)| match job.target.expected {
-            Some(exp) => !registry::matches(exp, &report.verdict),
-            None => report.verdict.is_violation(),
-        })
+        .filter(|(job, report)| !as_expected(job, report))
         .count();
     Ok(MatrixRun {
         verdicts: jobs.len(),

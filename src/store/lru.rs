@@ -288,9 +288,13 @@ enum Stop {
 
 impl Store {
     /// `do_item_alloc`'s memory for an item of `size` bytes under a `key_len`-byte key:
-    /// every chunk it needs, each by `do_item_alloc_pull`. On success the allocation is in
-    /// flight until [`Store::mem_link`] takes it; on failure `outofmemory` is counted.
-    pub(super) fn mem_alloc(
+    /// every chunk it needs, each by `do_item_alloc_pull`, evicting from the item's slab
+    /// class when eviction is on. `pinned` is never reclaimed (memcached holds a reference
+    /// to it). On success the allocation is in flight until [`Store::mem_link`] takes it
+    /// (or the command ends); on failure `outofmemory` is counted. Without a memory limit
+    /// there is nothing to allocate.
+    #[inline]
+    pub(super) fn make_room(
         &mut self,
         size: usize,
         key_len: usize,
@@ -300,6 +304,17 @@ impl Store {
         if self.mem.is_none() {
             return true;
         }
+        self.alloc_chunks(size, key_len, now_s, pinned)
+    }
+
+    /// [`Store::make_room`] on a store with a memory limit.
+    fn alloc_chunks(
+        &mut self,
+        size: usize,
+        key_len: usize,
+        now_s: i64,
+        pinned: Option<&[u8]>,
+    ) -> bool {
         // The maintainer has passed since the last command that linked an item.
         self.maintainer_pass(now_s);
         let mem = self.mem.as_ref().expect("memory is kept");

@@ -794,25 +794,6 @@ impl Store {
         }
         cas
     }
-
-    /// Allocates memory for an item of `need` bytes under a `key_len`-byte key as
-    /// memcached's `do_item_alloc` does (`store/lru.rs`): evicting from the item's slab
-    /// class when eviction is on. `pinned` is never reclaimed (memcached holds a reference
-    /// to it). Returns whether the allocation succeeded; it is held until the item is
-    /// linked or the command ends.
-    #[inline]
-    fn make_room(
-        &mut self,
-        need: usize,
-        key_len: usize,
-        now_s: i64,
-        pinned: Option<&[u8]>,
-    ) -> bool {
-        if self.mem.is_none() {
-            return true;
-        }
-        self.mem_alloc(need, key_len, now_s, pinned)
-    }
 }
 
 /// The memory a store with `config` keeps: slabs and LRUs with a memory limit, unless
