@@ -2,6 +2,7 @@
 
 mod report_support;
 
+use kvsim::harness::probed::Probed;
 use kvsim::harness::shrink::{self, ShrinkLimits};
 use kvsim::harness::target::Target;
 use kvsim::sim::Token;
@@ -25,6 +26,30 @@ fn a_lost_update_shrinks_to_two_clients_with_one_increment_each() {
     assert!(stats.from_steps > small.steps);
     assert_eq!(stats.from_clients, 4);
     shrink::is_minimal(&t, &small, &ShrinkLimits::default()).unwrap();
+}
+
+#[test]
+fn a_shrink_that_remembers_earlier_probes_runs_none_again_and_ends_the_same() {
+    let t = getset();
+    let cfg = config(4, 3, &[], Strategy::Random);
+    let failing = first_failure(&t, "many", &cfg);
+    let mut probed = Probed::new();
+    let first = shrink::shrink_with(&t, &failing, &ShrinkLimits::default(), &mut probed);
+    let learned = probed.len();
+    let stats = first.shrink.clone().expect("shrink stats");
+    // Repeats within one shrink are answered from memory, yet count as probes.
+    assert!(
+        learned > 0 && (learned as u64) < stats.probes,
+        "{learned} of {}",
+        stats.probes
+    );
+    let again = shrink::shrink_with(&t, &failing, &ShrinkLimits::default(), &mut probed);
+    assert_eq!(probed.len(), learned, "the second shrink ran a probe again");
+    assert_eq!(again.token, first.token);
+    assert_eq!(again.shrink, first.shrink);
+    let fresh = shrink::shrink(&t, &failing, &ShrinkLimits::default());
+    assert_eq!(fresh.token, first.token);
+    assert_eq!(fresh.shrink, first.shrink);
 }
 
 #[test]

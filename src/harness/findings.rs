@@ -12,6 +12,7 @@
 //! This is the one check → shrink → report path: `kvsim check`, `kvsim report` and
 //! [`crate::Check`] all call [`check`].
 
+use crate::harness::probed::Probed;
 use crate::harness::records::{CheckReport, RunReport};
 use crate::harness::shrink::{self, ShrinkLimits};
 use crate::harness::sweep::{RunBudget, ViolationGroup};
@@ -131,6 +132,8 @@ pub fn findings(
     }
     let order = firsts.into_iter().chain(repeats);
     let mut out: Vec<Finding> = Vec::new();
+    // The groups' shrinks meet the same small runs: each is run once.
+    let mut probed = Probed::new();
     for (rank, g) in order.into_iter().enumerate() {
         let found = target.run(scenario, config, g.seed, None);
         if !found.verdict.is_violation() {
@@ -138,7 +141,10 @@ pub fn findings(
             continue;
         }
         let (run, minimized) = match shrink {
-            Some(limits) if rank < MAX_SHRUNK => (shrink::shrink(target, &found, limits), true),
+            Some(limits) if rank < MAX_SHRUNK => {
+                let run = shrink::shrink_with(target, &found, limits, &mut probed);
+                (run, true)
+            }
             _ => (found, false),
         };
         let Verdict::Violation(v) = &run.verdict else {

@@ -9,18 +9,20 @@
 //!   shortest prefix of choices that still fails (the rest of the run takes the first
 //!   runnable client and no faults).
 //!
-//! A candidate counts only if it fails with the same [`Violation::property`]. The result
+//! A candidate counts only if it fails with the same
+//! [`Violation::property`](crate::verdict::Violation::property). The result
 //! is minimal in a checkable sense ([`is_minimal`]): removing any single client, operation
 //! or fault (and any single choice of the schedule) makes the run pass, both when its
 //! choices are replayed and for every seed of the bounded search. Everything is a pure
 //! function of its inputs; the work is bounded by a probe count, never by wall-clock time.
 
+use crate::harness::probed::Probed;
 use crate::harness::records::RunReport;
 use crate::harness::sweep::run_seed;
 use crate::harness::target::Target;
 use crate::scenario::FaultKind;
 use crate::sim::SimConfig;
-use crate::verdict::{Verdict, Violation};
+use crate::verdict::Verdict;
 
 pub use crate::harness::records::{active_clients, faults_in, total_ops, ShrinkStats};
 
@@ -214,6 +216,8 @@ struct Prober<'t> {
     property: String,
     probes: u64,
     limits: ShrinkLimits,
+    /// The outcomes of the runs probed so far (this target's: a repeat is not run again).
+    probed: &'t mut Probed,
 }
 
 impl Prober<'_> {
@@ -230,7 +234,12 @@ impl Prober<'_> {
             return false;
         }
         self.probes += 1;
-        same_failure(&self.target.verdict(config, seed, choices), &self.property)
+        let target = self.target;
+        self.probed
+            .violated(config, seed, choices, || {
+                target.verdict(config, seed, choices)
+            })
+            .is_some_and(|p| p == self.property)
     }
 
     /// The candidate replayed, else the first failing seed of the bounded search (with the
@@ -294,11 +303,6 @@ impl Prober<'_> {
     }
 }
 
-/// Whether `v` is a violation of `property`.
-fn same_failure(v: &Verdict, property: &str) -> bool {
-    matches!(v, Verdict::Violation(Violation { property: p, .. }) if p == property)
-}
-
 /// The seeds the bounded search tries for a candidate with seed `seed`.
 fn seeds(seed: u64, count: u64) -> impl Iterator<Item = u64> {
     std::iter::once(seed).chain((0..count).map(move |i| run_seed(seed, i)))
@@ -308,6 +312,17 @@ fn seeds(seed: u64, count: u64) -> impl Iterator<Item = u64> {
 /// returns the smallest run found, traced, with [`RunReport::shrink`] saying how far it
 /// shrank. A run that is not a violation comes back unchanged.
 pub fn shrink(target: &dyn Target, failing: &RunReport, limits: &ShrinkLimits) -> RunReport {
+    shrink_with(target, failing, limits, &mut Probed::new())
+}
+
+/// [`shrink`], with the outcomes already probed on `target` (by other shrinks of one
+/// check): the same result, without running a repeated probe again.
+pub fn shrink_with(
+    target: &dyn Target,
+    failing: &RunReport,
+    limits: &ShrinkLimits,
+    probed: &mut Probed,
+) -> RunReport {
     let Verdict::Violation(v) = &failing.verdict else {
         return failing.clone();
     };
@@ -316,6 +331,7 @@ pub fn shrink(target: &dyn Target, failing: &RunReport, limits: &ShrinkLimits) -
         property: v.property.clone(),
         probes: 0,
         limits: limits.clone(),
+        probed,
     };
     let mut cur = Candidate {
         config: failing.config.clone(),
@@ -399,6 +415,7 @@ pub fn is_minimal(target: &dyn Target, r: &RunReport, limits: &ShrinkLimits) -> 
         return Err(format!("expected a violation, found {}", r.verdict.name()));
     };
     let token = crate::sim::Token::decode(&r.token).map_err(|e| e.to_string())?;
+    let mut probed = Probed::new();
     let mut p = Prober {
         target,
         property: v.property.clone(),
@@ -408,6 +425,7 @@ pub fn is_minimal(target: &dyn Target, r: &RunReport, limits: &ShrinkLimits) -> 
             seeds: limits.seeds,
             deadline: None,
         },
+        probed: &mut probed,
     };
     let cur = Candidate {
         config: token.config.clone(),
