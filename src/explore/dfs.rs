@@ -36,8 +36,6 @@
 //! parent's path. A discovery's path of states is rebuilt from its indices, as
 //! stateright rebuilds it.
 
-use hashbrown::HashSet;
-use nohash_hasher::BuildNoHashHasher;
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -55,8 +53,8 @@ const KEYS: [u64; 4] = [123_456_789_987_654_321, 98_765_432_123_456_789, 0, 0];
 /// Most properties a search tracks (one bit each).
 const MAX_PROPERTIES: usize = 64;
 
-/// Visited shards of a search on several threads (by fingerprint bits hashbrown does not
-/// use on tables under 2⁴⁰ entries).
+/// Visited shards of a search on several threads (by the fingerprint's low bits; a
+/// [`Set`] places it by its high bits).
 const SHARDS: usize = 64;
 
 /// A state's fingerprint: stateright's.
@@ -65,7 +63,71 @@ pub(crate) fn fingerprint<T: Hash>(value: &T) -> u64 {
     ahash::RandomState::with_seeds(a, b, c, d).hash_one(value)
 }
 
-type Set = HashSet<u64, BuildNoHashHasher<u64>>;
+/// A set of fingerprints: open addressing with linear probing, a fingerprint placed by its
+/// high bits (a fingerprint is a hash already), so that a lookup reads one cache line
+/// where a general table reads a control group and then a slot.
+#[derive(Default)]
+struct Set {
+    /// The fingerprints, 0 for an empty slot; a power of two long (or empty).
+    slots: Vec<u64>,
+    /// Fingerprints held (the zero one included).
+    len: usize,
+    /// Whether the zero fingerprint is held (it cannot be told from an empty slot).
+    zero: bool,
+}
+
+impl Set {
+    /// Adds `fp`; `false` when it was there.
+    fn insert(&mut self, fp: u64) -> bool {
+        if fp == 0 {
+            let new = !self.zero;
+            self.zero = true;
+            self.len += new as usize;
+            return new;
+        }
+        // At most three quarters full.
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        if Self::place(&mut self.slots, fp) {
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Puts non-zero `fp` in `slots` (not full); `false` when it was there.
+    fn place(slots: &mut [u64], fp: u64) -> bool {
+        let mask = slots.len() - 1;
+        let mut i = (fp >> (64 - slots.len().trailing_zeros())) as usize;
+        loop {
+            match slots[i] {
+                0 => {
+                    slots[i] = fp;
+                    return true;
+                }
+                x if x == fp => return false,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(1 << 10);
+        let mut slots = vec![0u64; size];
+        for &fp in &self.slots {
+            if fp != 0 {
+                Self::place(&mut slots, fp);
+            }
+        }
+        self.slots = slots;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
 
 /// The figures of a search so far (for progress lines) or at its end.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -319,7 +381,7 @@ struct Shared<S> {
 
 impl<S> Shared<S> {
     fn shard(&self, fp: u64) -> MutexGuard<'_, Set> {
-        lock(&self.visited[(fp >> 40) as usize % SHARDS])
+        lock(&self.visited[fp as usize % SHARDS])
     }
 
     fn insert(&self, fp: u64) -> bool {

@@ -287,3 +287,28 @@ fn several_threads_visit_the_same_states_and_find_the_same_failures() {
         }
     }
 }
+
+#[test]
+fn the_fingerprint_set_holds_each_once_through_growth() {
+    let mut set = Set::default();
+    assert!(set.insert(0));
+    assert!(!set.insert(0));
+    // Fingerprints that share their high bits (one slot) and spread ones, past growth.
+    let fps: Vec<u64> = (1..5000u64)
+        .map(|i| {
+            if i % 2 == 0 {
+                i
+            } else {
+                i.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            }
+        })
+        .collect();
+    for &fp in &fps {
+        assert!(set.insert(fp), "{fp} is new");
+    }
+    for &fp in &fps {
+        assert!(!set.insert(fp), "{fp} is there");
+    }
+    assert_eq!(set.len(), fps.len() + 1);
+    assert!(set.slots.len() * 3 >= set.len() * 4);
+}
