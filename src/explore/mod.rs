@@ -27,9 +27,10 @@
 //!   [`Scope::max_op_steps`] steps. Paths past these bounds are cut, not judged
 //!   ([`Exploration::horizon_cut`] counts them); spin loops under an unfair schedule are
 //!   such paths.
-//! - **Hash compaction.** stateright identifies a state by its 64-bit hash alone and
-//!   never compares states. Two different states with the same hash are taken for one,
-//!   and everything reachable only through the second is never explored: a collision can
+//! - **Hash compaction.** The search identifies a state by its 64-bit fingerprint alone
+//!   (stateright's: its hash with stateright's fixed `ahash` keys) and never compares
+//!   states. Two different states with the same fingerprint are taken for one, and
+//!   everything reachable only through the second is never explored: a collision can
 //!   hide a violation (it can never invent one; every counterexample is replayed in the
 //!   simulator). With n states the chance of any collision is about n²/2⁶⁵: 3·10⁻⁸ for a
 //!   million states, 3·10⁻⁶ for ten million.
@@ -37,11 +38,19 @@
 //!   handle. If replaying a client's recorded replies does not reproduce its requests, the
 //!   path ends and the verdict is `Unknown`.
 //! - **Depth-first, then shortest.** The search is depth-first (its memory is the set of
-//!   state hashes and the paths being expanded; a breadth-first frontier over thousands of
-//!   workloads takes gigabytes). A violation is then searched again breadth-first on one
-//!   thread within the violating path's workload: the counterexample is the shortest of
-//!   that workload, not necessarily of the whole scope (another workload may fail in
-//!   fewer steps).
+//!   fingerprints and the states waiting on the stack; a breadth-first frontier over
+//!   thousands of workloads takes gigabytes). It is kvsim's own (`dfs.rs`) over the
+//!   bridge's stateright model, with the semantics of stateright's depth-first checker:
+//!   the same states generated, visited and checked, properties checked on every visited
+//!   state (the initial one included, none outside the bounds), and the search stopped
+//!   after the block of 1,500 states in which a failure shows. On one thread it visits
+//!   states in stateright's order, so counts, depth and counterexamples are stateright's;
+//!   on several, threads that run dry take states from another's stack, and the states
+//!   visited (so the counts of a complete search and its verdict) are the same while the
+//!   depth and the failing path found first depend on the threads' timing. A violation
+//!   is then searched again breadth-first (stateright's checker) on one thread within the
+//!   violating path's workload: the counterexample is the shortest of that workload, not
+//!   necessarily of the whole scope (another workload may fail in fewer steps).
 //!
 //! Guard rails: the search stops with `Unknown`, naming the bound, when it has generated
 //! [`SearchLimits::max_states`] states or the process holds [`SearchLimits::max_memory_bytes`];
@@ -52,6 +61,7 @@
 mod bridge;
 pub mod browse;
 mod canon;
+mod dfs;
 mod explorer;
 mod guard;
 mod polls;
@@ -236,43 +246,29 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) ->
     // breadth-first search holds a whole frontier of states (hundreds of times more on the
     // scopes of many workloads). The shortest counterexample is searched afterwards,
     // breadth-first within the violating path's workload.
-    let checker = bridge
-        .checker()
-        .threads(limits.threads.max(1))
-        .finish_when(HasDiscoveries::AnyFailures)
-        .spawn_dfs();
-    if limits.progress {
-        let mut last = Instant::now();
-        while !checker.is_done() {
-            std::thread::sleep(Duration::from_millis(20));
-            if last.elapsed() >= Duration::from_secs(1) {
-                last = Instant::now();
-                let secs = start.elapsed().as_secs_f64();
-                let total = checker.state_count();
-                eprint!(
-                    "\r\x1b[K{} states, {} unique · depth {} · {:.0} states/s · {} MiB · {:.0} s",
-                    total,
-                    checker.unique_state_count(),
-                    checker.max_depth(),
-                    total as f64 / secs.max(1e-9),
-                    crate::memory::resident_bytes().unwrap_or(0) >> 20,
-                    secs
-                );
-            }
-        }
-        if start.elapsed() >= Duration::from_secs(1) {
-            eprint!("\r\x1b[K");
-        }
+    let progress = |c: dfs::Counts| {
+        let secs = start.elapsed().as_secs_f64();
+        eprint!(
+            "\r\x1b[K{} states, {} unique · depth {} · {:.0} states/s · {} MiB · {:.0} s",
+            c.states,
+            c.unique,
+            c.max_depth,
+            c.states as f64 / secs.max(1e-9),
+            crate::memory::resident_bytes().unwrap_or(0) >> 20,
+            secs
+        );
+    };
+    let progress: Option<&(dyn Fn(dfs::Counts) + Sync)> = limits.progress.then_some(&progress);
+    let searched = dfs::search(&bridge, limits.threads.max(1), progress);
+    if limits.progress && start.elapsed() >= Duration::from_secs(1) {
+        eprint!("\r\x1b[K");
     }
-    let checker = checker.join();
-    let bridge = checker.model();
     let time_free = bridge.time_free();
     let time_dependence = guard.time_dependence();
-    let mut discoveries = checker.discoveries();
     let failure = [PROP_CHECK, PROP_PROGRESS]
         .iter()
-        .filter_map(|p| discoveries.remove(p))
-        .min_by_key(|path| path.clone().into_actions().len());
+        .filter_map(|p| searched.discovery(p))
+        .min_by_key(|path| path.len());
     let bound = guard.hit();
     let (verdict, counterexample) = match failure {
         // Not a verdict of this scope: `explore` searches again, with times.
@@ -281,11 +277,11 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) ->
             None,
         ),
         Some(path) => {
-            let found = path.into_vec();
+            let found = dfs::path(&bridge, path);
             let guard = Arc::new(Guard::new(limits.max_states, limits.max_memory_bytes));
             let within = bridge.restricted(&bridge.chosen(&found), guard);
             let (verdict, workload, choices) =
-                shortest(within).unwrap_or_else(|| conclude(bridge, &found));
+                shortest(within).unwrap_or_else(|| conclude(&bridge, &found));
             config.workload = workload;
             (verdict, Some(choices))
         }
@@ -295,7 +291,7 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) ->
                 Verdict::Unknown(cut_reason(guard.horizon_cut(), guard.steps_cut(), scope)),
                 None,
             ),
-            None if !discoveries.contains_key(PROP_COMPLETES) => (
+            None if searched.discovery(PROP_COMPLETES).is_none() => (
                 Verdict::Unknown(format!(
                     "vacuous scope: no path completes every operation within the horizon of {}",
                     sim::ms(scope.horizon_ms)
@@ -307,9 +303,9 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) ->
     };
     Exploration {
         verdict,
-        unique_states: checker.unique_state_count(),
-        total_states: checker.state_count(),
-        max_depth: checker.max_depth(),
+        unique_states: searched.counts.unique,
+        total_states: searched.counts.states,
+        max_depth: searched.counts.max_depth,
         // The search and, after a violation, the search for its shortest path.
         elapsed: start.elapsed(),
         horizon_cut: guard.horizon_cut(),

@@ -1,0 +1,739 @@
+//! kvsim's depth-first search over a stateright [`Model`]: stateright's own `spawn_dfs`,
+//! with its results (the same states counted, the same properties checked on the same
+//! states, the same discoveries), without its costs (a concurrent set and a copy of the
+//! path for every state waiting to be expanded).
+//!
+//! What it keeps of stateright's depth-first checker, exactly:
+//! - A state is identified by its 64-bit fingerprint, stateright's (`ahash` with
+//!   stateright's fixed keys), and never compared: see the module docs' hash compaction.
+//! - Init states outside [`Model::within_boundary`] are dropped; the others count as
+//!   generated and visited. A successor counts as generated when it is within the
+//!   boundary (repeats included), and is visited (pushed) the first time its fingerprint
+//!   is seen.
+//! - States are popped last in, first out; a popped state's depth (1 for an init state)
+//!   raises the maximum depth; its properties are checked: an `always` property that
+//!   fails, or a `sometimes` one that holds, records the path to the state as the
+//!   property's discovery (a later one replaces it); an `eventually` one is tracked along
+//!   the path and discovered at a terminal state. A state where every property is
+//!   discovered (`always` failing, `sometimes` holding, no `eventually`) ends the block
+//!   unexpanded.
+//! - The search stops when a failure is discovered, checked after each block of
+//!   [`BLOCK`] popped states (as `finish_when(HasDiscoveries::AnyFailures)`), or when no
+//!   state is left.
+//!
+//! One thread pops states in exactly stateright's order (its single-threaded order), so
+//! counts, depth and discoveries are stateright's. Several threads share work as
+//! stateright's do (a thread that runs dry takes states from another's stack): the set of
+//! visited states, and so the unique and generated counts of a complete search and its
+//! verdict, are the same; the depth and which path a discovery records depend on the
+//! interleaving of threads.
+//!
+//! Paths are not copied per state: a thread keeps the action indices of the path to the
+//! state it popped last (the trail). Its stack holds, deepest last, the unexpanded
+//! successors of that path's states (depth never decreases from bottom to top), so a
+//! popped state's path is the trail cut to its parent, plus its own index. Work handed
+//! to another thread is the bottom states of one depth, with the indices of their
+//! parent's path. A discovery's path of states is rebuilt from its indices, as
+//! stateright rebuilds it.
+
+use stateright::{Expectation, Model, Property};
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// States popped between two checks for a failure (and for work to share): stateright's
+/// block.
+pub(crate) const BLOCK: usize = 1500;
+
+/// stateright's fingerprint keys (`stateright::stable`): the same fingerprints, so the
+/// same states are taken for one.
+const KEYS: [u64; 4] = [123_456_789_987_654_321, 98_765_432_123_456_789, 0, 0];
+
+/// Most properties a search tracks (one bit each).
+const MAX_PROPERTIES: usize = 64;
+
+/// Visited shards of a search on several threads (by the fingerprint's low bits; a
+/// [`Set`] places it by its high bits).
+const SHARDS: usize = 64;
+
+/// A state's fingerprint: stateright's.
+pub(crate) fn fingerprint<T: Hash>(value: &T) -> u64 {
+    let [a, b, c, d] = KEYS;
+    ahash::RandomState::with_seeds(a, b, c, d).hash_one(value)
+}
+
+/// A set of fingerprints: open addressing with linear probing, a fingerprint placed by its
+/// high bits (a fingerprint is a hash already), so that a lookup reads one cache line
+/// where a general table reads a control group and then a slot.
+#[derive(Default)]
+struct Set {
+    /// The fingerprints, 0 for an empty slot; a power of two long (or empty).
+    slots: Vec<u64>,
+    /// Fingerprints held (the zero one included).
+    len: usize,
+    /// Whether the zero fingerprint is held (it cannot be told from an empty slot).
+    zero: bool,
+}
+
+impl Set {
+    /// Adds `fp`; `false` when it was there.
+    fn insert(&mut self, fp: u64) -> bool {
+        if fp == 0 {
+            let new = !self.zero;
+            self.zero = true;
+            self.len += new as usize;
+            return new;
+        }
+        // At most three quarters full.
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        if Self::place(&mut self.slots, fp) {
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Puts non-zero `fp` in `slots` (not full); `false` when it was there.
+    fn place(slots: &mut [u64], fp: u64) -> bool {
+        let mask = slots.len() - 1;
+        let mut i = (fp >> (64 - slots.len().trailing_zeros())) as usize;
+        loop {
+            match slots[i] {
+                0 => {
+                    slots[i] = fp;
+                    return true;
+                }
+                x if x == fp => return false,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(1 << 10);
+        let mut slots = vec![0u64; size];
+        for &fp in &self.slots {
+            if fp != 0 {
+                Self::place(&mut slots, fp);
+            }
+        }
+        self.slots = slots;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// The figures of a search so far (for progress lines) or at its end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// States generated within the boundary, repeats included (stateright's
+    /// `state_count`).
+    pub(crate) states: usize,
+    /// Distinct fingerprints (stateright's `unique_state_count`).
+    pub(crate) unique: usize,
+    /// The deepest popped state, in states (an init state is 1; stateright's `max_depth`).
+    pub(crate) max_depth: usize,
+}
+
+/// The end of a search: its figures and, per property (in the model's order), the action
+/// indices of the path of its discovery (the first is the init state's index).
+pub(crate) struct Searched {
+    pub(crate) counts: Counts,
+    discoveries: Vec<(&'static str, Option<Vec<usize>>)>,
+}
+
+impl Searched {
+    /// The action indices of the discovery of property `name`, if there is one.
+    pub(crate) fn discovery(&self, name: &str) -> Option<&[usize]> {
+        self.discoveries
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, d)| d.as_deref())
+    }
+}
+
+/// The path of states and actions that action indices `indices` name (the first: an init
+/// state's), as stateright rebuilds a discovery's (`Path::into_vec`).
+pub(crate) fn path<M: Model>(model: &M, indices: &[usize]) -> Vec<(M::State, Option<M::Action>)>
+where
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let (&first, rest) = indices.split_first().expect("a path has an init state");
+    let mut last = model.init_states().swap_remove(first);
+    let mut out = Vec::with_capacity(indices.len());
+    let mut actions = Vec::new();
+    for &i in rest {
+        actions.clear();
+        model.actions(&last, &mut actions);
+        let action = actions.swap_remove(i);
+        let next = model.next_state(&last, action.clone());
+        out.push((last.clone(), Some(action)));
+        if let Some(next) = next {
+            last = next;
+        }
+    }
+    out.push((last, None));
+    out
+}
+
+/// A state waiting on a stack: its depth (init states 1), its index among its parent's
+/// actions (or among the init states), and the `eventually` properties not yet seen to
+/// hold on its path.
+struct Entry<S> {
+    state: S,
+    depth: usize,
+    index: usize,
+    ebits: u64,
+}
+
+/// Work for a thread: states of one depth and the action indices of their parent's path.
+struct Batch<S> {
+    prefix: Vec<usize>,
+    entries: Vec<Entry<S>>,
+}
+
+/// Searches `model` depth-first on `threads` threads, calling `progress` with the figures
+/// so far about once a second (on one thread).
+pub(crate) fn search<M>(
+    model: &M,
+    threads: usize,
+    progress: Option<&(dyn Fn(Counts) + Sync)>,
+) -> Searched
+where
+    M: Model + Sync,
+    M::State: Hash + Send,
+{
+    let properties = model.properties();
+    assert!(
+        properties.len() <= MAX_PROPERTIES,
+        "a search tracks at most {MAX_PROPERTIES} properties, found {}",
+        properties.len()
+    );
+    let ebits = properties
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.expectation == Expectation::Eventually)
+        .fold(0u64, |bits, (i, _)| bits | 1 << i);
+    let init: Vec<M::State> = model
+        .init_states()
+        .into_iter()
+        .filter(|s| model.within_boundary(s))
+        .collect();
+    let fingerprints: Vec<u64> = init.iter().map(fingerprint).collect();
+    let entries: Vec<Entry<M::State>> = init
+        .into_iter()
+        .enumerate()
+        .map(|(index, state)| Entry {
+            state,
+            depth: 1,
+            index,
+            ebits,
+        })
+        .collect();
+    let generated = entries.len();
+    if threads <= 1 {
+        let mut board = Solo {
+            visited: Set::default(),
+            found: Found::new(&properties),
+        };
+        for fp in fingerprints {
+            board.visited.insert(fp);
+        }
+        let mut worker = Worker::new(model, &properties, board, generated, progress);
+        worker.stack = entries;
+        worker.run(None);
+        let unique = worker.board.visited.len();
+        return worker.finish(unique, |b| b.found);
+    }
+    let shared = Shared {
+        visited: (0..SHARDS).map(|_| Mutex::new(Set::default())).collect(),
+        found: Mutex::new(vec![None; properties.len()]),
+        discovered: std::sync::atomic::AtomicU64::new(0),
+        states: AtomicUsize::new(0),
+        max_depth: AtomicUsize::new(0),
+        market: Market::new(threads),
+    };
+    for fp in fingerprints {
+        shared.insert(fp);
+    }
+    let mut counts = Counts::default();
+    let mut entries = Some(entries);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let shared = &shared;
+                let properties = &properties;
+                let mut entries = entries.take();
+                scope.spawn(move || {
+                    let _close = CloseOnPanic(&shared.market);
+                    let board = Member {
+                        shared,
+                        published: Counts::default(),
+                    };
+                    let first = if t == 0 { generated } else { 0 };
+                    let mut worker =
+                        Worker::new(model, properties, board, first, progress.filter(|_| t == 0));
+                    if let Some(entries) = entries.take() {
+                        worker.stack = entries;
+                    }
+                    worker.run(Some(&shared.market));
+                    (worker.states, worker.max_depth)
+                })
+            })
+            .collect();
+        for h in handles {
+            let (states, depth) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            counts.states += states;
+            counts.max_depth = counts.max_depth.max(depth);
+        }
+    });
+    counts.unique = shared.unique();
+    let paths = shared.found.into_inner().unwrap_or_else(|e| e.into_inner());
+    Searched {
+        counts,
+        discoveries: properties.iter().map(|p| p.name).zip(paths).collect(),
+    }
+}
+
+/// The discoveries of a search on one thread.
+struct Found {
+    /// Per property, the action indices of its discovery's path.
+    paths: Vec<Option<Vec<usize>>>,
+    /// A bit per discovered property.
+    bits: u64,
+}
+
+impl Found {
+    fn new<M: Model>(properties: &[Property<M>]) -> Found {
+        Found {
+            paths: vec![None; properties.len()],
+            bits: 0,
+        }
+    }
+
+    fn record(&mut self, property: usize, path: &[usize]) {
+        let slot = self.paths[property].get_or_insert_with(Vec::new);
+        slot.clear();
+        slot.extend_from_slice(path);
+        self.bits |= 1 << property;
+    }
+}
+
+/// The visited set and the discoveries, as a thread sees them.
+trait Board {
+    /// Adds a fingerprint; `false` when it was there.
+    fn insert(&mut self, fp: u64) -> bool;
+    /// Records a discovery of `property` at the path `path`.
+    fn record(&mut self, property: usize, path: &[usize]);
+    /// A bit per discovered property.
+    fn discovered(&self) -> u64;
+    /// Makes the thread's figures so far visible to the others.
+    fn publish(&mut self, mine: Counts);
+    /// The figures of the whole search so far (the thread's own, `mine`, published).
+    fn totals(&self, mine: Counts) -> Counts;
+}
+
+/// A search on one thread: plain collections, no synchronization.
+struct Solo {
+    visited: Set,
+    found: Found,
+}
+
+impl Board for Solo {
+    fn insert(&mut self, fp: u64) -> bool {
+        self.visited.insert(fp)
+    }
+
+    fn record(&mut self, property: usize, path: &[usize]) {
+        self.found.record(property, path);
+    }
+
+    fn discovered(&self) -> u64 {
+        self.found.bits
+    }
+
+    fn publish(&mut self, _: Counts) {}
+
+    fn totals(&self, mine: Counts) -> Counts {
+        Counts {
+            unique: self.visited.len(),
+            ..mine
+        }
+    }
+}
+
+/// What the threads of one search share.
+struct Shared<S> {
+    visited: Vec<Mutex<Set>>,
+    found: Mutex<Vec<Option<Vec<usize>>>>,
+    discovered: std::sync::atomic::AtomicU64,
+    states: AtomicUsize,
+    max_depth: AtomicUsize,
+    market: Market<S>,
+}
+
+impl<S> Shared<S> {
+    fn shard(&self, fp: u64) -> MutexGuard<'_, Set> {
+        lock(&self.visited[fp as usize % SHARDS])
+    }
+
+    fn insert(&self, fp: u64) -> bool {
+        self.shard(fp).insert(fp)
+    }
+
+    fn unique(&self) -> usize {
+        self.visited.iter().map(|s| lock(s).len()).sum()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One thread of a search on several.
+struct Member<'a, S> {
+    shared: &'a Shared<S>,
+    /// The thread's figures as last published.
+    published: Counts,
+}
+
+impl<S> Board for Member<'_, S> {
+    fn insert(&mut self, fp: u64) -> bool {
+        self.shared.insert(fp)
+    }
+
+    fn record(&mut self, property: usize, path: &[usize]) {
+        let mut found = lock(&self.shared.found);
+        let slot = found[property].get_or_insert_with(Vec::new);
+        slot.clear();
+        slot.extend_from_slice(path);
+        self.shared
+            .discovered
+            .fetch_or(1 << property, Ordering::Relaxed);
+    }
+
+    fn discovered(&self) -> u64 {
+        self.shared.discovered.load(Ordering::Relaxed)
+    }
+
+    fn publish(&mut self, mine: Counts) {
+        let s = &self.shared;
+        s.states
+            .fetch_add(mine.states - self.published.states, Ordering::Relaxed);
+        s.max_depth.fetch_max(mine.max_depth, Ordering::Relaxed);
+        self.published = mine;
+    }
+
+    fn totals(&self, _: Counts) -> Counts {
+        let s = &self.shared;
+        Counts {
+            states: s.states.load(Ordering::Relaxed),
+            unique: s.unique(),
+            max_depth: s.max_depth.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Where threads that ran dry wait for work, and others hand it over.
+struct Market<S> {
+    inner: Mutex<Stalls<S>>,
+    ready: Condvar,
+    /// Threads waiting for work (read without the lock, to decide whether to share).
+    hungry: AtomicUsize,
+    /// Set when the search is over (a failure found, or no work left anywhere).
+    closed: AtomicBool,
+}
+
+struct Stalls<S> {
+    batches: Vec<Batch<S>>,
+    idle: usize,
+    threads: usize,
+}
+
+impl<S> Market<S> {
+    fn new(threads: usize) -> Market<S> {
+        Market {
+            inner: Mutex::new(Stalls {
+                batches: Vec::new(),
+                idle: 0,
+                threads,
+            }),
+            ready: Condvar::new(),
+            hungry: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Work for a thread that ran dry: `None` when the search is over (every thread
+    /// dry, or closed).
+    fn take(&self) -> Option<Batch<S>> {
+        let mut m = lock(&self.inner);
+        loop {
+            if self.closed.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(batch) = m.batches.pop() {
+                return Some(batch);
+            }
+            m.idle += 1;
+            if m.idle == m.threads {
+                drop(m);
+                self.close();
+                return None;
+            }
+            self.hungry.store(m.idle, Ordering::Relaxed);
+            m = self.ready.wait(m).unwrap_or_else(|e| e.into_inner());
+            m.idle -= 1;
+            self.hungry.store(m.idle, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether another thread waits for more work than is on offer.
+    fn wants(&self, m: &Stalls<S>) -> bool {
+        m.idle > m.batches.len()
+    }
+
+    fn close(&self) {
+        let _m = lock(&self.inner);
+        self.closed.store(true, Ordering::Relaxed);
+        self.ready.notify_all();
+    }
+}
+
+/// Closes the market when its thread panics, so the others stop waiting for it.
+struct CloseOnPanic<'a, S>(&'a Market<S>);
+
+impl<S> Drop for CloseOnPanic<'_, S> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.close();
+        }
+    }
+}
+
+/// One thread's search: its stack, its trail, its figures.
+struct Worker<'m, M: Model, B> {
+    model: &'m M,
+    properties: &'m [Property<M>],
+    /// Bits of the properties whose discovery is a failure.
+    failures: u64,
+    board: B,
+    stack: Vec<Entry<M::State>>,
+    /// The action indices of the path to the state popped last.
+    trail: Vec<usize>,
+    actions: Vec<M::Action>,
+    states: usize,
+    max_depth: usize,
+    progress: Option<&'m (dyn Fn(Counts) + Sync)>,
+    last_progress: Instant,
+}
+
+impl<'m, M, B> Worker<'m, M, B>
+where
+    M: Model,
+    M::State: Hash,
+    B: Board,
+{
+    fn new(
+        model: &'m M,
+        properties: &'m [Property<M>],
+        board: B,
+        states: usize,
+        progress: Option<&'m (dyn Fn(Counts) + Sync)>,
+    ) -> Self {
+        let failures = properties
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.expectation.discovery_is_failure())
+            .fold(0u64, |bits, (i, _)| bits | 1 << i);
+        Worker {
+            model,
+            properties,
+            failures,
+            board,
+            stack: Vec::new(),
+            trail: Vec::new(),
+            actions: Vec::new(),
+            states,
+            max_depth: 0,
+            progress,
+            last_progress: Instant::now(),
+        }
+    }
+
+    fn counts(&self) -> Counts {
+        Counts {
+            states: self.states,
+            unique: 0,
+            max_depth: self.max_depth,
+        }
+    }
+
+    /// Blocks until a failure is discovered or no state is left (here, and with a
+    /// market, anywhere).
+    fn run(&mut self, market: Option<&Market<M::State>>) {
+        loop {
+            if self.stack.is_empty() {
+                let Some(batch) = market.and_then(Market::take) else {
+                    return;
+                };
+                self.trail = batch.prefix;
+                self.stack = batch.entries;
+            }
+            self.block();
+            if self.board.discovered() & self.failures != 0 {
+                if let Some(market) = market {
+                    market.close();
+                }
+                return;
+            }
+            if let Some(market) = market {
+                if market.closed.load(Ordering::Relaxed) {
+                    return;
+                }
+                self.share(market);
+            }
+            if self.progress.is_some() || market.is_some() {
+                self.report();
+            }
+        }
+    }
+
+    /// Publishes the figures, and prints the progress line when one is due.
+    fn report(&mut self) {
+        self.board.publish(self.counts());
+        if let Some(progress) = self.progress {
+            if self.last_progress.elapsed() >= Duration::from_secs(1) {
+                self.last_progress = Instant::now();
+                progress(self.board.totals(self.counts()));
+            }
+        }
+    }
+
+    /// Hands the bottom states of the stack's lowest depth to a thread that waits.
+    fn share(&mut self, market: &Market<M::State>) {
+        if market.hungry.load(Ordering::Relaxed) == 0 || self.stack.len() < 2 {
+            return;
+        }
+        let mut m = lock(&market.inner);
+        if !market.wants(&m) {
+            return;
+        }
+        let depth = self.stack[0].depth;
+        let same = self.stack.iter().take_while(|e| e.depth == depth).count();
+        // Half of the lowest depth's states, or the one there when deeper ones remain.
+        let give = if same >= 2 { same / 2 } else { 1 };
+        let entries: Vec<_> = self.stack.drain(..give).collect();
+        m.batches.push(Batch {
+            prefix: self.trail[..depth - 1].to_vec(),
+            entries,
+        });
+        market.ready.notify_one();
+    }
+
+    /// Pops up to [`BLOCK`] states, checks their properties and pushes their new
+    /// successors.
+    fn block(&mut self) {
+        for _ in 0..BLOCK {
+            let Some(Entry {
+                state,
+                depth,
+                index,
+                mut ebits,
+            }) = self.stack.pop()
+            else {
+                return;
+            };
+            self.trail.truncate(depth - 1);
+            self.trail.push(index);
+            self.max_depth = self.max_depth.max(depth);
+            let discovered = self.board.discovered();
+            let mut awaiting = false;
+            for (i, property) in self.properties.iter().enumerate() {
+                let bit = 1u64 << i;
+                if discovered & bit != 0
+                    && property.expectation == Expectation::Eventually
+                    && ebits & bit == 0
+                {
+                    continue;
+                }
+                let holds = (property.condition)(self.model, &state);
+                match property.expectation {
+                    Expectation::Always if !holds => self.board.record(i, &self.trail),
+                    Expectation::Sometimes if holds => self.board.record(i, &self.trail),
+                    Expectation::Always | Expectation::Sometimes => awaiting = true,
+                    Expectation::Eventually => {
+                        awaiting = true;
+                        if holds {
+                            ebits &= !bit;
+                        }
+                    }
+                }
+            }
+            if !awaiting {
+                return;
+            }
+            self.expand(&state, depth, ebits);
+        }
+    }
+
+    /// Generates the successors of `state` (at `depth`), pushing the new ones; records
+    /// the `eventually` properties still pending when it has none.
+    fn expand(&mut self, state: &M::State, depth: usize, ebits: u64) {
+        let mut terminal = true;
+        let mut actions = std::mem::take(&mut self.actions);
+        self.model.actions(state, &mut actions);
+        for (index, action) in actions.drain(..).enumerate() {
+            let Some(next) = self.model.next_state(state, action) else {
+                continue;
+            };
+            if !self.model.within_boundary(&next) {
+                continue;
+            }
+            self.states += 1;
+            terminal = false;
+            if self.board.insert(fingerprint(&next)) {
+                self.stack.push(Entry {
+                    state: next,
+                    depth: depth + 1,
+                    index,
+                    ebits,
+                });
+            }
+        }
+        self.actions = actions;
+        if terminal {
+            for i in 0..self.properties.len() {
+                if ebits & (1 << i) != 0 {
+                    self.board.record(i, &self.trail);
+                }
+            }
+        }
+    }
+
+    /// The search's end on one thread: its figures and discoveries.
+    fn finish(self, unique: usize, found: impl FnOnce(B) -> Found) -> Searched {
+        let counts = Counts {
+            states: self.states,
+            unique,
+            max_depth: self.max_depth,
+        };
+        let names = self.properties.iter().map(|p| p.name);
+        let paths = found(self.board).paths;
+        Searched {
+            counts,
+            discoveries: names.zip(paths).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "dfs_tests.rs"]
+mod tests;
