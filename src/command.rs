@@ -422,9 +422,15 @@ pub fn validate_key(key: &[u8]) -> Result<(), CommandError> {
             len: key.len(),
         });
     }
-    // One pass without early exit (it vectorizes); the position only when a byte is bad.
+    // Short keys (what structures use) byte by byte; longer ones in one pass without
+    // early exit (it vectorizes); the position only when a byte is bad.
     let bad = |b: u8| b <= b' ' || b == 0x7f;
-    if key.iter().fold(false, |found, &b| found | bad(b)) {
+    let found = if key.len() < 32 {
+        key.iter().any(|&b| bad(b))
+    } else {
+        key.iter().fold(false, |found, &b| found | bad(b))
+    };
+    if found {
         let pos = key.iter().position(|&b| bad(b)).unwrap_or(0);
         return Err(CommandError::BadKeyByte {
             key: show_bytes(key),

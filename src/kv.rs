@@ -291,25 +291,21 @@ pub trait Kv {
         data: &[u8],
         exptime: i64,
     ) -> Result<StoreOutcome, KvError> {
-        let command = Command::Store {
-            verb,
-            key: key.to_vec(),
-            flags: 0,
-            exptime,
-            data: data.to_vec(),
-            noreply: false,
-        };
+        let command = store_command(verb, key, data, exptime);
         store_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `set key 0 exptime`: always stores (unless too large or out of memory).
     async fn set(&self, key: &[u8], data: &[u8], exptime: i64) -> Result<StoreOutcome, KvError> {
-        self.store(StoreVerb::Set, key, data, exptime).await
+        // As `store` does, one future fewer deep (this runs at every set).
+        let command = store_command(StoreVerb::Set, key, data, exptime);
+        store_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `add key 0 exptime`: stores only if the key is absent.
     async fn add(&self, key: &[u8], data: &[u8], exptime: i64) -> Result<StoreOutcome, KvError> {
-        self.store(StoreVerb::Add, key, data, exptime).await
+        let command = store_command(StoreVerb::Add, key, data, exptime);
+        store_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `replace key 0 exptime`: stores only if the key is present.
@@ -324,7 +320,8 @@ pub trait Kv {
 
     /// `append key`: adds `data` after the value; `NotStored` if the key is absent.
     async fn append(&self, key: &[u8], data: &[u8]) -> Result<StoreOutcome, KvError> {
-        self.store(StoreVerb::Append, key, data, 0).await
+        let command = store_command(StoreVerb::Append, key, data, 0);
+        store_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `prepend key`: adds `data` before the value; `NotStored` if the key is absent.
@@ -353,28 +350,21 @@ pub trait Kv {
 
     /// `incr key delta`: the new value, or `None` if the key is missing.
     async fn incr(&self, key: &[u8], delta: u64) -> Result<Option<u64>, KvError> {
-        self.arith(ArithVerb::Incr, key, delta).await
+        // As `arith` does, one future fewer deep (this runs at every incr).
+        let command = arith_command(ArithVerb::Incr, key, delta);
+        arith_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `decr key delta`: the new value (clamped at 0), or `None` if the key is missing.
     async fn decr(&self, key: &[u8], delta: u64) -> Result<Option<u64>, KvError> {
-        self.arith(ArithVerb::Decr, key, delta).await
+        let command = arith_command(ArithVerb::Decr, key, delta);
+        arith_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `incr` or `decr`.
     async fn arith(&self, verb: ArithVerb, key: &[u8], delta: u64) -> Result<Option<u64>, KvError> {
-        let command = Command::Arith {
-            verb,
-            key: key.to_vec(),
-            delta,
-            noreply: false,
-        };
-        let verb = command.verb();
-        match call_keyed(self, command, key).await? {
-            Reply::Number(n) => Ok(Some(n)),
-            Reply::NotFound => Ok(None),
-            other => Err(unexpected(verb, Some(key), "a number or NOT_FOUND", &other)),
-        }
+        let command = arith_command(verb, key, delta);
+        arith_outcome(command.verb(), key, call_keyed(self, command, key).await?)
     }
 
     /// `delete key`: whether an item was deleted.
@@ -622,6 +612,37 @@ fn single_value(verb: &str, key: &[u8], reply: Reply) -> Result<Option<Value>, K
             "at most one VALUE then END",
             &other,
         )),
+    }
+}
+
+/// A storage command with flags 0 (what the typed storage methods send).
+fn store_command(verb: StoreVerb, key: &[u8], data: &[u8], exptime: i64) -> Command {
+    Command::Store {
+        verb,
+        key: key.to_vec(),
+        flags: 0,
+        exptime,
+        data: data.to_vec(),
+        noreply: false,
+    }
+}
+
+/// `incr`/`decr` as the typed methods send it.
+fn arith_command(verb: ArithVerb, key: &[u8], delta: u64) -> Command {
+    Command::Arith {
+        verb,
+        key: key.to_vec(),
+        delta,
+        noreply: false,
+    }
+}
+
+/// What `incr`/`decr` answered: the new value, `None` if the key is missing.
+fn arith_outcome(verb: &str, key: &[u8], reply: Reply) -> Result<Option<u64>, KvError> {
+    match reply {
+        Reply::Number(n) => Ok(Some(n)),
+        Reply::NotFound => Ok(None),
+        other => Err(unexpected(verb, Some(key), "a number or NOT_FOUND", &other)),
     }
 }
 

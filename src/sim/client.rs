@@ -129,16 +129,51 @@ impl SimClient {
         slot.rng = None;
         slot.work_rng = None;
     }
+}
 
-    /// Sends `command` and waits for what comes back.
-    async fn send(&self, command: Command) -> Result<Reply, KvError> {
-        self.slot.borrow_mut().request = Some(Request::Command(command));
-        Park(false).await;
-        self.slot
-            .borrow_mut()
-            .reply
-            .take()
-            .expect("the executor resumes a client only with its reply")
+/// [`SimClient`]'s [`Kv::execute`]: sends the command (a copy while retries are left) and
+/// waits for what comes back; a timeout while retries are left sends it again. One
+/// future, not one per send: it runs at every KV call of a simulated client.
+struct Execute<'a> {
+    client: &'a SimClient,
+    /// The command, until its last send.
+    command: Option<Command>,
+    /// Sends so far.
+    sent: u32,
+    /// The handle's retries, read at the first poll.
+    retries: Option<u32>,
+    /// Whether a send waits for its reply.
+    parked: bool,
+}
+
+impl Future for Execute<'_> {
+    type Output = Result<Reply, KvError>;
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let mut slot = this.client.slot.borrow_mut();
+        if this.parked {
+            this.parked = false;
+            let reply = slot
+                .reply
+                .take()
+                .expect("the executor resumes a client only with its reply");
+            // A copy was sent (retries are left) and timed out: send again.
+            if !(this.command.is_some() && matches!(reply, Err(KvError::Timeout { .. }))) {
+                return Poll::Ready(reply);
+            }
+        }
+        let retries = *this.retries.get_or_insert(slot.retries);
+        let command = if this.sent < retries {
+            this.command.clone()
+        } else {
+            this.command.take()
+        };
+        let command = command.expect("a command is sent at most retries + 1 times");
+        this.sent += 1;
+        slot.request = Some(Request::Command(command));
+        this.parked = true;
+        Poll::Pending
     }
 }
 
@@ -161,18 +196,14 @@ impl Kv for SimClient {
     /// As a client library does: a command whose reply does not come is sent again, up
     /// to the handle's `retries` times (most libraries retry timeouts, also of commands
     /// that are not idempotent, such as `incr`).
-    async fn execute(&self, command: Command) -> Result<Reply, KvError> {
-        let retries = self.slot.borrow().retries;
-        if retries == 0 {
-            return self.send(command).await;
+    fn execute(&self, command: Command) -> impl Future<Output = Result<Reply, KvError>> {
+        Execute {
+            client: self,
+            command: Some(command),
+            sent: 0,
+            retries: None,
+            parked: false,
         }
-        for _ in 0..retries {
-            match self.send(command.clone()).await {
-                Err(KvError::Timeout { .. }) => continue,
-                other => return other,
-            }
-        }
-        self.send(command).await
     }
 
     fn now_ms(&self) -> u64 {

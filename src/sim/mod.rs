@@ -49,7 +49,7 @@ pub use world::{Quiet, Stop, World};
 use crate::history::Outcome;
 use crate::model::Model;
 use crate::verdict::{Verdict, Violation};
-use runner::Runner;
+use runner::runner;
 use strategy::Chooser;
 
 /// Runs `model` once under `config` from `seed`; with `choices`, replays them instead of
@@ -84,7 +84,7 @@ fn run_as<M: Model>(
     choices: Option<&[u32]>,
     stores: bool,
 ) -> RunOutput<M> {
-    let mut world = Runner::new(model, config, seed);
+    let mut world = runner(model, config, seed);
     if stores {
         world.store_log = Some(storelog::StoreRecorder::default());
     }

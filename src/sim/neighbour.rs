@@ -62,6 +62,10 @@ pub fn describe_classes(classes: &[(SlabClass, usize)]) -> String {
 /// store's cas counter, so that the neighbour needs no state of its own (the world's state,
 /// and the explorer's hash of it, stay what they were).
 pub(crate) fn neighbour_write(store: &Store, cfg: &SimConfig) -> Option<Command> {
+    // No neighbour (no class to press): nothing to list (this runs at every delivery).
+    if cfg.neighbour_bytes == 0 {
+        return None;
+    }
     let classes = neighbour_classes(cfg);
     let k = classes.len();
     let per_class = classes

@@ -23,24 +23,42 @@ use std::task::{Context, Poll, Waker};
 
 type OpFuture<'m, R> = Pin<Box<dyn Future<Output = Result<R, KvError>> + 'm>>;
 
+/// The future of one operation `op` of `model`'s client `c` through `handle`: the type a
+/// run keeps its clients' operations in ([`Live::future`]).
+async fn op_future<M: Model>(
+    model: &M,
+    handle: SimClient,
+    c: usize,
+    op: M::Op,
+) -> Result<M::Ret, KvError> {
+    model.run(&handle, c, &op).await
+}
+
 /// One client's live code.
-struct Live<'m, M: Model> {
+struct Live<F> {
     handle: SimClient,
     pending: Option<Command>,
-    future: Option<OpFuture<'m, M::Ret>>,
+    /// The current operation ([`op_future`]), in a place of its own for the whole run:
+    /// each operation is made in it, not allocated anew.
+    future: Pin<Box<Option<F>>>,
     workload: SimRng,
 }
 
 /// The clients of a run, as the world polls them: live futures. A client's record in the
 /// world is the number of polls of its current operation.
-struct LiveClients<'m, 'c, M: Model> {
+struct LiveClients<'m, 'c, M: Model, F> {
     model: &'m M,
     cfg: &'c SimConfig,
     seed: u64,
-    clients: Vec<Live<'m, M>>,
+    clients: Vec<Live<F>>,
+    /// Makes an operation's future ([`op_future`]).
+    make: fn(&'m M, SimClient, usize, M::Op) -> F,
 }
 
-impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
+impl<'m, 'c, M: Model, F> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M, F>
+where
+    F: Future<Output = Result<M::Ret, KvError>>,
+{
     fn start(&mut self, c: usize, at: OpStart, cl: &mut ClientState<u32>) -> M::Op {
         let OpStart { from, index, .. } = at;
         let model = self.model;
@@ -66,9 +84,8 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
         cl.rec = 0;
         live.handle
             .start_op(handle_rng_seed(self.cfg, self.seed, c, index, at.ordinal));
-        let handle = live.handle.clone();
-        let run = op.clone();
-        live.future = Some(Box::pin(async move { model.run(&handle, c, &run).await }));
+        let future = (self.make)(model, live.handle.clone(), c, op.clone());
+        live.future.set(Some(future));
         op
     }
 
@@ -99,9 +116,10 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
         let fut = live
             .future
             .as_mut()
+            .as_pin_mut()
             .expect("a stepping client has an operation");
         let mut cx = Context::from_waker(Waker::noop());
-        let polled = fut.as_mut().poll(&mut cx);
+        let polled = fut.poll(&mut cx);
         let mut slot = live.handle.slot.borrow_mut();
         let marks = std::mem::take(&mut slot.marks);
         let polled = match polled {
@@ -127,7 +145,7 @@ impl<'m, 'c, M: Model> Clients<M::Op, M::Ret, u32> for LiveClients<'m, 'c, M> {
 
     fn end(&mut self, c: usize, _: &mut ClientState<u32>, _: bool) {
         let live = &mut self.clients[c];
-        live.future = None;
+        live.future.set(None);
         live.pending = None;
     }
 }
@@ -203,11 +221,11 @@ pub struct RunOutput<M: Model> {
 }
 
 /// One run of the simulator: the world, its live clients, the trace and the choices.
-pub(crate) struct Runner<'m, 'c, M: Model> {
+pub(crate) struct Runner<'m, 'c, M: Model, F> {
     pub(super) cfg: &'c SimConfig,
     pub(super) seed: u64,
     pub(super) world: World<M::Op, M::Ret, u32>,
-    live: LiveClients<'m, 'c, M>,
+    live: LiveClients<'m, 'c, M, F>,
     log: Log,
     /// Each client's clock drift.
     drift: Vec<i64>,
@@ -236,8 +254,26 @@ macro_rules! rules {
     };
 }
 
-impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
-    pub(crate) fn new(model: &'m M, cfg: &'c SimConfig, seed: u64) -> Self {
+/// A fresh run of `model` under `cfg` from `seed` (its clients' operations made by
+/// [`op_future`]).
+pub(crate) fn runner<'m, 'c, M: Model>(
+    model: &'m M,
+    cfg: &'c SimConfig,
+    seed: u64,
+) -> Runner<'m, 'c, M, impl Future<Output = Result<M::Ret, KvError>> + 'm> {
+    Runner::new(model, cfg, seed, op_future::<M>)
+}
+
+impl<'m, 'c, M: Model, F> Runner<'m, 'c, M, F>
+where
+    F: Future<Output = Result<M::Ret, KvError>>,
+{
+    fn new(
+        model: &'m M,
+        cfg: &'c SimConfig,
+        seed: u64,
+        make: fn(&'m M, SimClient, usize, M::Op) -> F,
+    ) -> Self {
         let mut setup_rng = SimRng::derive(seed, u64::MAX);
         let skew = cfg.faults.has(FaultKind::Skew);
         let clocks: Vec<ClientClock> = (0..cfg.clients)
@@ -262,7 +298,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
             .map(|(c, &clock)| Live {
                 handle: SimClient::new(0, EPOCH_MS, clock).configured(cfg),
                 pending: None,
-                future: None,
+                future: Box::pin(None),
                 workload: SimRng::derive(seed, 1 + c as u64),
             })
             .collect();
@@ -275,6 +311,7 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
                 cfg,
                 seed,
                 clients,
+                make,
             },
             log: Log {
                 record: cfg.record_trace,
@@ -450,7 +487,10 @@ impl<'m, 'c, M: Model> Runner<'m, 'c, M> {
     }
 }
 
-impl<M: Model> Choosing for Runner<'_, '_, M> {
+impl<M: Model, F> Choosing for Runner<'_, '_, M, F>
+where
+    F: Future<Output = Result<M::Ret, KvError>>,
+{
     fn clients(&self) -> usize {
         self.world.clients.len()
     }
@@ -509,7 +549,7 @@ pub(crate) fn after_setup<M: Model, R>(
 ) -> AfterSetup<M::Op, M::Ret, R> {
     let mut quiet = cfg.clone();
     quiet.record_trace = false;
-    let mut runner = Runner::new(model, &quiet, seed);
+    let mut runner = runner(model, &quiet, seed);
     let failed = runner.setup().err();
     let clocks = runner
         .live

@@ -45,6 +45,21 @@ pub(crate) enum Phase {
     Crashed,
 }
 
+impl<R> ClientState<R> {
+    /// Whether the client can take a step at true time `now`.
+    #[inline]
+    pub(crate) fn runnable_at(&self, now: u64) -> bool {
+        if self.paused_until > now {
+            return false;
+        }
+        match self.phase {
+            Phase::Idle | Phase::Calling => true,
+            Phase::Sleeping(until) | Phase::TimingOut(until) => until <= now,
+            Phase::Done | Phase::Crashed => false,
+        }
+    }
+}
+
 impl Phase {
     /// Done or crashed.
     pub(crate) fn finished(self) -> bool {
@@ -449,15 +464,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
 
     /// Whether client `c` can take a step now.
     pub(crate) fn runnable(&self, c: usize) -> bool {
-        let cl = &self.clients[c];
-        if cl.paused_until > self.now {
-            return false;
-        }
-        match cl.phase {
-            Phase::Idle | Phase::Calling => true,
-            Phase::Sleeping(until) | Phase::TimingOut(until) => until <= self.now,
-            Phase::Done | Phase::Crashed => false,
-        }
+        self.clients[c].runnable_at(self.now)
     }
 
     /// Client `c`'s clock.
@@ -573,14 +580,12 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     /// clients that can step now.
     pub(crate) fn settle(&mut self, rules: Rules, sink: &mut impl Sink, runnable: &mut Vec<usize>) {
         loop {
-            for shard in 0..self.servers.len() {
-                if self.servers[shard]
-                    .down_until
-                    .is_some_and(|t| t <= self.now)
-                {
-                    self.servers[shard].down_until = None;
+            let now = self.now;
+            for (shard, server) in self.servers.iter_mut().enumerate() {
+                if server.down_until.is_some_and(|t| t <= now) {
+                    server.down_until = None;
                     if sink.on() {
-                        sink.event(self.now, None, Event::Fault(Fault::ShardUp { shard }));
+                        sink.event(now, None, Event::Fault(Fault::ShardUp { shard }));
                     }
                 }
             }
@@ -589,25 +594,23 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
             }
             let now = self.now;
             runnable.clear();
-            for c in 0..self.clients.len() {
-                if self.clients[c].paused_until <= now {
-                    self.clients[c].paused_until = 0;
+            // One pass: under the fairness rule, a runnable client keeps since when it is
+            // runnable, and any other forgets it (when none is runnable, all forget it
+            // below in any case).
+            for (c, cl) in self.clients.iter_mut().enumerate() {
+                if cl.paused_until <= now {
+                    cl.paused_until = 0;
                 }
-                if self.runnable(c) {
+                if cl.runnable_at(now) {
                     runnable.push(c);
+                    if rules.fair {
+                        cl.ready_since.get_or_insert(now);
+                    }
+                } else if rules.fair {
+                    cl.ready_since = None;
                 }
             }
             if self.halt.is_some() || !runnable.is_empty() {
-                if rules.fair {
-                    let mut next = runnable.iter().copied().peekable();
-                    for (c, cl) in self.clients.iter_mut().enumerate() {
-                        if next.next_if_eq(&c).is_some() {
-                            cl.ready_since.get_or_insert(now);
-                        } else {
-                            cl.ready_since = None;
-                        }
-                    }
-                }
                 return;
             }
             for cl in &mut self.clients {
@@ -627,11 +630,20 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         rules: Rules,
         runnable: impl Iterator<Item = usize>,
     ) -> Option<usize> {
-        runnable
-            .filter_map(|c| self.clients[c].ready_since.map(|t| (t, c)))
-            .filter(|&(t, _)| self.now.saturating_sub(t) > rules.cfg.starve_ms)
-            .min()
-            .map(|(_, c)| c)
+        // The longest wait, the lowest index among equals (a plain loop: this runs at
+        // every step).
+        let mut longest: Option<(u64, usize)> = None;
+        for c in runnable {
+            let Some(t) = self.clients[c].ready_since else {
+                continue;
+            };
+            if self.now.saturating_sub(t) > rules.cfg.starve_ms
+                && longest.is_none_or(|best| (t, c) < best)
+            {
+                longest = Some((t, c));
+            }
+        }
+        longest.map(|(_, c)| c)
     }
 
     /// Whether client `c` may take the step the fairness rule forces when

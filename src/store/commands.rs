@@ -189,6 +189,33 @@ impl Store {
         data: &[u8],
         compare: u64,
     ) -> Result<u64, Reply> {
+        // The common case in one lookup, for a store that keeps no LRU and whose table
+        // is its own: a live item (with the compared unique, if any) whose combined size
+        // fits. Every other case (nothing changed, nothing counted yet) takes the long way.
+        if self.mem.is_none() {
+            let flush = &self.flush;
+            let cas_id = &mut self.cas_id;
+            let tally = &mut self.tally;
+            let max = self.config.item_size_max;
+            let grown = self.items.update_unshared(key, |item| {
+                let old_size = item.size();
+                let new_size = item_size(key.len(), item.flags, item.data.len() + data.len());
+                if dead(flush, item, now_s)
+                    || (compare != 0 && compare != item.cas)
+                    || new_size > max
+                {
+                    return None;
+                }
+                *cas_id += 1;
+                tally.linked += 1;
+                appended(item, at_end, data, *cas_id, now_s);
+                Some((item.cas, old_size, new_size))
+            });
+            if let Some((cas, old_size, new_size)) = grown {
+                self.used = self.used - old_size + new_size;
+                return Ok(cas);
+            }
+        }
         let (old_size, new_size) = match self.items.get(key) {
             None => return Err(Reply::NotStored),
             Some(item) if dead(&self.flush, item, now_s) => {
@@ -213,15 +240,7 @@ impl Store {
             return Err(Reply::NotStored);
         };
         let old = (old_size, item.class, item.seg, item.tick);
-        if at_end {
-            item.data.extend_from_slice(data);
-        } else {
-            item.data.splice(0..0, data.iter().copied());
-        }
-        item.cas = cas;
-        item.time = now_s;
-        // A new item took the old one's place: no marks carry over.
-        item.clear_marks();
+        appended(item, at_end, data, cas, now_s);
         self.used = self.used - old_size + new_size;
         self.mem_link(key, Some(old));
         Ok(cas)
@@ -243,7 +262,21 @@ impl Store {
                 // The whole reply is the error; hits found so far are dropped.
                 return Reply::ClientError(ClientError::BadCommandLineFormat);
             }
-            if !self.find(key, now_s) {
+            // `find`'s lookup; a live item that the bump leaves as it is (fetched, its
+            // time fresh, no LRU kept) and no new expiration: its value, and done.
+            let Some(item) = self.items.get(key) else {
+                continue;
+            };
+            if count_dead(&self.flush, &mut self.tally, item, now_s) {
+                self.unlink(key);
+                continue;
+            }
+            if exp.is_none()
+                && self.mem.is_none()
+                && item.fetched
+                && item.time >= now_s - ITEM_UPDATE_INTERVAL
+            {
+                values.push(value_of(key, item, with_cas));
                 continue;
             }
             self.hit(key, now_s);
@@ -295,6 +328,44 @@ impl Store {
         delta: u64,
         compare: u64,
     ) -> Delta {
+        // The common case in one lookup, for a store that keeps no LRU and whose table is
+        // its own: a live numeric item whose new digits fit in place. Every other case
+        // (nothing changed, nothing counted yet) takes the long way.
+        if self.mem.is_none() {
+            let flush = &self.flush;
+            let cas_id = &mut self.cas_id;
+            let done = self.items.update_unshared(key, |item| {
+                if dead(flush, item, now_s)
+                    || item.data.is_empty()
+                    || item.size() > SLAB_CHUNK_MAX
+                    || (compare != 0 && item.cas != compare)
+                {
+                    return None;
+                }
+                let value = crate::wire::cnum::safe_strtoull(&item.data)?;
+                let value = if incr {
+                    arith::incr(value, delta)
+                } else {
+                    arith::decr(value, delta)
+                };
+                if !arith::rewrite_in_place(&mut item.data, arith::Decimal::new(value).as_bytes()) {
+                    return None;
+                }
+                *cas_id += 1;
+                item.cas = *cas_id;
+                // do_item_update: refreshes it->time at most once per ITEM_UPDATE_INTERVAL.
+                if item.time < now_s - ITEM_UPDATE_INTERVAL {
+                    item.time = now_s;
+                }
+                Some(value)
+            });
+            if let Some(value) = done {
+                return Delta::Done {
+                    value,
+                    in_place: true,
+                };
+            }
+        }
         // `find` and the read of the item in one lookup.
         let Some(item) = self.items.get(key) else {
             return Delta::NotFound;
@@ -372,6 +443,20 @@ impl Store {
         }
         Reply::Ok
     }
+}
+
+/// The item that an append (`at_end`) or prepend of `data` links in `item`'s place: the
+/// combined data, unique `cas`, time `now_s`, no marks.
+fn appended(item: &mut super::Item, at_end: bool, data: &[u8], cas: u64, now_s: i64) {
+    if at_end {
+        item.data.extend_from_slice(data);
+    } else {
+        item.data.splice(0..0, data.iter().copied());
+    }
+    item.cas = cas;
+    item.time = now_s;
+    // A new item took the old one's place: no marks carry over.
+    item.clear_marks();
 }
 
 /// What a retrieval answers for a live `item` under `key`.

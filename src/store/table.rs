@@ -69,6 +69,22 @@ impl Table {
         Some(item)
     }
 
+    /// Changes the item under `key` in place with `f`, in one lookup, when the map is
+    /// this table's alone (a shared one is never copied here): `f`'s answer; `None` when
+    /// the map is shared, the key is absent or `f` declines, which it does only without
+    /// having changed the item. The digest is forgotten only when `f` answers.
+    #[inline]
+    pub fn update_unshared<R>(
+        &mut self,
+        key: &[u8],
+        f: impl FnOnce(&mut Item) -> Option<R>,
+    ) -> Option<R> {
+        let map = Arc::get_mut(&mut self.map)?;
+        let answer = f(map.get_mut(key)?)?;
+        Self::forget_digest(&mut self.digest);
+        Some(answer)
+    }
+
     /// Forgets the digest of a map about to change (a cell shared with a clone is let go
     /// even while empty: the clone may fill it later, from its own items).
     #[inline]
