@@ -342,12 +342,7 @@ impl Store {
                 {
                     return None;
                 }
-                let value = crate::wire::cnum::safe_strtoull(&item.data)?;
-                let value = if incr {
-                    arith::incr(value, delta)
-                } else {
-                    arith::decr(value, delta)
-                };
+                let value = arith_result(&item.data, incr, delta)?;
                 if !arith::rewrite_in_place(&mut item.data, arith::Decimal::new(value).as_bytes()) {
                     return None;
                 }
@@ -380,13 +375,8 @@ impl Store {
         if compare != 0 && item.cas != compare {
             return Delta::CasMismatch;
         }
-        let Some(value) = crate::wire::cnum::safe_strtoull(&item.data) else {
+        let Some(value) = arith_result(&item.data, incr, delta) else {
             return Delta::NonNumeric;
-        };
-        let value = if incr {
-            arith::incr(value, delta)
-        } else {
-            arith::decr(value, delta)
         };
         let digits = arith::Decimal::new(value);
         let digits = digits.as_bytes();
@@ -443,6 +433,17 @@ impl Store {
         }
         Reply::Ok
     }
+}
+
+/// What `incr` (or `decr`) of `delta` makes of a value's digits; `None` when they are not
+/// a number (`safe_strtoull`).
+fn arith_result(data: &[u8], incr: bool, delta: u64) -> Option<u64> {
+    let value = crate::wire::cnum::safe_strtoull(data)?;
+    Some(if incr {
+        arith::incr(value, delta)
+    } else {
+        arith::decr(value, delta)
+    })
 }
 
 /// The item that an append (`at_end`) or prepend of `data` links in `item`'s place: the
