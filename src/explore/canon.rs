@@ -29,6 +29,12 @@
 //! differ by a shift meet the first such read on the same paths: a search that met none
 //! left none unmet.
 //!
+//! What a search computes once rather than per hash: each history operation's digest
+//! (every field but its client and event positions), kept beside the history in the
+//! state ([`refresh_op_digests`], after every step) and hashed in place of the fields;
+//! and under symmetry each client's own digest, which both orders the clients and stands
+//! for the client in the hash.
+//!
 //! Every struct is destructured, so a field added later cannot be left out unnoticed.
 
 use super::bridge::NEVER_STARVED;
@@ -260,8 +266,8 @@ fn hash_client<Ret, H: Hasher>(
 /// invocations its invocation is in, and likewise for its return. Every event takes the
 /// next position, so two invocations (or returns) are adjacent exactly when their
 /// positions are consecutive. With them, per operation, the digest of every field but
-/// its client and its event positions ([`op_digest`]): computed once, for the clients'
-/// canonical order and for the renamed history alike.
+/// its client and its event positions ([`op_digest`]), as the search keeps them beside
+/// the history: for the clients' canonical order and for the renamed history alike.
 struct Runs<'a> {
     call_start: Ops<u64>,
     ret_start: Ops<Option<u64>>,
