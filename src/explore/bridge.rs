@@ -758,6 +758,7 @@ impl<M: Explorable> Bridge<M> {
             Action::Fault(f) => next.apply_fault(rules, f, &mut clients, sink),
         }
         self.settle(&mut next);
+        super::canon::refresh_op_digests(s, &mut next);
         next
     }
 

@@ -29,6 +29,12 @@
 //! differ by a shift meet the first such read on the same paths: a search that met none
 //! left none unmet.
 //!
+//! What a search computes once rather than per hash: each history operation's digest
+//! (every field but its client and event positions), kept beside the history in the
+//! state ([`refresh_op_digests`], after every step) and hashed in place of the fields;
+//! and under symmetry each client's own digest, which both orders the clients and stands
+//! for the client in the hash.
+//!
 //! Every struct is destructured, so a field added later cannot be left out unnoticed.
 
 use super::bridge::NEVER_STARVED;
@@ -57,6 +63,7 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             halt,
             in_flight,
             time_free,
+            op_digests,
         } = self;
         // In a time-free search, every time is taken relative to `now` (see the module's
         // text), and `now` itself is left out.
@@ -81,12 +88,29 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             .iter()
             .enumerate()
             .any(|(c, cl)| cl.rec.class as usize != c);
+        // Each operation's digest: kept beside the history by the search
+        // ([`refresh_op_digests`]), computed here for a state without them.
+        let computed: Ops<u64>;
+        let digests: &[u64] = if op_digests.len() == history.ops.len() {
+            op_digests
+        } else {
+            computed = history.ops.iter().map(op_digest).collect();
+            &computed
+        };
         let rename = if symmetric {
             // Clients in canonical order, and the history as the permuted path has it.
-            let runs = Runs::of(history);
-            let order = canonical_order(clients, history, &runs, &names, renamed, at);
+            let runs = Runs::of(history, digests);
+            let (order, own) = canonical_order(clients, history, &runs, &names, renamed, at);
             for &old in &order {
-                hash_client(&clients[old], h, &mut names, renamed, false, at);
+                // The client as its own digest names its uniques (after the servers'),
+                // then those uniques as named across the state: together, the client
+                // with every unique named by its first appearance.
+                h.write_u64(own[old]);
+                if renamed {
+                    for &u in clients[old].rec.polls.uniques() {
+                        h.write_usize(names.name(u));
+                    }
+                }
             }
             let mut rename: Clients<usize> = smallvec::smallvec![0; clients.len()];
             for (new, &old) in order.iter().enumerate() {
@@ -98,7 +122,15 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             for client in clients {
                 hash_client(client, h, &mut names, renamed, true, at);
             }
-            history.hash(h);
+            // Each operation as its client, its event positions and its digest (every
+            // other field).
+            h.write_usize(history.ops.len());
+            for (op, &digest) in history.ops.iter().zip(digests) {
+                h.write_usize(op.client);
+                op.call.hash(h);
+                op.ret.hash(h);
+                h.write_u64(digest);
+            }
             None
         };
         // Late requests, without who sent them: nobody waits for their replies, so the
@@ -234,12 +266,12 @@ fn hash_client<Ret, H: Hasher>(
 /// invocations its invocation is in, and likewise for its return. Every event takes the
 /// next position, so two invocations (or returns) are adjacent exactly when their
 /// positions are consecutive. With them, per operation, the digest of every field but
-/// its client and its event positions ([`op_digest`]): computed once, for the clients'
-/// canonical order and for the renamed history alike.
-struct Runs {
+/// its client and its event positions ([`op_digest`]), as the search keeps them beside
+/// the history: for the clients' canonical order and for the renamed history alike.
+struct Runs<'a> {
     call_start: Ops<u64>,
     ret_start: Ops<Option<u64>>,
-    digest: Ops<u64>,
+    digest: &'a [u64],
 }
 
 /// An operation's fields but its client and event positions (its invocation, times,
@@ -255,14 +287,61 @@ fn op_digest<Op: Hash, Ret: Hash>(op: &crate::history::Operation<Op, Ret>) -> u6
     h.finish()
 }
 
+/// Brings `next`'s cache of operation digests up to date after a step from `parent`
+/// (whose cache is `next`'s until then): an operation whose client, marks and whether it
+/// returned are those of `parent`'s at the same position is the same operation with the
+/// same fields (a returned operation never moves or changes; only pending ones, one per
+/// client, are reordered, and an operation's fields change only by a mark or its
+/// return), so its digest is kept; every other is computed.
+pub(crate) fn refresh_op_digests<Op: Hash, Ret: Hash>(
+    parent: &World<Op, Ret, Recorded<Ret>>,
+    next: &mut World<Op, Ret, Recorded<Ret>>,
+) {
+    let old = &parent.history.ops;
+    let ops = &next.history.ops;
+    let cached = parent.op_digests.len() == old.len();
+    if cached && std::sync::Arc::ptr_eq(&parent.history, &next.history) {
+        return;
+    }
+    let same = |i: usize| {
+        cached
+            && old.get(i).is_some_and(|o| {
+                let op = &ops[i];
+                o.client == op.client
+                    && o.marks.len() == op.marks.len()
+                    && o.ret.is_some() == op.ret.is_some()
+            })
+    };
+    if ops.len() == old.len() && (0..ops.len()).all(same) {
+        return;
+    }
+    next.op_digests = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            if same(i) {
+                parent.op_digests[i]
+            } else {
+                op_digest(op)
+            }
+        })
+        .collect();
+}
+
+/// Every operation's digest, computed afresh (what [`refresh_op_digests`] keeps).
+#[cfg(test)]
+pub(crate) fn fresh_op_digests<Op: Hash, Ret: Hash>(history: &History<Op, Ret>) -> Vec<u64> {
+    history.ops.iter().map(op_digest).collect()
+}
+
 /// Per-client scratch of the hash, inline for the scopes people explore.
 type Clients<T> = SmallVec<[T; 8]>;
 
 /// Per-operation scratch of the hash, inline for the scopes people explore.
 type Ops<T> = SmallVec<[T; 8]>;
 
-impl Runs {
-    fn of<Op: Hash, Ret: Hash>(history: &History<Op, Ret>) -> Runs {
+impl<'a> Runs<'a> {
+    fn of<Op, Ret>(history: &History<Op, Ret>, digest: &'a [u64]) -> Runs<'a> {
         let ops = &history.ops;
         let mut call_start = Ops::with_capacity(ops.len());
         for (i, op) in ops.iter().enumerate() {
@@ -288,37 +367,46 @@ impl Runs {
         Runs {
             call_start,
             ret_start,
-            digest: ops.iter().map(op_digest).collect(),
+            digest,
         }
     }
 }
 
-/// The canonical order of the clients (new position → old index): within each symmetry
-/// class, the class's positions taken by its members sorted by a key that does not
-/// depend on their indices (their own state and their operations in the history, with
-/// event positions replaced by the runs they are in). Two states that differ by a
-/// permutation within classes and whose keys differ get the same order; equal keys keep
-/// index order, which can only merge less (never states that differ otherwise).
-fn canonical_order<Op: Hash, Ret: Hash>(
+/// The canonical order of the clients (new position → old index), and each client's own
+/// digest (by old index): its state with its uniques named after the servers' alone.
+/// Within each symmetry class, the class's positions are taken by its members sorted by
+/// a key that does not depend on their indices (their own digest and their operations in
+/// the history, with event positions replaced by the runs they are in). Two states that
+/// differ by a permutation within classes and whose keys differ get the same order; equal
+/// keys keep index order, which can only merge less (never states that differ otherwise).
+fn canonical_order<Op, Ret>(
     clients: &[ClientState<Recorded<Ret>>],
     history: &History<Op, Ret>,
     runs: &Runs,
     names: &CasNames,
     renamed: bool,
     at: Option<u64>,
-) -> Clients<usize> {
-    // One hasher per client, fed its own state, then its operations in one pass over the
-    // history.
+) -> (Clients<usize>, Clients<u64>) {
     // Each client's uniques are named after the servers' alone (one scratch list, cut
     // back to the servers' names for each client).
     let servers = names.len();
     let mut scratch = names.clone();
-    let mut hashers: Clients<rustc_hash::FxHasher> = clients
+    let own: Clients<u64> = clients
         .iter()
         .map(|cl| {
-            let mut h = rustc_hash::FxHasher::default();
+            let mut h = crate::store::fixed_hasher();
             scratch.truncate(servers);
             hash_client(cl, &mut h, &mut scratch, renamed, false, at);
+            h.finish()
+        })
+        .collect();
+    // One key hasher per client, fed its own digest, then its operations in one pass
+    // over the history.
+    let mut hashers: Clients<rustc_hash::FxHasher> = own
+        .iter()
+        .map(|&d| {
+            let mut h = rustc_hash::FxHasher::default();
+            h.write_u64(d);
             h
         })
         .collect();
@@ -346,53 +434,29 @@ fn canonical_order<Op: Hash, Ret: Hash>(
             order[pos] = member;
         }
     }
-    order
+    (order, own)
 }
 
-/// The history of the permuted state: clients renamed (`rename[old] = new`), each run of
-/// adjacent invocations (and of returns) sorted by the new names as the world sorts it,
-/// the operations in invocation order.
-fn hash_history_renamed<Op: Hash, Ret: Hash, H: Hasher>(
+/// The history of the permuted state: clients renamed (`rename[old] = new`), the
+/// operations in its invocation order (by run of adjacent invocations, and within a run
+/// by new client name, as the world sorts a run), each with the runs its invocation and
+/// return are in: with the new client names, the same as the permuted history's event
+/// positions (a position is its run's start plus its rank by client name within the run,
+/// and a client has at most one event in a run).
+fn hash_history_renamed<Op, Ret, H: Hasher>(
     history: &History<Op, Ret>,
     runs: &Runs,
     rename: &[usize],
     h: &mut H,
 ) {
     let ops = &history.ops;
-    let mut call: Ops<u64> = smallvec::smallvec![0; ops.len()];
-    let mut ret: Ops<Option<u64>> = smallvec::smallvec![None; ops.len()];
-    // Within a run, the new positions follow the new client names.
     let mut members: Ops<usize> = (0..ops.len()).collect();
-    members.sort_by_key(|&i| (runs.call_start[i], rename[ops[i].client]));
-    let mut k = 0;
-    while k < members.len() {
-        let start = runs.call_start[members[k]];
-        let mut rank = 0;
-        while k < members.len() && runs.call_start[members[k]] == start {
-            call[members[k]] = start + rank;
-            rank += 1;
-            k += 1;
-        }
-    }
-    let mut returned: Ops<usize> = (0..ops.len()).filter(|&i| ops[i].ret.is_some()).collect();
-    returned.sort_by_key(|&i| (runs.ret_start[i], rename[ops[i].client]));
-    let mut k = 0;
-    while k < returned.len() {
-        let start = runs.ret_start[returned[k]].expect("returned");
-        let mut rank = 0;
-        while k < returned.len() && runs.ret_start[returned[k]] == Some(start) {
-            ret[returned[k]] = Some(start + rank);
-            rank += 1;
-            k += 1;
-        }
-    }
-    members.sort_by_key(|&i| call[i]);
+    members.sort_unstable_by_key(|&i| (runs.call_start[i], rename[ops[i].client]));
     h.write_usize(ops.len());
     for i in members {
-        let op = &ops[i];
-        rename[op.client].hash(h);
-        call[i].hash(h);
-        ret[i].hash(h);
+        h.write_usize(rename[ops[i].client]);
+        h.write_u64(runs.call_start[i]);
+        runs.ret_start[i].hash(h);
         h.write_u64(runs.digest[i]);
     }
 }
@@ -433,6 +497,7 @@ mod tests {
             halt: None,
             in_flight: Vec::new(),
             time_free: false,
+            op_digests: std::sync::Arc::from(Vec::new()),
         }
     }
 

@@ -268,6 +268,13 @@ fn replay_random_paths<M: Explorable<Op = u8, Ret = u64>>(model: Arc<M>) {
                 steps[rng.index(steps.len())].clone()
             };
             let next = bridge.next_state(&s, a.clone()).expect("a state");
+            // The digests kept beside the history are its operations' after every step
+            // (marks, returns, crashes, runs of invocations reordered).
+            assert_eq!(
+                &*next.op_digests,
+                &super::canon::fresh_op_digests(&next.history)[..],
+                "round {round}: after {a:?}"
+            );
             path.push((s, Some(a)));
             s = next;
         }

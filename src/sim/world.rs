@@ -325,6 +325,10 @@ pub struct World<Op, Ret, R> {
     /// search, whose state identity takes every time relative to `now` (see
     /// `explore::canon`). Nothing the world does reads it.
     pub(crate) time_free: bool,
+    /// The explorer's cache of each history operation's digest, one per operation when
+    /// kept (see `explore::canon`), empty in the simulator's runs. Nothing the world does
+    /// reads it.
+    pub(crate) op_digests: Arc<[u64]>,
 }
 
 /// A request on its way to a server, late (the `delay` fault): its client has timed out.
@@ -414,6 +418,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
             halt: None,
             in_flight: Vec::new(),
             time_free: false,
+            op_digests: Arc::from(Vec::new()),
         }
     }
 
@@ -444,6 +449,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
             halt: self.halt,
             in_flight: self.in_flight,
             time_free: self.time_free,
+            op_digests: self.op_digests,
         }
     }
 
