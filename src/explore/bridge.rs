@@ -19,6 +19,7 @@ use crate::sim::{
     self, after_setup, handle_rng_seed, ClientClock, ClientState, Clients, OpStart, PollAt, Polled,
     Polling, Request, Rules, SimClient, SimConfig, EPOCH_MS,
 };
+use crate::store::geometry::SlabClass;
 use crate::verdict::Verdict;
 use std::future::Future;
 use std::pin::Pin;
@@ -60,6 +61,8 @@ pub(crate) struct Bridge<M: Explorable> {
     pub(crate) seed: u64,
     /// Fault kinds on, and the budget of each.
     kinds: Vec<FaultKind>,
+    /// The noisy neighbour's slab classes ([`crate::sim::neighbour_classes`] of `cfg`).
+    neighbour: Vec<(SlabClass, usize)>,
     budgets: Vec<u32>,
     /// Paths are not expanded past this true time.
     horizon: u64,
@@ -357,9 +360,11 @@ impl<M: Explorable> Bridge<M> {
             .saturating_mul(u64::from(scope.max_op_steps) + 1);
         let fair = scope.faults.iter().any(|(k, _)| *k == FaultKind::Expire)
             || cfg.step_ms.saturating_mul(others_calls) > cfg.starve_ms;
+        let neighbour = crate::sim::neighbour_classes(&cfg);
         let mut bridge = Bridge {
             model,
             cfg,
+            neighbour,
             seed,
             kinds: scope.faults.iter().map(|(k, _)| *k).collect(),
             budgets: scope.faults.iter().map(|(_, b)| *b).collect(),
@@ -466,6 +471,7 @@ impl<M: Explorable> Bridge<M> {
             cfg: self.cfg.clone(),
             seed: self.seed,
             kinds: self.kinds.clone(),
+            neighbour: self.neighbour.clone(),
             budgets: self.budgets.clone(),
             horizon: self.horizon,
             times: self.times,
@@ -490,6 +496,7 @@ impl<M: Explorable> Bridge<M> {
             times: self.times,
             canonical: true,
             fair: self.fair,
+            neighbour: &self.neighbour,
         }
     }
 

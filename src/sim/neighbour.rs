@@ -58,15 +58,19 @@ pub fn describe_classes(classes: &[(SlabClass, usize)]) -> String {
 }
 
 /// The neighbour's next write to `store`: a `set` to one of its keys, key `n` in the class
-/// `n mod k` of its `k` classes, with that class's value size. The key is picked by the
+/// `n mod k` of its `k` classes (`classes`, [`neighbour_classes`] of `cfg`, listed once per
+/// run: this runs at every delivery), with that class's value size. The key is picked by the
 /// store's cas counter, so that the neighbour needs no state of its own (the world's state,
 /// and the explorer's hash of it, stay what they were).
-pub(crate) fn neighbour_write(store: &Store, cfg: &SimConfig) -> Option<Command> {
-    // No neighbour (no class to press): nothing to list (this runs at every delivery).
-    if cfg.neighbour_bytes == 0 {
+pub(crate) fn neighbour_write(
+    store: &Store,
+    cfg: &SimConfig,
+    classes: &[(SlabClass, usize)],
+) -> Option<Command> {
+    // No neighbour: no class to press.
+    if classes.is_empty() {
         return None;
     }
-    let classes = neighbour_classes(cfg);
     let k = classes.len();
     let per_class = classes
         .iter()
@@ -144,7 +148,7 @@ mod tests {
         );
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..200 {
-            let cmd = neighbour_write(&store, &c).expect("a neighbour");
+            let cmd = neighbour_write(&store, &c, &neighbour_classes(&c)).expect("a neighbour");
             let Command::Store { key, data, .. } = &cmd else {
                 panic!("{cmd:?}")
             };

@@ -3,6 +3,7 @@
 
 use super::client::{ClientClock, Request, SimClient};
 use super::config::{SimConfig, EPOCH_MS};
+use super::neighbour::neighbour_classes;
 use super::storelog::{StoreLog, StoreRecorder};
 use super::strategy::{Chooser, Choosing};
 use super::trace::{Delivery, Event, Fault, TraceStep};
@@ -16,6 +17,7 @@ use crate::kv::KvError;
 use crate::model::Model;
 use crate::rng::{mix64, SimRng};
 use crate::scenario::{FaultKind, Strategy};
+use crate::store::geometry::SlabClass;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -229,6 +231,8 @@ pub(crate) struct Runner<'m, 'c, M: Model, F> {
     log: Log,
     /// Each client's clock drift.
     drift: Vec<i64>,
+    /// The noisy neighbour's slab classes ([`neighbour_classes`]), listed once per run.
+    neighbour: Vec<(SlabClass, usize)>,
     pub(super) faults_on: Vec<FaultKind>,
     pub(super) fault_probability: f64,
     pub(super) steps: u32,
@@ -242,7 +246,7 @@ pub(crate) struct Runner<'m, 'c, M: Model, F> {
 /// The rules of a run of `cfg` (a macro, so that the world can be borrowed mutably
 /// beside them).
 macro_rules! rules {
-    ($cfg:expr, $drift:expr) => {
+    ($cfg:expr, $drift:expr, $neighbour:expr) => {
         Rules {
             cfg: $cfg,
             kinds: $cfg.faults.kinds(),
@@ -250,6 +254,7 @@ macro_rules! rules {
             times: true,
             canonical: false,
             fair: true,
+            neighbour: &$neighbour,
         }
     };
 }
@@ -320,6 +325,7 @@ where
                 lru: false,
             },
             drift: clocks.iter().map(|c| c.drift_ppm).collect(),
+            neighbour: neighbour_classes(cfg),
             faults_on: cfg.faults.kinds().to_vec(),
             fault_probability: cfg.fault_probability,
             steps: 0,
@@ -423,7 +429,7 @@ where
         let n = self.world.clients.len();
         while self.stop.is_none() && self.world.halt.is_none() {
             self.world.settle(
-                rules!(self.cfg, self.drift),
+                rules!(self.cfg, self.drift, self.neighbour),
                 &mut self.log,
                 &mut self.runnable,
             );
@@ -438,7 +444,7 @@ where
             self.steps += 1;
             let choice = chooser.choose(&self, &mut faults);
             self.choices.push(choice);
-            let rules = rules!(self.cfg, self.drift);
+            let rules = rules!(self.cfg, self.drift, self.neighbour);
             if (choice as usize) < n {
                 let c = choice as usize;
                 self.world.clients[c].ready_since = None;
@@ -451,7 +457,7 @@ where
             }
             self.observe_stores();
         }
-        let rules = rules!(self.cfg, self.drift);
+        let rules = rules!(self.cfg, self.drift, self.neighbour);
         // Operations still in flight never completed: their outcome is unknown.
         let mut faults_used: Vec<FaultKind> = rules
             .kinds
@@ -500,8 +506,10 @@ where
     }
 
     fn starved(&self) -> Option<usize> {
-        self.world
-            .starved(rules!(self.cfg, self.drift), self.runnable.iter().copied())
+        self.world.starved(
+            rules!(self.cfg, self.drift, self.neighbour),
+            self.runnable.iter().copied(),
+        )
     }
 
     fn ties_with(&self, forced: usize, c: usize) -> bool {
@@ -513,7 +521,7 @@ where
         if self.faults_used() >= self.cfg.fault_budget {
             return;
         }
-        let rules = rules!(self.cfg, self.drift);
+        let rules = rules!(self.cfg, self.drift, self.neighbour);
         self.world.faults(rules, &self.faults_on, out);
     }
 

@@ -21,6 +21,7 @@ use crate::history::{History, Mark, Operation, Outcome};
 use crate::kv::KvError;
 use crate::rng::mix64;
 use crate::scenario::FaultKind;
+use crate::store::geometry::SlabClass;
 use crate::store::{Store, StoreConfig};
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -219,6 +220,9 @@ pub(crate) struct Rules<'a> {
     /// Whether the world keeps since when each client is runnable
     /// ([`ClientState::ready_since`]).
     pub fair: bool,
+    /// The noisy neighbour's slab classes ([`super::neighbour_classes`] of `cfg`, listed
+    /// once: the neighbour writes after every delivery).
+    pub neighbour: &'a [(SlabClass, usize)],
 }
 
 /// What polling a client gave.
@@ -540,7 +544,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     ) -> Reply {
         let store = &mut self.servers[shard].store;
         let reply = store.apply(self.now, command);
-        let neighbour = neighbour_write(store, rules.cfg);
+        let neighbour = neighbour_write(store, rules.cfg, rules.neighbour);
         if let Some(write) = &neighbour {
             store.apply(self.now, write);
         }
