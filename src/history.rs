@@ -8,6 +8,7 @@
 //! servers, and out of the history file parsers.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// What became of one operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -24,8 +25,11 @@ pub enum Outcome<Ret> {
 /// A note a structure made in the trace during an operation (see [`crate::kv::Kv::mark`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Mark {
-    /// The label, e.g. `"enter"` or `"exit"`.
-    pub label: String,
+    /// The label, e.g. `"enter"` or `"exit"`: borrowed when it is the `&'static str` a
+    /// structure passed to [`crate::kv::Kv::mark`] (copying a history then copies no
+    /// text), owned when it was read or built. Compares, hashes, prints and serializes
+    /// as the text alone.
+    pub label: Cow<'static, str>,
     /// Position in the history's total order of events.
     pub seq: u64,
     /// Virtual (true, not client) time in milliseconds.

@@ -140,7 +140,7 @@ mod tests {
             marks: marks
                 .iter()
                 .map(|&(l, s)| Mark {
-                    label: l.to_string(),
+                    label: l.to_string().into(),
                     seq: s,
                     time_ms: s * 10,
                 })

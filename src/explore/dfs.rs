@@ -38,8 +38,8 @@
 
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// States popped between two checks for a failure (and for work to share): stateright's
@@ -63,17 +63,31 @@ pub(crate) fn fingerprint<T: Hash>(value: &T) -> u64 {
     ahash::RandomState::with_seeds(a, b, c, d).hash_one(value)
 }
 
+/// The slots of a [`Set`]: shared with the threads that touch them (see [`touch`]).
+type Slots = Arc<[AtomicU64]>;
+
 /// A set of fingerprints: open addressing with linear probing, a fingerprint placed by its
 /// high bits (a fingerprint is a hash already), so that a lookup reads one cache line
-/// where a general table reads a control group and then a slot.
-#[derive(Default)]
+/// where a general table reads a control group and then a slot. Its slots are atomics
+/// only so that other threads may [`touch`] them without its lock (a relaxed access is a
+/// plain one).
 struct Set {
     /// The fingerprints, 0 for an empty slot; a power of two long (or empty).
-    slots: Vec<u64>,
+    slots: Slots,
     /// Fingerprints held (the zero one included).
     len: usize,
     /// Whether the zero fingerprint is held (it cannot be told from an empty slot).
     zero: bool,
+}
+
+impl Default for Set {
+    fn default() -> Set {
+        Set {
+            slots: Arc::from(Vec::new()),
+            len: 0,
+            zero: false,
+        }
+    }
 }
 
 impl Set {
@@ -89,7 +103,7 @@ impl Set {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
         }
-        if Self::place(&mut self.slots, fp) {
+        if Self::place(&self.slots, fp) {
             self.len += 1;
             true
         } else {
@@ -98,13 +112,13 @@ impl Set {
     }
 
     /// Puts non-zero `fp` in `slots` (not full); `false` when it was there.
-    fn place(slots: &mut [u64], fp: u64) -> bool {
+    fn place(slots: &[AtomicU64], fp: u64) -> bool {
         let mask = slots.len() - 1;
         let mut i = (fp >> (64 - slots.len().trailing_zeros())) as usize;
         loop {
-            match slots[i] {
+            match slots[i].load(Ordering::Relaxed) {
                 0 => {
-                    slots[i] = fp;
+                    slots[i].store(fp, Ordering::Relaxed);
                     return true;
                 }
                 x if x == fp => return false,
@@ -115,10 +129,11 @@ impl Set {
 
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(1 << 10);
-        let mut slots = vec![0u64; size];
-        for &fp in &self.slots {
+        let slots: Slots = (0..size).map(|_| AtomicU64::new(0)).collect();
+        for fp in self.slots.iter() {
+            let fp = fp.load(Ordering::Relaxed);
             if fp != 0 {
-                Self::place(&mut slots, fp);
+                Self::place(&slots, fp);
             }
         }
         self.slots = slots;
@@ -126,6 +141,16 @@ impl Set {
 
     fn len(&self) -> usize {
         self.len
+    }
+}
+
+/// Loads the slot of `slots` where a lookup of `fp` begins, and throws it away: touching
+/// the slots of a state's successors one after the other, before inserting them, lets
+/// their cache misses on a table far larger than the caches overlap (a plain load: safe
+/// code has no prefetch instruction).
+fn touch(slots: &[AtomicU64], fp: u64) {
+    if let Some(bits) = slots.len().checked_ilog2().filter(|&b| b > 0) {
+        std::hint::black_box(slots[(fp >> (64 - bits)) as usize].load(Ordering::Relaxed));
     }
 }
 
@@ -253,7 +278,9 @@ where
         return worker.finish(unique, |b| b.found);
     }
     let shared = Shared {
-        visited: (0..SHARDS).map(|_| Mutex::new(Set::default())).collect(),
+        visited: (0..SHARDS)
+            .map(|_| Padded(Mutex::new(Set::default())))
+            .collect(),
         found: Mutex::new(vec![None; properties.len()]),
         discovered: std::sync::atomic::AtomicU64::new(0),
         states: AtomicUsize::new(0),
@@ -276,6 +303,7 @@ where
                     let board = Member {
                         shared,
                         published: Counts::default(),
+                        slots: vec![Arc::from(Vec::new()); SHARDS],
                     };
                     let first = if t == 0 { generated } else { 0 };
                     let mut worker =
@@ -330,6 +358,8 @@ impl Found {
 trait Board {
     /// Adds a fingerprint; `false` when it was there.
     fn insert(&mut self, fp: u64) -> bool;
+    /// Loads what inserting `fp` will read (see [`touch`]).
+    fn touch(&self, fp: u64);
     /// Records a discovery of `property` at the path `path`.
     fn record(&mut self, property: usize, path: &[usize]);
     /// A bit per discovered property.
@@ -349,6 +379,10 @@ struct Solo {
 impl Board for Solo {
     fn insert(&mut self, fp: u64) -> bool {
         self.visited.insert(fp)
+    }
+
+    fn touch(&self, fp: u64) {
+        touch(&self.visited.slots, fp);
     }
 
     fn record(&mut self, property: usize, path: &[usize]) {
@@ -371,7 +405,7 @@ impl Board for Solo {
 
 /// What the threads of one search share.
 struct Shared<S> {
-    visited: Vec<Mutex<Set>>,
+    visited: Vec<Padded<Mutex<Set>>>,
     found: Mutex<Vec<Option<Vec<usize>>>>,
     discovered: std::sync::atomic::AtomicU64,
     states: AtomicUsize,
@@ -381,7 +415,7 @@ struct Shared<S> {
 
 impl<S> Shared<S> {
     fn shard(&self, fp: u64) -> MutexGuard<'_, Set> {
-        lock(&self.visited[fp as usize % SHARDS])
+        lock(&self.visited[fp as usize % SHARDS].0)
     }
 
     fn insert(&self, fp: u64) -> bool {
@@ -389,9 +423,14 @@ impl<S> Shared<S> {
     }
 
     fn unique(&self) -> usize {
-        self.visited.iter().map(|s| lock(s).len()).sum()
+        self.visited.iter().map(|s| lock(&s.0).len()).sum()
     }
 }
+
+/// A value on cache lines of its own: threads locking neighbouring shards do not take
+/// each other's line.
+#[repr(align(128))]
+struct Padded<T>(T);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -402,11 +441,25 @@ struct Member<'a, S> {
     shared: &'a Shared<S>,
     /// The thread's figures as last published.
     published: Counts,
+    /// Each shard's slots as of this thread's last insert there (to touch).
+    slots: Vec<Slots>,
 }
 
 impl<S> Board for Member<'_, S> {
     fn insert(&mut self, fp: u64) -> bool {
-        self.shared.insert(fp)
+        let k = fp as usize % SHARDS;
+        let mut shard = lock(&self.shared.visited[k].0);
+        let new = shard.insert(fp);
+        if !Arc::ptr_eq(&self.slots[k], &shard.slots) {
+            self.slots[k] = Arc::clone(&shard.slots);
+        }
+        new
+    }
+
+    /// Touches the shard's slots as this thread last saw them, without its lock (after
+    /// the shard grew, old slots: a wasted load until the next insert there).
+    fn touch(&self, fp: u64) {
+        touch(&self.slots[fp as usize % SHARDS], fp);
     }
 
     fn record(&mut self, property: usize, path: &[usize]) {
@@ -529,6 +582,8 @@ struct Worker<'m, M: Model, B> {
     /// The action indices of the path to the state popped last.
     trail: Vec<usize>,
     actions: Vec<M::Action>,
+    /// The fingerprints of the successors being pushed.
+    fps: Vec<u64>,
     states: usize,
     max_depth: usize,
     progress: Option<&'m (dyn Fn(Counts) + Sync)>,
@@ -561,6 +616,7 @@ where
             stack: Vec::new(),
             trail: Vec::new(),
             actions: Vec::new(),
+            fps: Vec::new(),
             states,
             max_depth: 0,
             progress,
@@ -690,6 +746,11 @@ where
         let mut terminal = true;
         let mut actions = std::mem::take(&mut self.actions);
         self.model.actions(state, &mut actions);
+        // Every successor is pushed with its fingerprint set aside; then their slots are
+        // touched, and the fingerprints inserted in order, the states seen before taken
+        // out again: the same states pushed in the same order as inserting each at once.
+        let base = self.stack.len();
+        self.fps.clear();
         for (index, action) in actions.drain(..).enumerate() {
             let Some(next) = self.model.next_state(state, action) else {
                 continue;
@@ -699,16 +760,26 @@ where
             }
             self.states += 1;
             terminal = false;
-            if self.board.insert(fingerprint(&next)) {
-                self.stack.push(Entry {
-                    state: next,
-                    depth: depth + 1,
-                    index,
-                    ebits,
-                });
-            }
+            self.fps.push(fingerprint(&next));
+            self.stack.push(Entry {
+                state: next,
+                depth: depth + 1,
+                index,
+                ebits,
+            });
         }
         self.actions = actions;
+        for &fp in &self.fps {
+            self.board.touch(fp);
+        }
+        let mut kept = base;
+        for (k, &fp) in self.fps.iter().enumerate() {
+            if self.board.insert(fp) {
+                self.stack.swap(kept, base + k);
+                kept += 1;
+            }
+        }
+        self.stack.truncate(kept);
         if terminal {
             for i in 0..self.properties.len() {
                 if ebits & (1 << i) != 0 {

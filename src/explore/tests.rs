@@ -63,7 +63,7 @@ fn shape<M: Explorable>(h: &History<M::Op, M::Ret>) -> (Vec<String>, Vec<(String
             let marks: Vec<(&str, u64)> = o
                 .marks
                 .iter()
-                .map(|m| (m.label.as_str(), m.time_ms))
+                .map(|m| (m.label.as_ref(), m.time_ms))
                 .collect();
             let outcome = match (&o.outcome, o.ret) {
                 (_, None) => "pending".to_string(),

@@ -154,7 +154,7 @@ impl<Op, Ret> Recorder<Op, Ret> {
         let seq = inner.next_seq;
         inner.next_seq += 1;
         inner.ops[pending.index].marks.push(Mark {
-            label: label.to_string(),
+            label: label.to_string().into(),
             seq,
             time_ms,
         });

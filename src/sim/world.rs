@@ -806,7 +806,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
             self.seq += 1;
             self.tail = Tail::Marks;
             let mark = Mark {
-                label: label.to_string(),
+                label: label.into(),
                 seq: self.seq,
                 time_ms: self.time(rules),
             };

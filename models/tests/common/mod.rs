@@ -84,7 +84,7 @@ impl Kv for TinyKv {
     fn mark(&self, label: &'static str) {
         let seq = self.tick();
         self.marks.borrow_mut().push(Mark {
-            label: label.to_string(),
+            label: label.into(),
             seq,
             time_ms: self.now.get(),
         });

@@ -191,7 +191,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 self.tail = Tail::Marks;
                 let hi = self.clients[c].hist_index as usize;
                 let mark = Mark {
-                    label: "crash".to_string(),
+                    label: "crash".into(),
                     seq: self.seq,
                     time_ms: self.time(rules),
                 };
