@@ -429,6 +429,7 @@ fn appended(item: &mut super::Item, at_end: bool, data: &[u8], cas: u64, now_s: 
 }
 
 /// What a retrieval answers for a live `item` under `key`.
+#[inline]
 fn value_of(key: &[u8], item: &super::Item, with_cas: bool) -> Value {
     Value {
         key: key.to_vec(),
