@@ -189,6 +189,7 @@ impl Command {
     }
 
     /// The protocol word of this command (`set`, `gets`, `incr`, `flush_all`, …).
+    #[inline]
     pub fn verb(&self) -> &'static str {
         match self {
             Command::Store { verb, .. } => verb.as_str(),
@@ -760,6 +761,7 @@ impl Reply {
     }
 
     /// Whether this is `ERROR`, `CLIENT_ERROR …` or `SERVER_ERROR …`.
+    #[inline]
     pub fn is_error(&self) -> bool {
         matches!(
             self,

@@ -61,11 +61,17 @@ pub fn describe_classes(classes: &[(SlabClass, usize)]) -> String {
 /// `n mod k` of its `k` classes, with that class's value size. The key is picked by the
 /// store's cas counter, so that the neighbour needs no state of its own (the world's state,
 /// and the explorer's hash of it, stay what they were).
+#[inline]
 pub(crate) fn neighbour_write(store: &Store, cfg: &SimConfig) -> Option<Command> {
     // No neighbour (no class to press): nothing to list (this runs at every delivery).
     if cfg.neighbour_bytes == 0 {
         return None;
     }
+    neighbour_command(store, cfg)
+}
+
+/// [`neighbour_write`] when there is a neighbour.
+fn neighbour_command(store: &Store, cfg: &SimConfig) -> Option<Command> {
     let classes = neighbour_classes(cfg);
     let k = classes.len();
     let per_class = classes
