@@ -189,6 +189,7 @@ impl Command {
     }
 
     /// The protocol word of this command (`set`, `gets`, `incr`, `flush_all`, …).
+    #[inline]
     pub fn verb(&self) -> &'static str {
         match self {
             Command::Store { verb, .. } => verb.as_str(),
@@ -331,7 +332,26 @@ impl Command {
     ///
     /// memcached 1.6.18 itself only checks the key length; a key with a space cannot
     /// even be written on the wire, and one with control bytes is outside the protocol.
+    #[inline]
     pub fn validate(&self) -> Result<(), CommandError> {
+        // What structures send at nearly every call, in line: one key, and for a storage
+        // command its data block (checked in the same order as below).
+        match self {
+            Command::Arith { key, .. }
+            | Command::Delete { key, .. }
+            | Command::Touch { key, .. } => return validate_key(key),
+            Command::Get { keys, .. } if keys.len() == 1 => return validate_key(&keys[0]),
+            Command::Store { key, data, .. } => {
+                validate_key(key)?;
+                return validate_data(data);
+            }
+            _ => {}
+        }
+        self.validate_any()
+    }
+
+    /// [`Command::validate`] for every command.
+    fn validate_any(&self) -> Result<(), CommandError> {
         match self {
             Command::Get { keys, .. } | Command::Gat { keys, .. } => {
                 if keys.is_empty() {
@@ -352,15 +372,22 @@ impl Command {
         | Command::Cas { data, .. }
         | Command::Meta(MetaCommand { data, .. }) = self
         {
-            if data.len() > VALUE_MAX_LEN {
-                return Err(CommandError::ValueTooLarge {
-                    len: data.len(),
-                    max: VALUE_MAX_LEN,
-                });
-            }
+            validate_data(data)?;
         }
         Ok(())
     }
+}
+
+/// Checks a data block's length ([`VALUE_MAX_LEN`]).
+#[inline]
+fn validate_data(data: &[u8]) -> Result<(), CommandError> {
+    if data.len() > VALUE_MAX_LEN {
+        return Err(CommandError::ValueTooLarge {
+            len: data.len(),
+            max: VALUE_MAX_LEN,
+        });
+    }
+    Ok(())
 }
 
 /// The largest data block any default memcached can hold (1 MiB item limit minus the
@@ -412,7 +439,17 @@ fn validate_meta(m: &MetaCommand) -> Result<(), CommandError> {
 }
 
 /// Checks one key: 1 to 250 bytes, no whitespace, no control bytes.
+#[inline]
 pub fn validate_key(key: &[u8]) -> Result<(), CommandError> {
+    // A short good key (what structures use) in line; anything else, and every error, below.
+    if !key.is_empty() && key.len() < 32 && !key.iter().any(|&b| b <= b' ' || b == 0x7f) {
+        return Ok(());
+    }
+    check_key(key)
+}
+
+/// [`validate_key`] for every key.
+fn check_key(key: &[u8]) -> Result<(), CommandError> {
     if key.is_empty() {
         return Err(CommandError::EmptyKey);
     }
@@ -724,6 +761,7 @@ impl Reply {
     }
 
     /// Whether this is `ERROR`, `CLIENT_ERROR …` or `SERVER_ERROR …`.
+    #[inline]
     pub fn is_error(&self) -> bool {
         matches!(
             self,

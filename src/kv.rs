@@ -603,6 +603,7 @@ fn unexpected_meta(verb: &str, key: &[u8], expected: &'static str, found: &MetaR
     }
 }
 
+#[inline]
 fn single_value(verb: &str, key: &[u8], reply: Reply) -> Result<Option<Value>, KvError> {
     match reply {
         Reply::Values(mut values) if values.len() <= 1 => Ok(values.pop()),
@@ -616,6 +617,7 @@ fn single_value(verb: &str, key: &[u8], reply: Reply) -> Result<Option<Value>, K
 }
 
 /// A storage command with flags 0 (what the typed storage methods send).
+#[inline]
 fn store_command(verb: StoreVerb, key: &[u8], data: &[u8], exptime: i64) -> Command {
     Command::Store {
         verb,
@@ -628,6 +630,7 @@ fn store_command(verb: StoreVerb, key: &[u8], data: &[u8], exptime: i64) -> Comm
 }
 
 /// `incr`/`decr` as the typed methods send it.
+#[inline]
 fn arith_command(verb: ArithVerb, key: &[u8], delta: u64) -> Command {
     Command::Arith {
         verb,
@@ -638,6 +641,7 @@ fn arith_command(verb: ArithVerb, key: &[u8], delta: u64) -> Command {
 }
 
 /// What `incr`/`decr` answered: the new value, `None` if the key is missing.
+#[inline]
 fn arith_outcome(verb: &str, key: &[u8], reply: Reply) -> Result<Option<u64>, KvError> {
     match reply {
         Reply::Number(n) => Ok(Some(n)),
@@ -646,6 +650,7 @@ fn arith_outcome(verb: &str, key: &[u8], reply: Reply) -> Result<Option<u64>, Kv
     }
 }
 
+#[inline]
 fn store_outcome(verb: &str, key: &[u8], reply: Reply) -> Result<StoreOutcome, KvError> {
     match reply {
         Reply::Stored => Ok(StoreOutcome::Stored),

@@ -149,6 +149,7 @@ struct Execute<'a> {
 impl Future for Execute<'_> {
     type Output = Result<Reply, KvError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let mut slot = this.client.slot.borrow_mut();
@@ -196,6 +197,7 @@ impl Kv for SimClient {
     /// As a client library does: a command whose reply does not come is sent again, up
     /// to the handle's `retries` times (most libraries retry timeouts, also of commands
     /// that are not idempotent, such as `incr`).
+    #[inline]
     fn execute(&self, command: Command) -> impl Future<Output = Result<Reply, KvError>> {
         Execute {
             client: self,

@@ -62,6 +62,7 @@ pub fn describe_classes(classes: &[(SlabClass, usize)]) -> String {
 /// run: this runs at every delivery), with that class's value size. The key is picked by the
 /// store's cas counter, so that the neighbour needs no state of its own (the world's state,
 /// and the explorer's hash of it, stay what they were).
+#[inline]
 pub(crate) fn neighbour_write(
     store: &Store,
     cfg: &SimConfig,
@@ -71,6 +72,15 @@ pub(crate) fn neighbour_write(
     if classes.is_empty() {
         return None;
     }
+    neighbour_command(store, cfg, classes)
+}
+
+/// [`neighbour_write`] when there is a neighbour.
+fn neighbour_command(
+    store: &Store,
+    cfg: &SimConfig,
+    classes: &[(SlabClass, usize)],
+) -> Option<Command> {
     let k = classes.len();
     let per_class = classes
         .iter()

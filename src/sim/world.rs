@@ -138,6 +138,7 @@ impl Delivered {
     }
 
     /// What the client sees for `command`, taking the reply.
+    #[inline]
     pub(crate) fn into_result(self, command: &Command) -> Result<Reply, KvError> {
         match self {
             Delivered::Reply(r) => Ok(r),

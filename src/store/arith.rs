@@ -58,6 +58,13 @@ pub fn rewrite_in_place(data: &mut [u8], digits: &[u8]) -> bool {
     if digits.len() > data.len() {
         return false;
     }
+    if data.len() <= 20 {
+        // A counter's few bytes, without calls to copy and fill.
+        for (i, b) in data.iter_mut().enumerate() {
+            *b = digits.get(i).copied().unwrap_or(b' ');
+        }
+        return true;
+    }
     data[..digits.len()].copy_from_slice(digits);
     data[digits.len()..].fill(b' ');
     true

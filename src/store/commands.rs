@@ -189,49 +189,35 @@ impl Store {
         data: &[u8],
         compare: u64,
     ) -> Result<u64, Reply> {
-        // The common case in one lookup, for a store that keeps no LRU and whose table
-        // is its own: a live item (with the compared unique, if any) whose combined size
-        // fits. Every other case (nothing changed, nothing counted yet) takes the long way.
-        if self.mem.is_none() {
-            let flush = &self.flush;
-            let cas_id = &mut self.cas_id;
-            let tally = &mut self.tally;
-            let max = self.config.item_size_max;
-            let grown = self.items.update_unshared(key, |item| {
-                let old_size = item.size();
-                let new_size = item_size(key.len(), item.flags, item.data.len() + data.len());
-                if dead(flush, item, now_s)
-                    || (compare != 0 && compare != item.cas)
-                    || new_size > max
-                {
-                    return None;
-                }
-                *cas_id += 1;
-                tally.linked += 1;
-                appended(item, at_end, data, *cas_id, now_s);
-                Some((item.cas, old_size, new_size))
-            });
-            if let Some((cas, old_size, new_size)) = grown {
-                self.used = self.used - old_size + new_size;
-                return Ok(cas);
-            }
-        }
-        let (old_size, new_size) = match self.items.get(key) {
-            None => return Err(Reply::NotStored),
-            Some(item) if dead(&self.flush, item, now_s) => {
-                self.met_dead(key, now_s);
-                self.unlink(key); // reaped, as `find` does
-                return Err(Reply::NotStored);
-            }
-            Some(item) if compare != 0 && compare != item.cas => return Err(Reply::Exists),
-            Some(item) => (
-                item.size(),
-                item_size(key.len(), item.flags, item.data.len() + data.len()),
-            ),
+        // `find`, the checks and, without an LRU to make room in, the change in one lookup
+        // (a table shared with a clone is copied only when the key is there:
+        // `Table::get_mut`).
+        let max = self.config.item_size_max;
+        let tracked = self.mem.is_some();
+        let Some(item) = self.items.get_mut(key) else {
+            return Err(Reply::NotStored);
         };
-        if new_size > self.config.item_size_max
-            || !self.make_room(new_size, key.len(), now_s, Some(key))
-        {
+        if dead(&self.flush, item, now_s) {
+            self.met_dead(key, now_s);
+            self.unlink(key); // reaped, as `find` does
+            return Err(Reply::NotStored);
+        }
+        if compare != 0 && compare != item.cas {
+            return Err(Reply::Exists);
+        }
+        let old_size = item.size();
+        let new_size = item_size(key.len(), item.flags, item.data.len() + data.len());
+        if new_size > max {
+            return Err(Reply::NotStored);
+        }
+        if !tracked {
+            self.cas_id += 1;
+            self.tally.linked += 1;
+            appended(item, at_end, data, self.cas_id, now_s);
+            self.used = self.used - old_size + new_size;
+            return Ok(self.cas_id);
+        }
+        if !self.make_room(new_size, key.len(), now_s, Some(key)) {
             return Err(Reply::NotStored);
         }
         let cas = self.next_cas();
@@ -328,41 +314,10 @@ impl Store {
         delta: u64,
         compare: u64,
     ) -> Delta {
-        // The common case in one lookup, for a store that keeps no LRU and whose table is
-        // its own: a live numeric item whose new digits fit in place. Every other case
-        // (nothing changed, nothing counted yet) takes the long way.
-        if self.mem.is_none() {
-            let flush = &self.flush;
-            let cas_id = &mut self.cas_id;
-            let done = self.items.update_unshared(key, |item| {
-                if dead(flush, item, now_s)
-                    || item.data.is_empty()
-                    || item.size() > SLAB_CHUNK_MAX
-                    || (compare != 0 && item.cas != compare)
-                {
-                    return None;
-                }
-                let value = arith_result(&item.data, incr, delta)?;
-                if !arith::rewrite_in_place(&mut item.data, arith::Decimal::new(value).as_bytes()) {
-                    return None;
-                }
-                *cas_id += 1;
-                item.cas = *cas_id;
-                // do_item_update: refreshes it->time at most once per ITEM_UPDATE_INTERVAL.
-                if item.time < now_s - ITEM_UPDATE_INTERVAL {
-                    item.time = now_s;
-                }
-                Some(value)
-            });
-            if let Some(value) = done {
-                return Delta::Done {
-                    value,
-                    in_place: true,
-                };
-            }
-        }
-        // `find` and the read of the item in one lookup.
-        let Some(item) = self.items.get(key) else {
+        // `find`, the checks and a rewrite in place in one lookup (a table shared with a
+        // clone is copied only when the key is there: `Table::get_mut`).
+        let tracked = self.mem.is_some();
+        let Some(item) = self.items.get_mut(key) else {
             return Delta::NotFound;
         };
         if count_dead(&self.flush, &mut self.tally, item, now_s) {
@@ -380,38 +335,44 @@ impl Store {
         };
         let digits = arith::Decimal::new(value);
         let digits = digits.as_bytes();
-        let old_size = item.size();
-        let in_place = digits.len() <= item.data.len();
-        let new_size = item_size(key.len(), item.flags, digits.len());
-        if !in_place && !self.make_room(new_size, key.len(), now_s, Some(key)) {
-            return Delta::OutOfMemory;
-        }
-        let cas = self.next_cas();
-        let tracked = self.mem.is_some();
-        let Some(item) = self.items.get_mut(key) else {
-            return Delta::NotFound;
-        };
-        item.cas = cas;
-        let old = (old_size, item.class, item.seg, item.tick);
-        if in_place {
-            arith::rewrite_in_place(&mut item.data, digits);
+        if arith::rewrite_in_place(&mut item.data, digits) {
+            self.cas_id += 1;
+            item.cas = self.cas_id;
             // do_item_update: refreshes it->time at most once per ITEM_UPDATE_INTERVAL.
             if tracked {
                 self.update(key, now_s);
             } else if item.time < now_s - ITEM_UPDATE_INTERVAL {
                 item.time = now_s;
             }
-        } else {
-            self.tally.linked += 1;
-            item.data.clear();
-            item.data.extend_from_slice(digits);
-            item.time = now_s;
-            // item_replace links a new item: no marks carry over.
-            item.clear_marks();
-            self.used = self.used - old_size + new_size;
-            self.mem_link(key, Some(old));
+            return Delta::Done {
+                value,
+                in_place: true,
+            };
         }
-        Delta::Done { value, in_place }
+        // The value grows: a new item of exact length takes the old one's place.
+        let old_size = item.size();
+        let new_size = item_size(key.len(), item.flags, digits.len());
+        if !self.make_room(new_size, key.len(), now_s, Some(key)) {
+            return Delta::OutOfMemory;
+        }
+        let cas = self.next_cas();
+        let Some(item) = self.items.get_mut(key) else {
+            return Delta::NotFound;
+        };
+        item.cas = cas;
+        let old = (old_size, item.class, item.seg, item.tick);
+        self.tally.linked += 1;
+        item.data.clear();
+        item.data.extend_from_slice(digits);
+        item.time = now_s;
+        // item_replace links a new item: no marks carry over.
+        item.clear_marks();
+        self.used = self.used - old_size + new_size;
+        self.mem_link(key, Some(old));
+        Delta::Done {
+            value,
+            in_place: false,
+        }
     }
 
     /// flush_all (`process_flush_all_command`, 1.6.18).
@@ -437,8 +398,15 @@ impl Store {
 
 /// What `incr` (or `decr`) of `delta` makes of a value's digits; `None` when they are not
 /// a number (`safe_strtoull`).
+#[inline]
 fn arith_result(data: &[u8], incr: bool, delta: u64) -> Option<u64> {
-    let value = crate::wire::cnum::safe_strtoull(data)?;
+    // Digits alone, too few to overflow (what counters hold): their value, as
+    // `safe_strtoull` reads them; anything else is read by it.
+    let value = if !data.is_empty() && data.len() < 20 && data.iter().all(u8::is_ascii_digit) {
+        data.iter().fold(0u64, |n, &b| n * 10 + u64::from(b - b'0'))
+    } else {
+        crate::wire::cnum::safe_strtoull(data)?
+    };
     Some(if incr {
         arith::incr(value, delta)
     } else {
@@ -461,6 +429,7 @@ fn appended(item: &mut super::Item, at_end: bool, data: &[u8], cas: u64, now_s: 
 }
 
 /// What a retrieval answers for a live `item` under `key`.
+#[inline]
 fn value_of(key: &[u8], item: &super::Item, with_cas: bool) -> Value {
     Value {
         key: key.to_vec(),

@@ -597,7 +597,15 @@ impl Store {
     }
 
     /// Counts `what` for the class of the item under `key` (memory-limited stores only).
+    #[inline]
     pub(super) fn count_class(&mut self, key: &[u8], what: SlabCount) {
+        if self.mem.is_some() {
+            self.count_class_kept(key, what);
+        }
+    }
+
+    /// [`Store::count_class`] on a store that keeps slab classes.
+    fn count_class_kept(&mut self, key: &[u8], what: SlabCount) {
         let Some(mem) = self.mem.as_mut() else { return };
         let Some(item) = self.items.get(key) else {
             return;

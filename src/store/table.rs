@@ -59,36 +59,27 @@ impl Table {
     #[inline]
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Item> {
         // A map of its own (the simulator's, always): one lookup. A shared one (the
-        // explorer's clones) is copied only if the key is there.
-        if Arc::get_mut(&mut self.map).is_none() && !self.map.contains_key(key) {
-            return None;
+        // explorer's clones) is copied only if the key is there. Only this table can
+        // clone its map, so a count of 1 stays 1 while it is borrowed.
+        if Arc::strong_count(&self.map) > 1 {
+            if !self.map.contains_key(key) {
+                return None;
+            }
+            Arc::make_mut(&mut self.map);
         }
-        let map = Arc::make_mut(&mut self.map);
-        let item = map.get_mut(key)?;
+        let item = Arc::get_mut(&mut self.map)?.get_mut(key)?;
         Self::forget_digest(&mut self.digest);
         Some(item)
-    }
-
-    /// Changes the item under `key` in place with `f`, in one lookup, when the map is
-    /// this table's alone (a shared one is never copied here): `f`'s answer; `None` when
-    /// the map is shared, the key is absent or `f` declines, which it does only without
-    /// having changed the item. The digest is forgotten only when `f` answers.
-    #[inline]
-    pub fn update_unshared<R>(
-        &mut self,
-        key: &[u8],
-        f: impl FnOnce(&mut Item) -> Option<R>,
-    ) -> Option<R> {
-        let map = Arc::get_mut(&mut self.map)?;
-        let answer = f(map.get_mut(key)?)?;
-        Self::forget_digest(&mut self.digest);
-        Some(answer)
     }
 
     /// Forgets the digest of a map about to change (a cell shared with a clone is let go
     /// even while empty: the clone may fill it later, from its own items).
     #[inline]
     fn forget_digest(digest: &mut Arc<OnceLock<Digest>>) {
+        // An empty cell of its own (the simulator's, always): nothing to forget.
+        if Arc::strong_count(digest) == 1 && digest.get().is_none() {
+            return;
+        }
         match Arc::get_mut(digest) {
             Some(cell) => {
                 cell.take();
