@@ -36,6 +36,7 @@
 //! parent's path. A discovery's path of states is rebuilt from its indices, as
 //! stateright rebuilds it.
 
+use crossbeam_utils::CachePadded;
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -279,7 +280,7 @@ where
     }
     let shared = Shared {
         visited: (0..SHARDS)
-            .map(|_| Padded(Mutex::new(Set::default())))
+            .map(|_| CachePadded::new(Mutex::new(Set::default())))
             .collect(),
         found: Mutex::new(vec![None; properties.len()]),
         discovered: std::sync::atomic::AtomicU64::new(0),
@@ -405,7 +406,9 @@ impl Board for Solo {
 
 /// What the threads of one search share.
 struct Shared<S> {
-    visited: Vec<Padded<Mutex<Set>>>,
+    /// Each shard on cache lines of its own: threads locking neighbouring shards do not
+    /// take each other's line.
+    visited: Vec<CachePadded<Mutex<Set>>>,
     found: Mutex<Vec<Option<Vec<usize>>>>,
     discovered: std::sync::atomic::AtomicU64,
     states: AtomicUsize,
@@ -415,7 +418,7 @@ struct Shared<S> {
 
 impl<S> Shared<S> {
     fn shard(&self, fp: u64) -> MutexGuard<'_, Set> {
-        lock(&self.visited[fp as usize % SHARDS].0)
+        lock(&self.visited[fp as usize % SHARDS])
     }
 
     fn insert(&self, fp: u64) -> bool {
@@ -423,14 +426,9 @@ impl<S> Shared<S> {
     }
 
     fn unique(&self) -> usize {
-        self.visited.iter().map(|s| lock(&s.0).len()).sum()
+        self.visited.iter().map(|s| lock(s).len()).sum()
     }
 }
-
-/// A value on cache lines of its own: threads locking neighbouring shards do not take
-/// each other's line.
-#[repr(align(128))]
-struct Padded<T>(T);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -448,7 +446,7 @@ struct Member<'a, S> {
 impl<S> Board for Member<'_, S> {
     fn insert(&mut self, fp: u64) -> bool {
         let k = fp as usize % SHARDS;
-        let mut shard = lock(&self.shared.visited[k].0);
+        let mut shard = lock(&self.shared.visited[k]);
         let new = shard.insert(fp);
         if !Arc::ptr_eq(&self.slots[k], &shard.slots) {
             self.slots[k] = Arc::clone(&shard.slots);

@@ -4,6 +4,7 @@
 //! turns out to depend on the time (it is then searched again with times).
 
 use crate::memory::resident_bytes;
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -19,18 +20,26 @@ pub(crate) enum Cut {
     Steps,
 }
 
-/// Counters and the stop flag shared by the checker's threads.
+/// Counters and the stop flag shared by the checker's threads. Every generated state
+/// writes the counters and reads the flag: each is on cache lines of its own, so that
+/// the flag's readers do not wait on the counters' writers.
 #[derive(Debug)]
 pub(crate) struct Guard {
     max_states: usize,
     max_memory_bytes: u64,
-    generated: AtomicUsize,
-    horizon_cut: AtomicUsize,
-    steps_cut: AtomicUsize,
-    halted: AtomicBool,
+    counts: CachePadded<Counts>,
+    halted: CachePadded<AtomicBool>,
     why: Mutex<Option<String>>,
     /// What showed that a time-free search depends on the time.
     timed: Mutex<Option<String>>,
+}
+
+/// The guard's counts of generated states.
+#[derive(Debug, Default)]
+struct Counts {
+    generated: AtomicUsize,
+    horizon_cut: AtomicUsize,
+    steps_cut: AtomicUsize,
 }
 
 impl Guard {
@@ -38,10 +47,8 @@ impl Guard {
         Guard {
             max_states,
             max_memory_bytes,
-            generated: AtomicUsize::new(0),
-            horizon_cut: AtomicUsize::new(0),
-            steps_cut: AtomicUsize::new(0),
-            halted: AtomicBool::new(false),
+            counts: CachePadded::new(Counts::default()),
+            halted: CachePadded::new(AtomicBool::new(false)),
             why: Mutex::new(None),
             timed: Mutex::new(None),
         }
@@ -53,13 +60,13 @@ impl Guard {
         if self.halted.load(Ordering::Relaxed) {
             return false;
         }
-        let n = self.generated.fetch_add(1, Ordering::Relaxed) + 1;
+        let n = self.counts.generated.fetch_add(1, Ordering::Relaxed) + 1;
         match cut {
             Some(Cut::Horizon) => {
-                self.horizon_cut.fetch_add(1, Ordering::Relaxed);
+                self.counts.horizon_cut.fetch_add(1, Ordering::Relaxed);
             }
             Some(Cut::Steps) => {
-                self.steps_cut.fetch_add(1, Ordering::Relaxed);
+                self.counts.steps_cut.fetch_add(1, Ordering::Relaxed);
             }
             None => {}
         }
@@ -118,12 +125,12 @@ impl Guard {
 
     /// Generated states that the time horizon cut (not expanded).
     pub(crate) fn horizon_cut(&self) -> usize {
-        self.horizon_cut.load(Ordering::Relaxed)
+        self.counts.horizon_cut.load(Ordering::Relaxed)
     }
 
     /// Generated states that the step bound per operation cut (not expanded).
     pub(crate) fn steps_cut(&self) -> usize {
-        self.steps_cut.load(Ordering::Relaxed)
+        self.counts.steps_cut.load(Ordering::Relaxed)
     }
 }
 
