@@ -161,10 +161,16 @@ pub const REPAIRS: &[Repair] = &[
     },
 ];
 
+/// The lock's key, `"lock" + name` (without the formatting machinery: it is made at every
+/// attempt).
+fn lock_key(name: &str) -> Vec<u8> {
+    [b"lock", name.as_bytes()].concat()
+}
+
 /// The published `try_lock` of §2: `add("lock" + name, 1, lock_timeout)`.
 pub async fn published_try_lock<K: Kv>(kv: &K, name: &str) -> Result<bool, KvError> {
-    let key = format!("lock{name}");
-    let stored = kv.add(key.as_bytes(), b"1", LOCK_TIMEOUT_SECS).await? == StoreOutcome::Stored;
+    let key = lock_key(name);
+    let stored = kv.add(&key[..], b"1", LOCK_TIMEOUT_SECS).await? == StoreOutcome::Stored;
     if !stored {
         kv.probe("lock busy");
     }
@@ -173,8 +179,8 @@ pub async fn published_try_lock<K: Kv>(kv: &K, name: &str) -> Result<bool, KvErr
 
 /// The published `unlock` of §2: `delete("lock" + name)`.
 pub async fn published_unlock<K: Kv>(kv: &K, name: &str) -> Result<(), KvError> {
-    let key = format!("lock{name}");
-    if !kv.delete(key.as_bytes()).await? {
+    let key = lock_key(name);
+    if !kv.delete(&key[..]).await? {
         kv.probe("lock gone at release");
     }
     Ok(())
@@ -188,8 +194,8 @@ async fn token_try_lock<K: Kv>(
     token: &str,
     expire: i64,
 ) -> Result<bool, KvError> {
-    let key = format!("lock{name}");
-    let stored = kv.add(key.as_bytes(), token.as_bytes(), expire).await? == StoreOutcome::Stored;
+    let key = lock_key(name);
+    let stored = kv.add(&key[..], token.as_bytes(), expire).await? == StoreOutcome::Stored;
     if !stored {
         kv.probe("lock busy");
     }
@@ -201,10 +207,10 @@ async fn token_try_lock<K: Kv>(
 /// deletes only the item this `gets` read: a delete sent again, or landing late, finds a
 /// newer unique (another holder's lock) and deletes nothing.
 async fn compare_and_delete<K: Kv>(kv: &K, name: &str, token: &str) -> Result<(), KvError> {
-    let key = format!("lock{name}");
-    match kv.gets(key.as_bytes()).await? {
+    let key = lock_key(name);
+    match kv.gets(&key[..]).await? {
         Some(v) if v.data == token.as_bytes() => {
-            let command = MetaCommand::delete(key.as_bytes(), vec![MetaFlag::CompareCas(v.cas)]);
+            let command = MetaCommand::delete(&key[..], vec![MetaFlag::CompareCas(v.cas)]);
             if kv.meta(command).await?.status != MetaStatus::Hd {
                 kv.probe("lock gone at release");
             }
@@ -217,19 +223,16 @@ async fn compare_and_delete<K: Kv>(kv: &K, name: &str, token: &str) -> Result<()
 /// The fixed lease lock: acquires `"lock" + name` with a fresh owner token, waiting as long
 /// as it takes; returns the token.
 pub async fn fixed_acquire<K: Kv>(kv: &K, name: &str) -> Result<String, KvError> {
-    let key = format!("lock{name}");
+    let key = lock_key(name);
     let token = kv.random_string(12);
     loop {
-        match kv
-            .add(key.as_bytes(), token.as_bytes(), FIXED_LEASE_SECS)
-            .await
-        {
+        match kv.add(&key[..], token.as_bytes(), FIXED_LEASE_SECS).await {
             Ok(StoreOutcome::Stored) => return Ok(token),
             Ok(_) => {
                 // A client library that sends a timed-out `add` again turns our own
                 // stored lock into NOT_STORED: the key says whose lock it is.
                 kv.probe("lock busy");
-                if let Ok(Some(v)) = kv.get(key.as_bytes()).await {
+                if let Ok(Some(v)) = kv.get(&key[..]).await {
                     if v == token.as_bytes() {
                         kv.probe("timeout resolved");
                         return Ok(token);
@@ -239,7 +242,7 @@ pub async fn fixed_acquire<K: Kv>(kv: &K, name: &str) -> Result<String, KvError>
             Err(e) if e.is_indeterminate() => {
                 // The add may have been applied: the key says whose lock it is.
                 kv.probe("timeout resolved");
-                if let Ok(Some(v)) = kv.get(key.as_bytes()).await {
+                if let Ok(Some(v)) = kv.get(&key[..]).await {
                     if v == token.as_bytes() {
                         return Ok(token);
                     }
@@ -253,9 +256,9 @@ pub async fn fixed_acquire<K: Kv>(kv: &K, name: &str) -> Result<String, KvError>
 
 /// The fixed unlock: frees `"lock" + name` only if it still holds `token`.
 pub async fn fixed_release<K: Kv>(kv: &K, name: &str, token: &str) -> Result<(), KvError> {
-    let key = format!("lock{name}");
+    let key = lock_key(name);
     loop {
-        let current = match kv.gets(key.as_bytes()).await {
+        let current = match kv.gets(&key[..]).await {
             Ok(c) => c,
             Err(e) if e.is_indeterminate() => {
                 kv.probe("timeout resolved");
@@ -265,7 +268,7 @@ pub async fn fixed_release<K: Kv>(kv: &K, name: &str, token: &str) -> Result<(),
         };
         match current {
             Some(v) if v.data == token.as_bytes() => {
-                match kv.cas(key.as_bytes(), v.cas, b"", -1).await {
+                match kv.cas(&key[..], v.cas, b"", -1).await {
                     Ok(StoreOutcome::Stored) => return Ok(()),
                     // Changed since the gets (expired and re-taken): not ours any more.
                     Ok(_) => {
