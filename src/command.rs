@@ -442,10 +442,16 @@ fn validate_meta(m: &MetaCommand) -> Result<(), CommandError> {
 #[inline]
 pub fn validate_key(key: &[u8]) -> Result<(), CommandError> {
     // A short good key (what structures use) in line; anything else, and every error, below.
-    if !key.is_empty() && key.len() < 32 && !key.iter().any(|&b| b <= b' ' || b == 0x7f) {
+    if !key.is_empty() && key.len() < 32 && !key.iter().any(|&b| bad_key_byte(b)) {
         return Ok(());
     }
     check_key(key)
+}
+
+/// Whether a key may not hold `b`: whitespace or a control byte.
+#[inline]
+fn bad_key_byte(b: u8) -> bool {
+    b <= b' ' || b == 0x7f
 }
 
 /// [`validate_key`] for every key.
@@ -459,16 +465,10 @@ fn check_key(key: &[u8]) -> Result<(), CommandError> {
             len: key.len(),
         });
     }
-    // Short keys (what structures use) byte by byte; longer ones in one pass without
-    // early exit (it vectorizes); the position only when a byte is bad.
-    let bad = |b: u8| b <= b' ' || b == 0x7f;
-    let found = if key.len() < 32 {
-        key.iter().any(|&b| bad(b))
-    } else {
-        key.iter().fold(false, |found, &b| found | bad(b))
-    };
-    if found {
-        let pos = key.iter().position(|&b| bad(b)).unwrap_or(0);
+    // One pass without early exit (it vectorizes; short good keys were let through by
+    // `validate_key`); the position only when a byte is bad.
+    if key.iter().fold(false, |found, &b| found | bad_key_byte(b)) {
+        let pos = key.iter().position(|&b| bad_key_byte(b)).unwrap_or(0);
         return Err(CommandError::BadKeyByte {
             key: show_bytes(key),
             byte: key[pos],

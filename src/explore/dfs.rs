@@ -418,7 +418,7 @@ struct Shared<S> {
 
 impl<S> Shared<S> {
     fn shard(&self, fp: u64) -> MutexGuard<'_, Set> {
-        lock(&self.visited[fp as usize % SHARDS])
+        lock(&self.visited[shard_of(fp)])
     }
 
     fn insert(&self, fp: u64) -> bool {
@@ -428,6 +428,11 @@ impl<S> Shared<S> {
     fn unique(&self) -> usize {
         self.visited.iter().map(|s| lock(s).len()).sum()
     }
+}
+
+/// The shard of [`Shared::visited`] that holds `fp`.
+fn shard_of(fp: u64) -> usize {
+    fp as usize % SHARDS
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -445,8 +450,8 @@ struct Member<'a, S> {
 
 impl<S> Board for Member<'_, S> {
     fn insert(&mut self, fp: u64) -> bool {
-        let k = fp as usize % SHARDS;
-        let mut shard = lock(&self.shared.visited[k]);
+        let k = shard_of(fp);
+        let mut shard = self.shared.shard(fp);
         let new = shard.insert(fp);
         if !Arc::ptr_eq(&self.slots[k], &shard.slots) {
             self.slots[k] = Arc::clone(&shard.slots);
@@ -457,7 +462,7 @@ impl<S> Board for Member<'_, S> {
     /// Touches the shard's slots as this thread last saw them, without its lock (after
     /// the shard grew, old slots: a wasted load until the next insert there).
     fn touch(&self, fp: u64) {
-        touch(&self.slots[fp as usize % SHARDS], fp);
+        touch(&self.slots[shard_of(fp)], fp);
     }
 
     fn record(&mut self, property: usize, path: &[usize]) {
