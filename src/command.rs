@@ -442,7 +442,7 @@ fn validate_meta(m: &MetaCommand) -> Result<(), CommandError> {
 #[inline]
 pub fn validate_key(key: &[u8]) -> Result<(), CommandError> {
     // A short good key (what structures use) in line; anything else, and every error, below.
-    if !key.is_empty() && key.len() < 32 && !key.iter().any(|&b| bad_key_byte(b)) {
+    if !key.is_empty() && key.len() <= KEY_MAX_LEN && !has_bad_key_byte(key) {
         return Ok(());
     }
     check_key(key)
@@ -452,6 +452,32 @@ pub fn validate_key(key: &[u8]) -> Result<(), CommandError> {
 #[inline]
 fn bad_key_byte(b: u8) -> bool {
     b <= b' ' || b == 0x7f
+}
+
+/// Whether `key` holds a byte [`bad_key_byte`] refuses, eight bytes at a time: structures'
+/// keys are 5-30 bytes, where a byte loop cost ~5 instructions a byte on every command
+/// (callgrind: 7 % of the message queue's writer).
+#[inline]
+fn has_bad_key_byte(key: &[u8]) -> bool {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    const DEL: u64 = u64::from_le_bytes([0x7f; 8]);
+    // Some byte of `x` is below 0x21 (whitespace or control), or is 0x7f. Both tests are
+    // exact for "some byte" (a borrow only starts at a byte that is below the bound, and
+    // a byte of 0x80 or more never sets its flag, as `!x` clears it).
+    let bad = |x: u64| {
+        let below = x.wrapping_sub(ONES * 0x21) & !x & HIGHS;
+        let d = x ^ DEL;
+        let del = d.wrapping_sub(ONES) & !d & HIGHS;
+        below | del != 0
+    };
+    let mut chunks = key.chunks_exact(8);
+    let mut found = false;
+    for c in &mut chunks {
+        found |= bad(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+    }
+    // The tail byte by byte (copying it into a padded word cost a `memcpy` call).
+    found | chunks.remainder().iter().any(|&b| bad_key_byte(b))
 }
 
 /// [`validate_key`] for every key.
@@ -465,9 +491,8 @@ fn check_key(key: &[u8]) -> Result<(), CommandError> {
             len: key.len(),
         });
     }
-    // One pass without early exit (it vectorizes; short good keys were let through by
-    // `validate_key`); the position only when a byte is bad.
-    if key.iter().fold(false, |found, &b| found | bad_key_byte(b)) {
+    // The position only when a byte is bad.
+    if has_bad_key_byte(key) {
         let pos = key.iter().position(|&b| bad_key_byte(b)).unwrap_or(0);
         return Err(CommandError::BadKeyByte {
             key: show_bytes(key),
@@ -883,6 +908,27 @@ impl fmt::Display for Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_eight_byte_key_check_agrees_with_the_byte_rule_everywhere() {
+        // Every byte value at every position of keys of 1 to 40 bytes, among good bytes
+        // and beside high bytes (0x80 and up, which must not set off a neighbour).
+        for len in 1..=40usize {
+            for fill in [b'a', 0x80, 0xff, b'!', 0x7e] {
+                for pos in 0..len {
+                    for b in 0..=255u8 {
+                        let mut key = vec![fill; len];
+                        key[pos] = b;
+                        assert_eq!(
+                            has_bad_key_byte(&key),
+                            key.iter().any(|&k| bad_key_byte(k)),
+                            "{key:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn only_expiries_and_flushes_involve_time() {

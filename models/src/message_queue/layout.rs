@@ -152,21 +152,44 @@ pub fn fits_value(size: usize, record_len: usize) -> bool {
     size + record_len + 512 <= VALUE_MAX_LEN
 }
 
+/// A record's checksum: its bytes' sum (mod 256) plus 1.
 fn checksum(bytes: &[u8]) -> u8 {
-    bytes
+    byte_sum(bytes).wrapping_add(1)
+}
+
+/// The sum of `bytes` mod 256, eight bytes at a time: records are short (16-byte bodies in
+/// the benchmark), where a byte loop was most of `encode_record`'s cost.
+fn byte_sum(bytes: &[u8]) -> u8 {
+    const EVEN: u64 = 0x00ff_00ff_00ff_00ff;
+    // Adds the eight bytes of `x` as four 16-bit lanes (each at most 510), then the lanes
+    // into the top 16 bits (at most 2040: no carry crosses a lane).
+    let sum8 = |x: u64| -> u64 {
+        let pairs = (x & EVEN) + ((x >> 8) & EVEN);
+        pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut total = 0u64;
+    for c in &mut chunks {
+        total += sum8(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+    }
+    // The tail byte by byte (copying it into a padded word cost a `memcpy` call).
+    let tail = chunks
+        .remainder()
         .iter()
-        .fold(0u8, |a, b| a.wrapping_add(*b))
-        .wrapping_add(1)
+        .fold(0u64, |a, &b| a + u64::from(b));
+    (total + tail) as u8
 }
 
 /// Appends one framed record to `out`.
 pub fn encode_record(timestamp: i64, body: &[u8], out: &mut Vec<u8>) {
-    let start = out.len();
-    out.push(RECORD_MAGIC);
-    out.extend_from_slice(&timestamp.to_be_bytes()[2..]);
-    out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    let mut head = [0u8; 11];
+    head[0] = RECORD_MAGIC;
+    head[1..7].copy_from_slice(&timestamp.to_be_bytes()[2..]);
+    head[7..].copy_from_slice(&(body.len() as u32).to_be_bytes());
+    let sum = byte_sum(&head).wrapping_add(byte_sum(body)).wrapping_add(1);
+    out.reserve(RECORD_OVERHEAD + body.len());
+    out.extend_from_slice(&head);
     out.extend_from_slice(body);
-    let sum = checksum(&out[start..]);
     out.push(sum);
 }
 
@@ -236,6 +259,29 @@ pub fn newest_timestamp(data: &[u8], segment: u64) -> Result<i64, QueueError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_eight_byte_sum_is_the_byte_sum_mod_256() {
+        for len in 0..=40usize {
+            for seed in 0..50u64 {
+                let bytes: Vec<u8> = (0..len as u64)
+                    .map(|i| {
+                        (kvsim::mix64(seed * 64 + i) >> 7) as u8
+                            | if seed % 3 == 0 { 0xf0 } else { 0 }
+                    })
+                    .collect();
+                let expected = bytes.iter().fold(0u8, |a, b| a.wrapping_add(*b));
+                assert_eq!(byte_sum(&bytes), expected, "{bytes:?}");
+            }
+        }
+        let mut out = vec![7];
+        encode_record(0x1234_5678_9abc, b"body", &mut out);
+        let sum = out[1..out.len() - 1]
+            .iter()
+            .fold(1u8, |a, b| a.wrapping_add(*b));
+        assert_eq!(out[out.len() - 1], sum);
+        assert_eq!(out.len(), 1 + RECORD_OVERHEAD + 4);
+    }
 
     /// The keys are what the format strings they replace give, for ids of every width
     /// (wider than the padding too).

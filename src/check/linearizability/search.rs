@@ -275,7 +275,7 @@ pub(super) fn search_in<S: SequentialSpec>(
     Run::Done(Found::Ok(stack.into_iter().map(|f| ops[f.op]).collect()))
 }
 
-/// The entries [`Ahead::reachable`] looks at, at most, from the list's head.
+/// The entries [`Ahead::ruled_out`] looks at, at most, from the list's head.
 const LOOKAHEAD: usize = 64;
 
 /// The operations of a partition as [`Ahead::ruled_out`] looks at them, and what the
