@@ -471,13 +471,20 @@ fn has_bad_key_byte(key: &[u8]) -> bool {
         let del = d.wrapping_sub(ONES) & !d & HIGHS;
         below | del != 0
     };
-    let mut chunks = key.chunks_exact(8);
-    let mut found = false;
-    for c in &mut chunks {
-        found |= bad(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+    let word = |at: usize| u64::from_le_bytes(key[at..at + 8].try_into().unwrap_or([0; 8]));
+    let n = key.len();
+    if n < 8 {
+        // Short keys byte by byte (a padded word would cost a `memcpy` call).
+        return key.iter().any(|&b| bad_key_byte(b));
     }
-    // The tail byte by byte (copying it into a padded word cost a `memcpy` call).
-    found | chunks.remainder().iter().any(|&b| bad_key_byte(b))
+    // Whole words, then the last eight bytes (overlapping the words before: no tail loop).
+    let mut found = false;
+    let mut at = 0;
+    while at + 8 < n {
+        found |= bad(word(at));
+        at += 8;
+    }
+    found | bad(word(n - 8))
 }
 
 /// [`validate_key`] for every key.
