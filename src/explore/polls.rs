@@ -285,9 +285,9 @@ impl PollsRef {
 impl<Ret> Polls<Ret> {
     /// Whether `held` holds this list's last node.
     pub(crate) fn same_as(&self, held: &PollsRef) -> bool {
-        self.0.as_ref().is_some_and(|n| {
-            std::ptr::addr_eq(Arc::as_ptr(n), Arc::as_ptr(&held.0))
-        })
+        self.0
+            .as_ref()
+            .is_some_and(|n| std::ptr::addr_eq(Arc::as_ptr(n), Arc::as_ptr(&held.0)))
     }
 }
 

@@ -10,9 +10,9 @@
 
 use super::item::Item;
 use rustc_hash::FxBuildHasher;
+use smallvec::SmallVec;
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
-use smallvec::SmallVec;
 use std::sync::{Arc, OnceLock};
 
 /// Items by key. Copy on write: a clone shares the map until one of them changes it (the
@@ -287,7 +287,16 @@ mod tests {
         let mut b = a.clone();
         let it = item("b");
         b.insert(Arc::clone(&it.key), it);
-        assert_ne!(a.digest().shape, b.digest().shape);
+        assert_ne!(a.digest(false).shape, b.digest(false).shape);
+    }
+
+    /// Times asked for after a digest without them are those computed with it.
+    #[test]
+    fn times_asked_for_later_are_the_same() {
+        let (a, b) = (table(&["a", "b", "q.1"]), table(&["a", "b", "q.1"]));
+        assert_eq!(a.digest(false).times.get(), None);
+        assert_eq!(a.digest(true).times, b.digest(true).times);
+        assert_eq!(a.digest(false).shape, b.digest(false).shape);
     }
 
     #[test]
