@@ -98,29 +98,34 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             &computed
         };
         let rename = if symmetric {
-            // Clients in canonical order, and the history as the permuted path has it.
-            let runs = Runs::of(history, digests);
-            let (order, own) = canonical_order(clients, history, &runs, &names, renamed, at);
-            for &old in &order {
-                // The client as its own digest names its uniques (after the servers'),
-                // then those uniques as named across the state: together, the client
-                // with every unique named by its first appearance.
-                h.write_u64(own[old]);
-                if renamed {
-                    for &u in clients[old].rec.polls.uniques() {
-                        h.write_usize(names.name(u));
+            // Clients in canonical order, and the history as the permuted path has it
+            // (on per-thread scratch: no collection built per state).
+            SCRATCH.with_borrow_mut(|sc| {
+                sc.runs(history, digests);
+                sc.canonical_order(clients, history, digests, names.as_slice(), renamed, at);
+                for &old in &sc.order {
+                    // The client as its own digest names its uniques (after the servers'),
+                    // then those uniques as named across the state: together, the client
+                    // with every unique named by its first appearance.
+                    h.write_u64(sc.own[old]);
+                    if renamed {
+                        for &u in clients[old].rec.polls.uniques() {
+                            h.write_usize(names.name(u));
+                        }
                     }
                 }
-            }
-            let mut rename: Clients<usize> = smallvec::smallvec![0; clients.len()];
-            for (new, &old) in order.iter().enumerate() {
-                rename[old] = new;
-            }
-            hash_history_renamed(history, &runs, &rename, h);
-            Some(rename)
+                sc.rename.clear();
+                sc.rename.resize(clients.len(), 0);
+                for (new, &old) in sc.order.iter().enumerate() {
+                    sc.rename[old] = new;
+                }
+                sc.hash_history_renamed(history, digests, h);
+                // Needed only to rename a halted client.
+                halt.is_some().then(|| Clients::from_slice(&sc.rename))
+            })
         } else {
             for client in clients {
-                hash_client(client, h, &mut names, renamed, true, at);
+                hash_client(client, h, &mut |u| names.name(u), renamed, true, at);
             }
             // Each operation as its client, its event positions and its digest (every
             // other field).
@@ -202,7 +207,7 @@ fn since(at: Option<u64>, t: u64) -> i64 {
 fn hash_client<Ret, H: Hasher>(
     client: &ClientState<Recorded<Ret>>,
     h: &mut H,
-    names: &mut CasNames,
+    name: &mut impl FnMut(u64) -> usize,
     renamed: bool,
     with_hist_index: bool,
     at: Option<u64>,
@@ -254,24 +259,11 @@ fn hash_client<Ret, H: Hasher>(
     h.write_u64(polls.shape());
     for &u in polls.uniques() {
         if renamed {
-            h.write_usize(names.name(u));
+            h.write_usize(name(u));
         } else {
             h.write_u64(u);
         }
     }
-}
-
-/// The runs of a history's events that the world keeps sorted by client (see
-/// `World::event`): per operation, the first event position of the run of adjacent
-/// invocations its invocation is in, and likewise for its return. Every event takes the
-/// next position, so two invocations (or returns) are adjacent exactly when their
-/// positions are consecutive. With them, per operation, the digest of every field but
-/// its client and its event positions ([`op_digest`]), as the search keeps them beside
-/// the history: for the clients' canonical order and for the renamed history alike.
-struct Runs<'a> {
-    call_start: Ops<u64>,
-    ret_start: Ops<Option<u64>>,
-    digest: &'a [u64],
 }
 
 /// An operation's fields but its client and event positions (its invocation, times,
@@ -340,124 +332,184 @@ type Clients<T> = SmallVec<[T; 8]>;
 /// Per-operation scratch of the hash, inline for the scopes people explore.
 type Ops<T> = SmallVec<[T; 8]>;
 
-impl<'a> Runs<'a> {
-    fn of<Op, Ret>(history: &History<Op, Ret>, digest: &'a [u64]) -> Runs<'a> {
+thread_local! {
+    /// The symmetric hash's scratch, one per checker thread: the profile (spinlock/fixed
+    /// 4 × 1) showed the canonical order and the renamed history spending more on
+    /// building small collections per state than on hashing.
+    static SCRATCH: std::cell::RefCell<Scratch> = const {
+        std::cell::RefCell::new(Scratch {
+            call_start: Vec::new(),
+            ret_start: Vec::new(),
+            by_ret: Vec::new(),
+            own: Vec::new(),
+            keys: Vec::new(),
+            order: Vec::new(),
+            rename: Vec::new(),
+            members: Vec::new(),
+        })
+    };
+}
+
+/// The scratch of a symmetric hash (see [`SCRATCH`]): the history's runs, the clients'
+/// own digests and keys, their canonical order and renaming.
+///
+/// The runs are those of the history's events that the world keeps sorted by client
+/// (see `World::event`): per operation, the first event position of the run of adjacent
+/// invocations its invocation is in (`call_start`), and likewise for its return
+/// (`ret_start`). Every event takes the next position, so two invocations (or returns)
+/// are adjacent exactly when their positions are consecutive. With them, per operation,
+/// the digest of every field but its client and its event positions ([`op_digest`]), as
+/// the search keeps them beside the history: for the clients' canonical order and for
+/// the renamed history alike.
+struct Scratch {
+    call_start: Vec<u64>,
+    ret_start: Vec<Option<u64>>,
+    by_ret: Vec<(u64, usize)>,
+    /// Each client's own digest, by old index.
+    own: Vec<u64>,
+    /// Each client's key, by old index.
+    keys: Vec<u64>,
+    /// New position → old index.
+    order: Vec<usize>,
+    /// Old index → new position.
+    rename: Vec<usize>,
+    members: Vec<usize>,
+}
+
+impl Scratch {
+    /// The runs of `history`'s events (see [`Scratch`]).
+    fn runs<Op, Ret>(&mut self, history: &History<Op, Ret>, digest: &[u64]) {
         let ops = &history.ops;
-        let mut call_start = Ops::with_capacity(ops.len());
+        debug_assert_eq!(ops.len(), digest.len());
+        self.call_start.clear();
         for (i, op) in ops.iter().enumerate() {
             let start = match i.checked_sub(1) {
-                Some(p) if ops[p].call + 1 == op.call => call_start[p],
+                Some(p) if ops[p].call + 1 == op.call => self.call_start[p],
                 _ => op.call,
             };
-            call_start.push(start);
+            self.call_start.push(start);
         }
-        let mut by_ret: Ops<(u64, usize)> = ops
-            .iter()
-            .enumerate()
-            .filter_map(|(i, o)| o.ret.map(|r| (r, i)))
-            .collect();
-        by_ret.sort_unstable();
-        let mut ret_start: Ops<Option<u64>> = smallvec::smallvec![None; ops.len()];
-        for (k, &(r, i)) in by_ret.iter().enumerate() {
-            ret_start[i] = Some(match k.checked_sub(1) {
-                Some(p) if by_ret[p].0 + 1 == r => ret_start[by_ret[p].1].expect("set"),
+        self.by_ret.clear();
+        self.by_ret.extend(
+            ops.iter()
+                .enumerate()
+                .filter_map(|(i, o)| o.ret.map(|r| (r, i))),
+        );
+        self.by_ret.sort_unstable();
+        self.ret_start.clear();
+        self.ret_start.resize(ops.len(), None);
+        for k in 0..self.by_ret.len() {
+            let (r, i) = self.by_ret[k];
+            self.ret_start[i] = Some(match k.checked_sub(1) {
+                Some(p) if self.by_ret[p].0 + 1 == r => {
+                    self.ret_start[self.by_ret[p].1].expect("set")
+                }
                 _ => r,
             });
         }
-        Runs {
-            call_start,
-            ret_start,
-            digest,
-        }
     }
-}
 
-/// The canonical order of the clients (new position → old index), and each client's own
-/// digest (by old index): its state with its uniques named after the servers' alone.
-/// Within each symmetry class, the class's positions are taken by its members sorted by
-/// a key that does not depend on their indices (their own digest and their operations in
-/// the history, with event positions replaced by the runs they are in). Two states that
-/// differ by a permutation within classes and whose keys differ get the same order; equal
-/// keys keep index order, which can only merge less (never states that differ otherwise).
-fn canonical_order<Op, Ret>(
-    clients: &[ClientState<Recorded<Ret>>],
-    history: &History<Op, Ret>,
-    runs: &Runs,
-    names: &CasNames,
-    renamed: bool,
-    at: Option<u64>,
-) -> (Clients<usize>, Clients<u64>) {
-    // Each client's uniques are named after the servers' alone (one scratch list, cut
-    // back to the servers' names for each client).
-    let servers = names.len();
-    let mut scratch = names.clone();
-    let own: Clients<u64> = clients
-        .iter()
-        .map(|cl| {
+    /// The canonical order of the clients (`order`: new position → old index), and each
+    /// client's own digest (`own`, by old index): its state with its uniques named after
+    /// the servers' alone (`servers`: the uniques the servers named, in order). Within
+    /// each symmetry class, the class's positions are taken by its members sorted by a
+    /// key that does not depend on their indices (their own digest and their operations
+    /// in the history, with event positions replaced by the runs they are in). Two
+    /// states that differ by a permutation within classes and whose keys differ get the
+    /// same order; equal keys keep index order, which can only merge less (never states
+    /// that differ otherwise). Needs [`Scratch::runs`] of `history` first.
+    fn canonical_order<Op, Ret>(
+        &mut self,
+        clients: &[ClientState<Recorded<Ret>>],
+        history: &History<Op, Ret>,
+        digest: &[u64],
+        servers: &[u64],
+        renamed: bool,
+        at: Option<u64>,
+    ) {
+        // A client's uniques are distinct: one not among the servers' is named after
+        // them and after the client's earlier such ones.
+        self.own.clear();
+        for cl in clients {
             let mut h = crate::store::fixed_hasher();
-            scratch.truncate(servers);
-            hash_client(cl, &mut h, &mut scratch, renamed, false, at);
-            h.finish()
-        })
-        .collect();
-    // One key hasher per client, fed its own digest, then its operations in one pass
-    // over the history.
-    let mut hashers: Clients<rustc_hash::FxHasher> = own
-        .iter()
-        .map(|&d| {
-            let mut h = rustc_hash::FxHasher::default();
-            h.write_u64(d);
-            h
-        })
-        .collect();
-    for (i, op) in history.ops.iter().enumerate() {
-        let h = &mut hashers[op.client];
-        runs.call_start[i].hash(h);
-        runs.ret_start[i].hash(h);
-        h.write_u64(runs.digest[i]);
-    }
-    let keys: Clients<u64> = hashers.iter().map(Hasher::finish).collect();
-    let mut order: Clients<usize> = (0..clients.len()).collect();
-    for (c, cl) in clients.iter().enumerate() {
-        if cl.rec.class as usize != c {
-            continue;
+            let mut fresh = servers.len();
+            let mut name = |u: u64| match servers.iter().position(|&s| s == u) {
+                Some(i) => i,
+                None => {
+                    fresh += 1;
+                    fresh - 1
+                }
+            };
+            hash_client(cl, &mut h, &mut name, renamed, false, at);
+            self.own.push(h.finish());
         }
-        let positions: Clients<usize> = (c..clients.len())
-            .filter(|&d| clients[d].rec.class as usize == c)
+        // One key hasher per client, fed its own digest, then its operations in one
+        // pass over the history.
+        let mut hashers: Clients<rustc_hash::FxHasher> = self
+            .own
+            .iter()
+            .map(|&d| {
+                let mut h = rustc_hash::FxHasher::default();
+                h.write_u64(d);
+                h
+            })
             .collect();
-        if positions.len() < 2 {
-            continue;
+        for (i, op) in history.ops.iter().enumerate() {
+            let h = &mut hashers[op.client];
+            self.call_start[i].hash(h);
+            self.ret_start[i].hash(h);
+            h.write_u64(digest[i]);
         }
-        let mut members = positions.clone();
-        members.sort_by_key(|&d| (keys[d], d));
-        for (&pos, &member) in positions.iter().zip(&members) {
-            order[pos] = member;
+        self.keys.clear();
+        self.keys.extend(hashers.iter().map(Hasher::finish));
+        self.order.clear();
+        self.order.extend(0..clients.len());
+        for (c, cl) in clients.iter().enumerate() {
+            if cl.rec.class as usize != c {
+                continue;
+            }
+            let in_class = |d: &usize| clients[*d].rec.class as usize == c;
+            self.members.clear();
+            self.members.extend((c..clients.len()).filter(in_class));
+            if self.members.len() < 2 {
+                continue;
+            }
+            let keys = &self.keys;
+            self.members.sort_unstable_by_key(|&d| (keys[d], d));
+            // The class's positions, in index order, take its sorted members.
+            let positions = (c..clients.len()).filter(in_class);
+            for (pos, &member) in positions.zip(&self.members) {
+                self.order[pos] = member;
+            }
         }
     }
-    (order, own)
-}
 
-/// The history of the permuted state: clients renamed (`rename[old] = new`), the
-/// operations in its invocation order (by run of adjacent invocations, and within a run
-/// by new client name, as the world sorts a run), each with the runs its invocation and
-/// return are in: with the new client names, the same as the permuted history's event
-/// positions (a position is its run's start plus its rank by client name within the run,
-/// and a client has at most one event in a run).
-fn hash_history_renamed<Op, Ret, H: Hasher>(
-    history: &History<Op, Ret>,
-    runs: &Runs,
-    rename: &[usize],
-    h: &mut H,
-) {
-    let ops = &history.ops;
-    let mut members: Ops<usize> = (0..ops.len()).collect();
-    members.sort_unstable_by_key(|&i| (runs.call_start[i], rename[ops[i].client]));
-    h.write_usize(ops.len());
-    for i in members {
-        h.write_usize(rename[ops[i].client]);
-        h.write_u64(runs.call_start[i]);
-        runs.ret_start[i].hash(h);
-        h.write_u64(runs.digest[i]);
+    /// The history of the permuted state: clients renamed (`rename[old] = new`), the
+    /// operations in its invocation order (by run of adjacent invocations, and within a
+    /// run by new client name, as the world sorts a run), each with the runs its
+    /// invocation and return are in: with the new client names, the same as the permuted
+    /// history's event positions (a position is its run's start plus its rank by client
+    /// name within the run, and a client has at most one event in a run). Needs
+    /// [`Scratch::runs`] of `history` and `rename` first.
+    fn hash_history_renamed<Op, Ret, H: Hasher>(
+        &mut self,
+        history: &History<Op, Ret>,
+        digest: &[u64],
+        h: &mut H,
+    ) {
+        let ops = &history.ops;
+        let (call_start, rename) = (&self.call_start, &self.rename);
+        self.members.clear();
+        self.members.extend(0..ops.len());
+        self.members
+            .sort_unstable_by_key(|&i| (call_start[i], rename[ops[i].client]));
+        h.write_usize(ops.len());
+        for &i in &self.members {
+            h.write_usize(rename[ops[i].client]);
+            h.write_u64(call_start[i]);
+            self.ret_start[i].hash(h);
+            h.write_u64(digest[i]);
+        }
     }
 }
 

@@ -271,6 +271,26 @@ impl<Ret> Polls<Ret> {
     }
 }
 
+/// A [`Polls`] of any `Ret`, held: its last node stays alive (and its address its own)
+/// while this is.
+pub(crate) struct PollsRef(Arc<dyn std::any::Any>);
+
+impl PollsRef {
+    /// Holds `polls`' last node (`polls` must have one).
+    pub(crate) fn of<Ret: 'static>(polls: Polls<Ret>) -> PollsRef {
+        PollsRef(polls.0.expect("polls with a node"))
+    }
+}
+
+impl<Ret> Polls<Ret> {
+    /// Whether `held` holds this list's last node.
+    pub(crate) fn same_as(&self, held: &PollsRef) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|n| std::ptr::addr_eq(Arc::as_ptr(n), Arc::as_ptr(&held.0)))
+    }
+}
+
 impl<Ret> Clone for Polls<Ret> {
     fn clone(&self) -> Self {
         Polls(self.0.clone())

@@ -191,16 +191,6 @@ pub(crate) struct CasNames {
 }
 
 impl CasNames {
-    /// How many uniques have a name.
-    pub(crate) fn len(&self) -> usize {
-        self.seen.len()
-    }
-
-    /// Forgets every unique named after the first `len`.
-    pub(crate) fn truncate(&mut self, len: usize) {
-        self.seen.truncate(len);
-    }
-
     /// Names continuing `uniques` (named 0, 1, … in that order).
     pub(crate) fn from_uniques(uniques: Vec<u64>) -> CasNames {
         CasNames {
@@ -213,7 +203,13 @@ impl CasNames {
         self.seen.into_vec()
     }
 
+    /// The uniques named so far, in order of their names.
+    pub(crate) fn as_slice(&self) -> &[u64] {
+        &self.seen
+    }
+
     /// The name of unique `cas`: the number of distinct uniques named before it.
+    #[inline]
     pub(crate) fn name(&mut self, cas: u64) -> usize {
         match self.seen.iter().position(|&c| c == cas) {
             Some(i) => i,
@@ -665,10 +661,10 @@ impl Store {
         // The items (see `table::Digest`), with their uniques named in order of first
         // appearance: the same information as hashing them in key order with the names.
         h.write_usize(items.len());
-        let digest = items.digest();
+        let digest = items.digest(!timeless);
         h.write_u64(digest.shape);
         if !timeless {
-            h.write_u64(digest.times);
+            h.write_u64(*digest.times.get().expect("asked for"));
         }
         for &cas in &digest.uniques {
             h.write_usize(names.name(cas));

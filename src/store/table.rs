@@ -10,6 +10,7 @@
 
 use super::item::Item;
 use rustc_hash::FxBuildHasher;
+use smallvec::SmallVec;
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, OnceLock};
@@ -33,8 +34,9 @@ pub struct Digest {
     /// uniques by position: all that tells apart the items of a store whose answers
     /// depend on none of them ([`super::Store::time_free`]).
     pub shape: u64,
-    /// The items' last access times, LRU positions and fetched marks, in key order.
-    pub times: u64,
+    /// The items' last access times, LRU positions and fetched marks, in key order (when
+    /// asked for: [`Table::digest`]).
+    pub times: OnceLock<u64>,
     /// The distinct uniques, in key order of first appearance.
     pub uniques: Vec<u64>,
 }
@@ -95,25 +97,28 @@ impl Table {
         Arc::make_mut(&mut self.map)
     }
 
-    /// The items' [`Digest`] (computed once while the map is unchanged).
-    pub fn digest(&self) -> &Digest {
-        self.digest.get_or_init(|| {
+    /// The items' [`Digest`] (computed once while the map is unchanged), with its
+    /// [`Digest::times`] when `with_times` (else perhaps without: a time-free search
+    /// never reads them, and the profile showed the digest at a tenth of fifo/fixed's
+    /// search).
+    pub fn digest(&self, with_times: bool) -> &Digest {
+        let digest = self.digest.get_or_init(|| {
+            let items = self.sorted_small();
             let mut h = fixed_hasher();
-            let mut times = fixed_hasher();
             let mut names = super::CasNames::default();
-            for item in self.sorted() {
+            for item in &items {
                 let Item {
                     key,
                     data,
                     flags,
                     exptime,
-                    time,
+                    time: _,
                     cas,
-                    tick,
-                    class,
-                    seg,
-                    active,
-                    fetched,
+                    tick: _,
+                    class: _,
+                    seg: _,
+                    active: _,
+                    fetched: _,
                     stale,
                     win_sent,
                     key_binary,
@@ -124,19 +129,28 @@ impl Table {
                 exptime.hash(&mut h);
                 h.write_usize(names.name(*cas));
                 h.write_u8(*stale as u8 | (*win_sent as u8) << 1 | (*key_binary as u8) << 2);
-                time.hash(&mut times);
-                tick.hash(&mut times);
-                (*class, *seg, *active).hash(&mut times);
-                // The access history: only `mg … h` and `me` show it, and both involve
-                // time (a time-free search stops before them).
-                fetched.hash(&mut times);
+            }
+            let times = OnceLock::new();
+            if with_times {
+                let _ = times.set(times_of(&items));
             }
             Digest {
                 shape: h.finish(),
-                times: times.finish(),
+                times,
                 uniques: names.into_uniques(),
             }
-        })
+        });
+        if with_times {
+            digest.times.get_or_init(|| times_of(&self.sorted_small()));
+        }
+        digest
+    }
+
+    /// Every item in key order, inline for the tables explored states hold.
+    fn sorted_small(&self) -> SmallVec<[&Item; 16]> {
+        let mut items: SmallVec<[&Item; 16]> = self.map.values().collect();
+        items.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        items
     }
 
     /// Puts `item` under `key`, replacing any item there.
@@ -177,6 +191,20 @@ impl Table {
         items.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         items
     }
+}
+
+/// The [`Digest::times`] of `items` (in key order).
+fn times_of(items: &[&Item]) -> u64 {
+    let mut times = fixed_hasher();
+    for item in items {
+        item.time.hash(&mut times);
+        item.tick.hash(&mut times);
+        (item.class, item.seg, item.active).hash(&mut times);
+        // The access history: only `mg … h` and `me` show it, and both involve time (a
+        // time-free search stops before them).
+        item.fetched.hash(&mut times);
+    }
+    times.finish()
 }
 
 impl Hash for Table {
@@ -259,7 +287,16 @@ mod tests {
         let mut b = a.clone();
         let it = item("b");
         b.insert(Arc::clone(&it.key), it);
-        assert_ne!(a.digest().shape, b.digest().shape);
+        assert_ne!(a.digest(false).shape, b.digest(false).shape);
+    }
+
+    /// Times asked for after a digest without them are those computed with it.
+    #[test]
+    fn times_asked_for_later_are_the_same() {
+        let (a, b) = (table(&["a", "b", "q.1"]), table(&["a", "b", "q.1"]));
+        assert_eq!(a.digest(false).times.get(), None);
+        assert_eq!(a.digest(true).times, b.digest(true).times);
+        assert_eq!(a.digest(false).shape, b.digest(false).shape);
     }
 
     #[test]
