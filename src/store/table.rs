@@ -187,9 +187,7 @@ impl Table {
 
     /// Every item, in key order.
     pub fn sorted(&self) -> Vec<&Item> {
-        let mut items: Vec<&Item> = self.map.values().collect();
-        items.sort_unstable_by(|a, b| a.key.cmp(&b.key));
-        items
+        self.sorted_small().into_vec()
     }
 }
 

@@ -186,7 +186,7 @@ pub fn encode_record(timestamp: i64, body: &[u8], out: &mut Vec<u8>) {
     head[0] = RECORD_MAGIC;
     head[1..7].copy_from_slice(&timestamp.to_be_bytes()[2..]);
     head[7..].copy_from_slice(&(body.len() as u32).to_be_bytes());
-    let sum = byte_sum(&head).wrapping_add(byte_sum(body)).wrapping_add(1);
+    let sum = checksum(&head).wrapping_add(byte_sum(body));
     out.reserve(RECORD_OVERHEAD + body.len());
     out.extend_from_slice(&head);
     out.extend_from_slice(body);
