@@ -421,10 +421,11 @@ impl Store {
                         if seg == WARM {
                             // Relinked at WARM's head, its time unchanged.
                             mem.stats[c].moves_within_lru += 1;
-                            let item = self.items.get_mut(&key[..]).expect("listed");
-                            item.active = false;
-                            mem.unlink_q(item);
-                            mem.link_q(item, c, WARM);
+                            self.items.update_access(&key[..], |item| {
+                                item.active = false;
+                                mem.unlink_q(item);
+                                mem.link_q(item, c, WARM);
+                            });
                             search = next;
                             continue;
                         }
@@ -454,10 +455,11 @@ impl Store {
             };
             if let Stop::Move(to) = stop {
                 let mem = self.mem.as_mut().expect("memory is kept");
-                let item = self.items.get_mut(&key[..]).expect("listed");
-                item.active = false;
-                mem.unlink_q(item);
-                mem.link_q(item, c, to);
+                self.items.update_access(&key[..], |item| {
+                    item.active = false;
+                    mem.unlink_q(item);
+                    mem.link_q(item, c, to);
+                });
             }
             break;
         }
@@ -549,17 +551,19 @@ impl Store {
             return;
         }
         for (key, cas) in std::mem::take(&mut mem.bumps) {
-            let Some(item) = self.items.get_mut(&key[..]).filter(|it| it.cas == cas) else {
+            if self.items.get(&key[..]).is_none_or(|it| it.cas != cas) {
                 continue;
-            };
-            item.time = now_s;
-            if item.seg == COLD && item.active {
-                let c = item.class as usize;
-                item.active = false;
-                mem.unlink_q(item);
-                mem.link_q(item, c, WARM);
-                mem.stats[c].moves_to_warm += 1;
             }
+            self.items.update_access(&key[..], |item| {
+                item.time = now_s;
+                if item.seg == COLD && item.active {
+                    let c = item.class as usize;
+                    item.active = false;
+                    mem.unlink_q(item);
+                    mem.link_q(item, c, WARM);
+                    mem.stats[c].moves_to_warm += 1;
+                }
+            });
         }
     }
 
@@ -652,20 +656,26 @@ impl Store {
             item.fetched,
             item.time < now_s - UPDATE_INTERVAL,
         );
+        // Only access fields change here ([`Table::update_access`]).
         if mem.segmented {
             let update = if !fetch {
                 true
             } else if active {
                 false
             } else if !fetched {
-                self.items.get_mut(key).expect("found").fetched = true;
+                self.items.update_access(key, |item| item.fetched = true);
                 false
             } else {
-                let item = self.items.get_mut(key).expect("found");
-                item.active = true;
-                if item.seg == COLD {
-                    // lru_bump_async: the maintainer moves it on its next pass.
-                    mem.bumps.push((Arc::clone(&item.key), item.cas));
+                let cold = self.items.update_access(key, |item| {
+                    item.active = true;
+                    if item.seg == COLD {
+                        // lru_bump_async: the maintainer moves it on its next pass.
+                        mem.bumps.push((Arc::clone(&item.key), item.cas));
+                        return true;
+                    }
+                    false
+                });
+                if cold == Some(true) {
                     return;
                 }
                 true
@@ -673,27 +683,29 @@ impl Store {
             if !update {
                 return;
             }
-            let item = self.items.get_mut(key).expect("found");
-            if item.seg == COLD && item.active {
-                let c = item.class as usize;
-                item.time = now_s;
-                item.active = false;
-                mem.unlink_q(item);
-                mem.link_q(item, c, WARM);
-                mem.stats[c].moves_to_warm += 1;
-            } else {
-                // 1.6.18 refreshes the time of a HOT or WARM item on every update.
-                item.time = now_s;
-            }
+            self.items.update_access(key, |item| {
+                if item.seg == COLD && item.active {
+                    let c = item.class as usize;
+                    item.time = now_s;
+                    item.active = false;
+                    mem.unlink_q(item);
+                    mem.link_q(item, c, WARM);
+                    mem.stats[c].moves_to_warm += 1;
+                } else {
+                    // 1.6.18 refreshes the time of a HOT or WARM item on every update.
+                    item.time = now_s;
+                }
+            });
         } else if stale || (fetch && !fetched) {
-            let item = self.items.get_mut(key).expect("found");
-            item.fetched |= fetch;
-            if stale {
-                let (c, seg) = (item.class as usize, item.seg);
-                mem.unlink_q(item);
-                item.time = now_s;
-                mem.link_q(item, c, seg);
-            }
+            self.items.update_access(key, |item| {
+                item.fetched |= fetch;
+                if stale {
+                    let (c, seg) = (item.class as usize, item.seg);
+                    mem.unlink_q(item);
+                    item.time = now_s;
+                    mem.link_q(item, c, seg);
+                }
+            });
         }
     }
 }

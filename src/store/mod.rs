@@ -746,14 +746,14 @@ impl Store {
         if !changes {
             return;
         }
-        if let Some(item) = self.items.get_mut(key) {
+        self.items.update_access(key, |item| {
             if fetch {
                 item.fetched = true;
             }
             if item.time < now_s - ITEM_UPDATE_INTERVAL {
                 item.time = now_s;
             }
-        }
+        });
     }
 
     /// Links a new item under `key` (replacing any old one): a fresh cas unique, `time`
