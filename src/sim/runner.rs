@@ -239,6 +239,10 @@ pub(crate) struct Runner<'m, 'c, M: Model, F> {
     choices: Vec<u32>,
     stop: Option<Stop>,
     pub(super) runnable: Vec<usize>,
+    /// The runnable client that has waited longest, as the last settle found it
+    /// ([`World::settle_oldest`]): the fairness check at every step without a pass over
+    /// the clients.
+    oldest: Option<(u64, usize)>,
     /// The stores' changes, when asked for ([`super::run_with_store`]).
     pub(super) store_log: Option<StoreRecorder>,
 }
@@ -338,6 +342,7 @@ where
             ),
             stop: None,
             runnable: Vec::new(),
+            oldest: None,
             store_log: None,
         }
     }
@@ -428,7 +433,7 @@ where
         let mut faults = Vec::new();
         let n = self.world.clients.len();
         while self.stop.is_none() && self.world.halt.is_none() {
-            self.world.settle(
+            self.oldest = self.world.settle_oldest(
                 rules!(self.cfg, self.drift, self.neighbour),
                 &mut self.log,
                 &mut self.runnable,
@@ -505,11 +510,11 @@ where
         &self.runnable
     }
 
+    /// [`World::starved`] of the runnable clients: the one that waited longest, if it
+    /// waited too long (if it did not, none did).
     fn starved(&self) -> Option<usize> {
-        self.world.starved(
-            rules!(self.cfg, self.drift, self.neighbour),
-            self.runnable.iter().copied(),
-        )
+        let (since, c) = self.oldest?;
+        (self.world.now.saturating_sub(since) > self.cfg.starve_ms).then_some(c)
     }
 
     fn ties_with(&self, forced: usize, c: usize) -> bool {

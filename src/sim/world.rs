@@ -559,8 +559,23 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         reply
     }
 
+    /// Servers whose outage is over come back.
+    #[inline(never)]
+    fn servers_back(&mut self, sink: &mut impl Sink) {
+        let now = self.now;
+        for (shard, server) in self.servers.iter_mut().enumerate() {
+            if server.down_until.is_some_and(|t| t <= now) {
+                server.down_until = None;
+                if sink.on() {
+                    sink.event(now, None, Event::Fault(Fault::ShardUp { shard }));
+                }
+            }
+        }
+    }
+
     /// Delivers the late requests whose time has come: each is applied to its server (if
     /// it is up), and nobody sees the reply.
+    #[inline(never)]
     fn land(&mut self, rules: Rules, sink: &mut impl Sink) {
         while self.in_flight.first().is_some_and(|f| f.at <= self.now) {
             let InFlight {
@@ -590,21 +605,31 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     /// wake-up. Under [`Rules::fair`], since when each client is runnable. `runnable`: the
     /// clients that can step now.
     pub(crate) fn settle(&mut self, rules: Rules, sink: &mut impl Sink, runnable: &mut Vec<usize>) {
+        self.settle_oldest(rules, sink, runnable);
+    }
+
+    /// [`World::settle`], returning the runnable client that has waited longest (since
+    /// when, and the lowest index among equals), if any waits: [`World::starved`] of
+    /// `runnable` is that client if it has waited longer than the bound (none else can
+    /// have), so the simulator asks no second pass over the clients at every step.
+    pub(crate) fn settle_oldest(
+        &mut self,
+        rules: Rules,
+        sink: &mut impl Sink,
+        runnable: &mut Vec<usize>,
+    ) -> Option<(u64, usize)> {
         loop {
-            let now = self.now;
-            for (shard, server) in self.servers.iter_mut().enumerate() {
-                if server.down_until.is_some_and(|t| t <= now) {
-                    server.down_until = None;
-                    if sink.on() {
-                        sink.event(now, None, Event::Fault(Fault::ShardUp { shard }));
-                    }
-                }
+            // Downed servers and late requests are rare: their work is out of line (the
+            // profile showed this function's set-up for them at every step).
+            if self.servers.iter().any(|s| s.down_until.is_some()) {
+                self.servers_back(sink);
             }
             if !self.in_flight.is_empty() {
                 self.land(rules, sink);
             }
             let now = self.now;
             runnable.clear();
+            let mut oldest: Option<(u64, usize)> = None;
             // One pass: under the fairness rule, a runnable client keeps since when it is
             // runnable, and any other forgets it (when none is runnable, all forget it
             // below in any case).
@@ -617,19 +642,24 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                     if rules.fair {
                         cl.ready_since.get_or_insert(now);
                     }
+                    if let Some(t) = cl.ready_since {
+                        if oldest.is_none_or(|(best, _)| t < best) {
+                            oldest = Some((t, c));
+                        }
+                    }
                 } else if rules.fair {
                     cl.ready_since = None;
                 }
             }
             if self.halt.is_some() || !runnable.is_empty() {
-                return;
+                return oldest;
             }
             for cl in &mut self.clients {
                 cl.ready_since = None;
             }
             match self.next_wake() {
                 Some(t) => self.now = t,
-                None => return,
+                None => return None,
             }
         }
     }
@@ -687,28 +717,35 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 };
                 let shard = self.shard_of(&cmd);
                 sink.kv_call();
+                // The trace's delivery only when the sink is on (the profile showed making
+                // and dropping one at every call).
                 let (delivered, delivery) = if self.servers[shard].down_until.is_some() {
-                    (Delivered::Refused(shard), Delivery::ServerDown)
+                    (Delivered::Refused(shard), Some(Delivery::ServerDown))
                 } else if lose == Some(false) {
-                    (Delivered::Timeout, Delivery::RequestLost)
+                    (Delivered::Timeout, Some(Delivery::RequestLost))
                 } else {
                     let reply = self.apply(rules, shard, &cmd, sink);
                     if lose == Some(true) {
-                        (Delivered::Timeout, Delivery::ReplyLost(reply))
+                        (Delivered::Timeout, Some(Delivery::ReplyLost(reply)))
                     } else if sink.on() {
-                        (Delivered::Reply(reply.clone()), Delivery::Replied(reply))
+                        (
+                            Delivered::Reply(reply.clone()),
+                            Some(Delivery::Replied(reply)),
+                        )
                     } else {
-                        (Delivered::Reply(reply), Delivery::Replied(Reply::Ok))
+                        (Delivered::Reply(reply), None)
                     }
                 };
                 if sink.on() {
-                    let command = cmd.clone();
-                    let event = Event::Call {
-                        shard,
-                        command,
-                        delivery,
-                    };
-                    sink.event(self.now, Some(c), event);
+                    if let Some(delivery) = delivery {
+                        let command = cmd.clone();
+                        let event = Event::Call {
+                            shard,
+                            command,
+                            delivery,
+                        };
+                        sink.event(self.now, Some(c), event);
+                    }
                 }
                 self.now += rules.cfg.step_ms;
                 let timed_out = matches!(delivered, Delivered::Timeout);
@@ -770,18 +807,19 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
             sink.event(self.now, Some(c), event);
         }
         let call_ms = self.time(rules);
-        Arc::make_mut(&mut self.history).ops.push(Operation {
-            client: c,
-            op,
-            call: 0,
-            ret: None,
-            call_ms,
-            ret_ms: None,
-            outcome: Outcome::Unknown,
-            marks: Vec::new(),
-        });
         self.clients[c].hist_index = hist_index as u32;
-        self.event(rules, hist_index, Tail::Calls);
+        self.event(rules, hist_index, Tail::Calls, |ops| {
+            ops.push(Operation {
+                client: c,
+                op,
+                call: 0,
+                ret: None,
+                call_ms,
+                ret_ms: None,
+                outcome: Outcome::Unknown,
+                marks: Vec::new(),
+            })
+        });
         self.poll(rules, c, clients, sink);
     }
 
@@ -825,15 +863,17 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         };
         let until = match polled {
             Polled::Ready(result) => {
-                self.event(rules, hi, Tail::Returns);
                 let ret_ms = self.time(rules);
-                let entry = &mut Arc::make_mut(&mut self.history).ops[hi];
-                entry.ret_ms = Some(ret_ms);
-                entry.outcome = match result {
-                    Some(r) => Outcome::Ok(r),
-                    None => Outcome::Unknown,
-                };
+                self.event(rules, hi, Tail::Returns, |ops| {
+                    let entry = &mut ops[hi];
+                    entry.ret_ms = Some(ret_ms);
+                    entry.outcome = match result {
+                        Some(r) => Outcome::Ok(r),
+                        None => Outcome::Unknown,
+                    };
+                });
                 if sink.on() {
+                    let entry = &self.history.ops[hi];
                     let outcome = match (&entry.outcome, &refused) {
                         (_, Some(error)) => format!("refused: {error}"),
                         (Outcome::Ok(r), _) => format!("{r:?}"),
@@ -891,7 +931,15 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     /// invocations (or of adjacent returns) is kept sorted by client: their order is
     /// invisible to any check that compares returns with invocations (precedence) and
     /// marks with marks, and sorting it merges interleavings that differ only there.
-    fn event(&mut self, rules: Rules, op: usize, kind: Tail) {
+    /// `edit` changes the history's operations first (one copy-on-write check for both:
+    /// the profile showed `Arc::make_mut` at every event).
+    fn event(
+        &mut self,
+        rules: Rules,
+        op: usize,
+        kind: Tail,
+        edit: impl FnOnce(&mut Vec<Operation<Op, Ret>>),
+    ) {
         self.seq += 1;
         let start = if rules.canonical && self.tail == kind {
             self.tail_start
@@ -899,6 +947,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
             self.seq
         };
         let ops = &mut Arc::make_mut(&mut self.history).ops;
+        edit(ops);
         if start == self.seq {
             // A new run: this event alone.
             match kind {
