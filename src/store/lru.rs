@@ -421,11 +421,13 @@ impl Store {
                         if seg == WARM {
                             // Relinked at WARM's head, its time unchanged.
                             mem.stats[c].moves_within_lru += 1;
-                            self.items.update_access(&key[..], |item| {
-                                item.active = false;
-                                mem.unlink_q(item);
-                                mem.link_q(item, c, WARM);
-                            });
+                            self.items
+                                .update_access(&key[..], |item| {
+                                    item.active = false;
+                                    mem.unlink_q(item);
+                                    mem.link_q(item, c, WARM);
+                                })
+                                .expect("listed");
                             search = next;
                             continue;
                         }
@@ -455,11 +457,13 @@ impl Store {
             };
             if let Stop::Move(to) = stop {
                 let mem = self.mem.as_mut().expect("memory is kept");
-                self.items.update_access(&key[..], |item| {
-                    item.active = false;
-                    mem.unlink_q(item);
-                    mem.link_q(item, c, to);
-                });
+                self.items
+                    .update_access(&key[..], |item| {
+                        item.active = false;
+                        mem.unlink_q(item);
+                        mem.link_q(item, c, to);
+                    })
+                    .expect("listed");
             }
             break;
         }
@@ -663,7 +667,9 @@ impl Store {
             } else if active {
                 false
             } else if !fetched {
-                self.items.update_access(key, |item| item.fetched = true);
+                self.items
+                    .update_access(key, |item| item.fetched = true)
+                    .expect("found");
                 false
             } else {
                 let cold = self.items.update_access(key, |item| {
@@ -675,7 +681,7 @@ impl Store {
                     }
                     false
                 });
-                if cold == Some(true) {
+                if cold.expect("found") {
                     return;
                 }
                 true
@@ -683,29 +689,33 @@ impl Store {
             if !update {
                 return;
             }
-            self.items.update_access(key, |item| {
-                if item.seg == COLD && item.active {
-                    let c = item.class as usize;
-                    item.time = now_s;
-                    item.active = false;
-                    mem.unlink_q(item);
-                    mem.link_q(item, c, WARM);
-                    mem.stats[c].moves_to_warm += 1;
-                } else {
-                    // 1.6.18 refreshes the time of a HOT or WARM item on every update.
-                    item.time = now_s;
-                }
-            });
+            self.items
+                .update_access(key, |item| {
+                    if item.seg == COLD && item.active {
+                        let c = item.class as usize;
+                        item.time = now_s;
+                        item.active = false;
+                        mem.unlink_q(item);
+                        mem.link_q(item, c, WARM);
+                        mem.stats[c].moves_to_warm += 1;
+                    } else {
+                        // 1.6.18 refreshes the time of a HOT or WARM item on every update.
+                        item.time = now_s;
+                    }
+                })
+                .expect("found");
         } else if stale || (fetch && !fetched) {
-            self.items.update_access(key, |item| {
-                item.fetched |= fetch;
-                if stale {
-                    let (c, seg) = (item.class as usize, item.seg);
-                    mem.unlink_q(item);
-                    item.time = now_s;
-                    mem.link_q(item, c, seg);
-                }
-            });
+            self.items
+                .update_access(key, |item| {
+                    item.fetched |= fetch;
+                    if stale {
+                        let (c, seg) = (item.class as usize, item.seg);
+                        mem.unlink_q(item);
+                        item.time = now_s;
+                        mem.link_q(item, c, seg);
+                    }
+                })
+                .expect("found");
         }
     }
 }
