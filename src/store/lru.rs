@@ -215,6 +215,14 @@ impl Memory {
         s.bytes -= item.size();
     }
 
+    /// Moves `item` to the head of its class's segment `seg`, no longer active (the
+    /// maintainer's and a bump's move).
+    fn relink(&mut self, item: &mut Item, seg: u8) {
+        item.active = false;
+        self.unlink_q(item);
+        self.link_q(item, item.class as usize, seg);
+    }
+
     /// Frees the chunks an item of `size` bytes with a `key_len`-byte key holds.
     fn free_chunks(&mut self, size: usize, key_len: usize) {
         for c in self.slabs.chunks_of(size, key_len) {
@@ -422,11 +430,7 @@ impl Store {
                             // Relinked at WARM's head, its time unchanged.
                             mem.stats[c].moves_within_lru += 1;
                             self.items
-                                .update_access(&key[..], |item| {
-                                    item.active = false;
-                                    mem.unlink_q(item);
-                                    mem.link_q(item, c, WARM);
-                                })
+                                .update_access(&key[..], |item| mem.relink(item, WARM))
                                 .expect("listed");
                             search = next;
                             continue;
@@ -458,11 +462,7 @@ impl Store {
             if let Stop::Move(to) = stop {
                 let mem = self.mem.as_mut().expect("memory is kept");
                 self.items
-                    .update_access(&key[..], |item| {
-                        item.active = false;
-                        mem.unlink_q(item);
-                        mem.link_q(item, c, to);
-                    })
+                    .update_access(&key[..], |item| mem.relink(item, to))
                     .expect("listed");
             }
             break;
@@ -561,11 +561,8 @@ impl Store {
             self.items.update_access(&key[..], |item| {
                 item.time = now_s;
                 if item.seg == COLD && item.active {
-                    let c = item.class as usize;
-                    item.active = false;
-                    mem.unlink_q(item);
-                    mem.link_q(item, c, WARM);
-                    mem.stats[c].moves_to_warm += 1;
+                    mem.stats[item.class as usize].moves_to_warm += 1;
+                    mem.relink(item, WARM);
                 }
             });
         }
@@ -692,12 +689,9 @@ impl Store {
             self.items
                 .update_access(key, |item| {
                     if item.seg == COLD && item.active {
-                        let c = item.class as usize;
                         item.time = now_s;
-                        item.active = false;
-                        mem.unlink_q(item);
-                        mem.link_q(item, c, WARM);
-                        mem.stats[c].moves_to_warm += 1;
+                        mem.stats[item.class as usize].moves_to_warm += 1;
+                        mem.relink(item, WARM);
                     } else {
                         // 1.6.18 refreshes the time of a HOT or WARM item on every update.
                         item.time = now_s;

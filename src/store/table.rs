@@ -20,10 +20,13 @@ use std::sync::{Arc, OnceLock};
 /// read it).
 #[derive(Clone, Default)]
 pub struct Table {
-    map: Arc<hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher>>,
+    map: Arc<Map>,
     /// [`Table::digest`], computed once per map (reset when the map changes).
     digest: Arc<DigestCell>,
 }
+
+/// A table's items by key.
+type Map = hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher>;
 
 /// The cell of a table's [`Digest`] (see the dependency's note in `Cargo.toml`).
 type DigestCell = once_cell::sync::OnceCell<Digest>;
@@ -63,18 +66,24 @@ impl Table {
     /// The item under `key`, to change it in place.
     #[inline]
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Item> {
-        // A map of its own (the simulator's, always): one lookup. A shared one (the
-        // explorer's clones) is copied only if the key is there. Only this table can
-        // clone its map, so a count of 1 stays 1 while it is borrowed.
-        if Arc::strong_count(&self.map) > 1 {
-            if !self.map.contains_key(key) {
-                return None;
-            }
-            Arc::make_mut(&mut self.map);
-        }
-        let item = Arc::get_mut(&mut self.map)?.get_mut(key)?;
+        let item = Self::item_in(&mut self.map, key)?;
         Self::forget_digest(&mut self.digest);
         Some(item)
+    }
+
+    /// The item under `key` in `map`, the map copied first if it is shared. A map of its
+    /// own (the simulator's, always): one lookup. A shared one (the explorer's clones) is
+    /// copied only if the key is there. Only a table can clone its map, so a count of 1
+    /// stays 1 while it is borrowed.
+    #[inline]
+    fn item_in<'a>(map: &'a mut Arc<Map>, key: &[u8]) -> Option<&'a mut Item> {
+        if Arc::strong_count(map) > 1 {
+            if !map.contains_key(key) {
+                return None;
+            }
+            Arc::make_mut(map);
+        }
+        Arc::get_mut(map)?.get_mut(key)
     }
 
     /// Changes the item under `key` by `change`, which may touch only what a read or the
@@ -90,13 +99,7 @@ impl Table {
         key: &[u8],
         change: impl FnOnce(&mut Item) -> R,
     ) -> Option<R> {
-        if Arc::strong_count(&self.map) > 1 {
-            if !self.map.contains_key(key) {
-                return None;
-            }
-            Arc::make_mut(&mut self.map);
-        }
-        let item = Arc::get_mut(&mut self.map)?.get_mut(key)?;
+        let item = Self::item_in(&mut self.map, key)?;
         #[cfg(debug_assertions)]
         let before = item.clone();
         let out = change(item);
@@ -156,7 +159,7 @@ impl Table {
 
     /// The map, to change it (the digest is forgotten). A digest cell shared with a clone
     /// is let go even while empty: the clone may fill it later, from its own items.
-    fn map_mut(&mut self) -> &mut hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher> {
+    fn map_mut(&mut self) -> &mut Map {
         Self::forget_digest(&mut self.digest);
         Arc::make_mut(&mut self.map)
     }
