@@ -661,10 +661,10 @@ impl Store {
         // The items (see `table::Digest`), with their uniques named in order of first
         // appearance: the same information as hashing them in key order with the names.
         h.write_usize(items.len());
-        let digest = items.digest(!timeless);
+        let digest = items.digest();
         h.write_u64(digest.shape);
         if !timeless {
-            h.write_u64(*digest.times.get().expect("asked for"));
+            h.write_u64(items.times());
         }
         for &cas in &digest.uniques {
             h.write_usize(names.name(cas));

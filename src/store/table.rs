@@ -13,7 +13,7 @@ use rustc_hash::FxBuildHasher;
 use smallvec::SmallVec;
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Items by key. Copy on write: a clone shares the map until one of them changes it (the
 /// explorer clones a world at every step, and most steps leave the store alone or only
@@ -23,6 +23,11 @@ pub struct Table {
     map: Arc<Map>,
     /// [`Table::digest`], computed once per map (reset when the map changes).
     digest: Arc<DigestCell>,
+    /// [`Table::times`], computed once per map (reset when the map changes, even in its
+    /// access fields alone). Kept beside the map, not in the shared digest: a read's touch
+    /// forgets it without allocating (the profile, spinlock/fixed 4 × 1 explored: a new
+    /// digest cell per touch, 146,000 allocations in 200,000 states).
+    times: TimesCell,
 }
 
 /// A table's items by key.
@@ -31,6 +36,10 @@ type Map = hashbrown::HashMap<Arc<[u8]>, Item, FxBuildHasher>;
 /// The cell of a table's [`Digest`] (see the dependency's note in `Cargo.toml`).
 type DigestCell = once_cell::sync::OnceCell<Digest>;
 
+/// The cell of a table's [`Table::times`] (as [`DigestCell`]: its clone copies a filled
+/// cell without `std`'s `Once`).
+type TimesCell = once_cell::sync::OnceCell<u64>;
+
 /// The items in key order as one hash with every cas unique replaced by its position
 /// among the distinct uniques, and those uniques in order of first appearance: together
 /// the same information as the items (see `Store::hash_renamed`).
@@ -38,11 +47,9 @@ type DigestCell = once_cell::sync::OnceCell<Digest>;
 pub struct Digest {
     /// The items without their last access times, LRU positions and fetched marks,
     /// uniques by position: all that tells apart the items of a store whose answers
-    /// depend on none of them ([`super::Store::time_free`]).
+    /// depend on none of them ([`super::Store::time_free`]); the rest is
+    /// [`Table::times`].
     pub shape: u64,
-    /// The items' last access times, LRU positions and fetched marks, in key order (when
-    /// asked for: [`Table::digest`]).
-    pub times: OnceLock<u64>,
     /// The distinct uniques, in key order of first appearance.
     pub uniques: Vec<u64>,
 }
@@ -68,6 +75,7 @@ impl Table {
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Item> {
         let item = Self::item_in(&mut self.map, key)?;
         Self::forget_digest(&mut self.digest);
+        self.times.take();
         Some(item)
     }
 
@@ -88,10 +96,10 @@ impl Table {
 
     /// Changes the item under `key` by `change`, which may touch only what a read or the
     /// LRU maintainer changes: its last access time, LRU position and marks (`time`,
-    /// `tick`, `class`, `seg`, `active`, `fetched`). None of them is in the digest's
-    /// [`Digest::shape`] or [`Digest::uniques`], so those are kept and only
-    /// [`Digest::times`] is forgotten: the profile (spinlock/fixed 4 × 1, explored) showed
-    /// a `get`'s touch recomputing the whole digest at a twentieth of the search.
+    /// `tick`, `class`, `seg`, `active`, `fetched`). None of them is in the
+    /// [`Digest`], so it is kept and only [`Table::times`] is forgotten: the profile
+    /// (spinlock/fixed 4 × 1, explored) showed a `get`'s touch recomputing the whole
+    /// digest at a twentieth of the search.
     /// `None` (and `change` not called) when there is no item under `key`.
     #[inline]
     pub fn update_access<R>(
@@ -118,27 +126,8 @@ impl Table {
                 "update_access changed more than an item's access fields"
             );
         }
-        Self::forget_times(&mut self.digest);
+        self.times.take();
         Some(out)
-    }
-
-    /// Forgets the [`Digest::times`] of a map whose items changed only in their access
-    /// fields ([`Table::update_access`]): its shape and uniques stay.
-    #[inline]
-    fn forget_times(digest: &mut Arc<DigestCell>) {
-        if Arc::strong_count(digest) == 1 {
-            if let Some(d) = Arc::get_mut(digest).and_then(DigestCell::get_mut) {
-                d.times.take();
-            }
-            return;
-        }
-        // Shared with a clone, whose items are not these any more: a cell of its own.
-        let kept = digest.get().map(|d| Digest {
-            shape: d.shape,
-            times: OnceLock::new(),
-            uniques: d.uniques.clone(),
-        });
-        *digest = Arc::new(kept.map_or_else(DigestCell::new, DigestCell::with_value));
     }
 
     /// Forgets the digest of a map about to change (a cell shared with a clone is let go
@@ -161,15 +150,14 @@ impl Table {
     /// is let go even while empty: the clone may fill it later, from its own items.
     fn map_mut(&mut self) -> &mut Map {
         Self::forget_digest(&mut self.digest);
+        self.times.take();
         Arc::make_mut(&mut self.map)
     }
 
-    /// The items' [`Digest`] (computed once while the map is unchanged), with its
-    /// [`Digest::times`] when `with_times` (else perhaps without: a time-free search
-    /// never reads them, and the profile showed the digest at a tenth of fifo/fixed's
-    /// search).
-    pub fn digest(&self, with_times: bool) -> &Digest {
-        let digest = self.digest.get_or_init(|| {
+    /// The items' [`Digest`] (computed once while the map is unchanged but for access
+    /// fields).
+    pub fn digest(&self) -> &Digest {
+        self.digest.get_or_init(|| {
             let items = self.sorted_small();
             let mut h = fixed_hasher();
             let mut names = super::CasNames::default();
@@ -197,20 +185,19 @@ impl Table {
                 h.write_usize(names.name(*cas));
                 h.write_u8(*stale as u8 | (*win_sent as u8) << 1 | (*key_binary as u8) << 2);
             }
-            let times = OnceLock::new();
-            if with_times {
-                let _ = times.set(times_of(&items));
-            }
             Digest {
                 shape: h.finish(),
-                times,
                 uniques: names.into_uniques(),
             }
-        });
-        if with_times {
-            digest.times.get_or_init(|| times_of(&self.sorted_small()));
-        }
-        digest
+        })
+    }
+
+    /// The items' last access times, LRU positions and fetched marks, in key order, as
+    /// one hash (computed once while the map is unchanged): what [`Table::digest`] leaves
+    /// out. A time-free search never asks for it, and the profile showed the digest at a
+    /// tenth of fifo/fixed's search.
+    pub fn times(&self) -> u64 {
+        *self.times.get_or_init(|| times_of(&self.sorted_small()))
     }
 
     /// Every item in key order, inline for the tables explored states hold.
@@ -243,6 +230,7 @@ impl Table {
         if !self.map.is_empty() {
             self.map = Arc::default();
             self.digest = Arc::default();
+            self.times = TimesCell::new();
         }
     }
 
@@ -352,16 +340,21 @@ mod tests {
         let mut b = a.clone();
         let it = item("b");
         b.insert(Arc::clone(&it.key), it);
-        assert_ne!(a.digest(false).shape, b.digest(false).shape);
+        assert_ne!(a.digest().shape, b.digest().shape);
     }
 
-    /// Times asked for after a digest without them are those computed with it.
+    /// Times asked for after the digest, or before it, are the same; the times of a
+    /// table changed after they were asked for are the new items'.
     #[test]
-    fn times_asked_for_later_are_the_same() {
+    fn times_are_those_of_the_items_now() {
         let (a, b) = (table(&["a", "b", "q.1"]), table(&["a", "b", "q.1"]));
-        assert_eq!(a.digest(false).times.get(), None);
-        assert_eq!(a.digest(true).times, b.digest(true).times);
-        assert_eq!(a.digest(false).shape, b.digest(false).shape);
+        let _ = a.digest();
+        assert_eq!(a.times(), b.times());
+        assert_eq!(a.digest().shape, b.digest().shape);
+        let mut c = a.clone();
+        c.get_mut(b"a").expect("there").tick = 9;
+        assert_ne!(c.times(), a.times());
+        assert_eq!(a.times(), b.times());
     }
 
     /// A read's touch keeps the digest's shape and uniques and forgets its times, in the
@@ -374,24 +367,19 @@ mod tests {
             for it in t.sorted() {
                 f.insert(Arc::clone(&it.key), it.clone());
             }
-            let d = f.digest(true);
-            (
-                d.shape,
-                *d.times.get().expect("asked for"),
-                d.uniques.clone(),
-            )
+            let d = f.digest();
+            (d.shape, f.times(), d.uniques.clone())
         };
         let digest = |t: &Table| {
-            let d = t.digest(true);
-            (
-                d.shape,
-                *d.times.get().expect("asked for"),
-                d.uniques.clone(),
-            )
+            let d = t.digest();
+            (d.shape, t.times(), d.uniques.clone())
         };
         for with_times in [false, true] {
             let a = table(&["a", "b"]);
-            let _ = a.digest(with_times);
+            let _ = a.digest();
+            if with_times {
+                let _ = a.times();
+            }
             let mut b = a.clone();
             let touched = b.update_access(b"a", |it| {
                 it.time = 7;
@@ -399,7 +387,7 @@ mod tests {
             });
             assert_eq!(touched, Some(()));
             assert_eq!(b.update_access(b"zz", |_| unreachable!()), None);
-            assert_eq!(b.digest(false).shape, a.digest(false).shape);
+            assert_eq!(b.digest().shape, a.digest().shape);
             assert_eq!(digest(&b), fresh(&b));
             assert_eq!(digest(&a), fresh(&a));
             assert_ne!(digest(&a).1, digest(&b).1);
