@@ -389,6 +389,11 @@ impl<M: Explorable> Bridge<M> {
                 .servers
                 .iter()
                 .all(|s| s.store.time_free() && !s.store.orders_cas());
+        if init.time_free {
+            for s in &mut init.servers {
+                s.store.untrack_access();
+            }
+        }
         let drift: Vec<i64> = setup.clocks.iter().map(|c| c.drift_ppm).collect();
         let classes = if scope.symmetry && model.interchangeable_clients() {
             classes(&alts, &drift)

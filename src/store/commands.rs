@@ -249,7 +249,8 @@ impl Store {
                 return Reply::ClientError(ClientError::BadCommandLineFormat);
             }
             // `find`'s lookup; a live item that the bump leaves as it is (fetched, its
-            // time fresh, no LRU kept) and no new expiration: its value, and done.
+            // time fresh, no LRU kept; or a store that keeps no access fields:
+            // `Store::untrack_access`) and no new expiration: its value, and done.
             let Some(item) = self.items.get(key) else {
                 continue;
             };
@@ -259,8 +260,7 @@ impl Store {
             }
             if exp.is_none()
                 && self.mem.is_none()
-                && item.fetched
-                && item.time >= now_s - ITEM_UPDATE_INTERVAL
+                && (self.untracked.0 || item.fetched && item.time >= now_s - ITEM_UPDATE_INTERVAL)
             {
                 values.push(value_of(key, item, with_cas));
                 continue;

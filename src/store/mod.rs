@@ -152,6 +152,27 @@ pub struct Store {
     /// What lookups met and what was linked, since the last [`Store::take_tally`]; not
     /// part of its identity.
     tally: Tally,
+    /// Whether reads leave the items' access fields as they are
+    /// ([`Store::untrack_access`]); not part of its identity.
+    untracked: Untracked,
+}
+
+/// Whether a store's reads leave its items' access fields as they are
+/// ([`Store::untrack_access`]). Equal and hash-neutral for every value, like [`Seen`]: it
+/// changes no answer the store gives while it is set.
+#[derive(Clone, Copy, Debug, Default)]
+struct Untracked(bool);
+
+impl PartialEq for Untracked {
+    fn eq(&self, _: &Untracked) -> bool {
+        true
+    }
+}
+
+impl Eq for Untracked {}
+
+impl std::hash::Hash for Untracked {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// What a store's commands did that memcached counts in `stats` but the replies do not
@@ -255,7 +276,22 @@ impl Store {
             evicted: Vec::new(),
             seen: Seen(now_ms),
             tally: Tally::default(),
+            untracked: Untracked(false),
         }
+    }
+
+    /// From now on, reads of a store without a memory limit leave the items' last access
+    /// times and fetched marks as they are (memcached's `do_item_bump` on a hit): for the
+    /// explorer's time-free search, which nothing in reads them. Its stores keep no LRU
+    /// (no memory limit), the states' digests leave those fields out (`table::Digest`),
+    /// and every command that would show them (`mg … h` or `l`, `me`, a flush or an
+    /// expiration against an item's time) involves time
+    /// ([`crate::command::Command::involves_time`]), where that search stops and starts
+    /// again with times. The same states, the same answers; the profile
+    /// (spinlock/fixed 4 × 1) showed a read's touch copying the item table its state
+    /// shares with its parent at a twelfth of the search.
+    pub(crate) fn untrack_access(&mut self) {
+        self.untracked = Untracked(true);
     }
 
     /// The configuration.
@@ -653,6 +689,7 @@ impl Store {
             evicted,
             seen: _,
             tally: _,
+            untracked: _,
         } = self;
         config.hash(h);
         if !timeless {
@@ -738,6 +775,9 @@ impl Store {
     fn touch_item(&mut self, key: &[u8], now_s: i64, fetch: bool) {
         if self.mem.is_some() {
             return self.mem_touch(key, now_s, fetch);
+        }
+        if self.untracked.0 {
+            return;
         }
         // Look first, so that a read that changes nothing leaves the table shared.
         let changes = self.items.get(key).is_some_and(|item| {

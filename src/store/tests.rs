@@ -262,3 +262,43 @@ fn a_reaped_flushed_item_does_not_come_back() {
         s.check_invariants().unwrap();
     }
 }
+
+/// A store that keeps no access fields (the explorer's time-free search) answers every
+/// command of such a search as one that keeps them, and its states hash alike; only the
+/// items' last access times and fetched marks stay as they were linked.
+#[test]
+fn an_untracked_store_answers_alike_and_keeps_no_access_fields() {
+    let get = |key: &str, with_cas: bool| Command::Get {
+        with_cas,
+        keys: vec![key.as_bytes().to_vec()],
+    };
+    let mut tracked = Store::new(StoreConfig::default(), T0);
+    let mut untracked = tracked.clone();
+    untracked.untrack_access();
+    let hour = 3_600_000;
+    let script = [
+        (T0, set("a", "1", 0)),
+        (T0, get("a", false)),
+        (T0 + hour, get("a", true)),
+        (T0 + hour, set("b", "2", 0)),
+        (T0 + 2 * hour, get("b", false)),
+        (T0 + 2 * hour, get("a", false)),
+    ];
+    let shape = |s: &Store| {
+        let mut h = std::hash::DefaultHasher::new();
+        s.hash_renamed(&mut h, &mut CasNames::default(), true);
+        std::hash::Hasher::finish(&h)
+    };
+    for (now, command) in &script {
+        assert_eq!(tracked.apply(*now, command), untracked.apply(*now, command));
+        assert_eq!(shape(&tracked), shape(&untracked));
+    }
+    let a = |s: &Store| {
+        let it = s.items.get(b"a").expect("linked").clone();
+        (it.fetched, it.time)
+    };
+    let linked = expiry::now_secs(T0);
+    assert_eq!(a(&untracked), (false, linked));
+    assert_eq!(a(&tracked), (true, expiry::now_secs(T0 + 2 * hour)));
+    assert_ne!(tracked.items.times(), untracked.items.times());
+}
