@@ -274,11 +274,11 @@ impl Store {
             };
             self.count_class(key, what);
             if let Some(exp) = exp {
-                if let Some(item) = self.items.get_mut(&key[..]) {
+                if let Some(item) = self.items.get_mut(key) {
                     set_exptime(&mut self.expiry, item, exp);
                 }
             }
-            if let Some(item) = self.items.get(&key[..]) {
+            if let Some(item) = self.items.get(key) {
                 values.push(value_of(key, item, with_cas));
             }
         }
