@@ -380,7 +380,7 @@ impl Command {
 
 /// Checks a data block's length ([`VALUE_MAX_LEN`]).
 #[inline]
-fn validate_data(data: &[u8]) -> Result<(), CommandError> {
+pub(crate) fn validate_data(data: &[u8]) -> Result<(), CommandError> {
     if data.len() > VALUE_MAX_LEN {
         return Err(CommandError::ValueTooLarge {
             len: data.len(),

@@ -240,10 +240,11 @@ impl Store {
         now_s: i64,
         with_cas: bool,
         exp: Option<i64>,
-        keys: &[Vec<u8>],
+        keys: &[impl AsRef<[u8]>],
     ) -> Reply {
         let mut values = Vec::with_capacity(keys.len());
         for key in keys {
+            let key = key.as_ref();
             if key.len() > KEY_MAX_LEN {
                 // The whole reply is the error; hits found so far are dropped.
                 return Reply::ClientError(ClientError::BadCommandLineFormat);
@@ -273,11 +274,11 @@ impl Store {
             };
             self.count_class(key, what);
             if let Some(exp) = exp {
-                if let Some(item) = self.items.get_mut(&key[..]) {
+                if let Some(item) = self.items.get_mut(key) {
                     set_exptime(&mut self.expiry, item, exp);
                 }
             }
-            if let Some(item) = self.items.get(&key[..]) {
+            if let Some(item) = self.items.get(key) {
                 values.push(value_of(key, item, with_cas));
             }
         }

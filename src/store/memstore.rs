@@ -16,8 +16,8 @@
 //! `cas`/`add`/`incr`/`append` from up to three threads always give the replies and final
 //! state of some sequential order.
 
-use crate::command::{Command, Reply};
-use crate::kv::{Kv, KvError};
+use crate::command::{validate_data, validate_key, Command, Reply, StoreVerb, Value};
+use crate::kv::{checked_reply, single_value, store_outcome, Kv, KvError, StoreOutcome, Versioned};
 use crate::rng::SimRng;
 use crate::store::{Store, StoreConfig};
 use std::cell::{Cell, RefCell};
@@ -113,6 +113,23 @@ impl Shared {
             state.version
         };
         (reply, version)
+    }
+
+    /// [`Shared::apply`] of a storage command with flags 0, from borrowed parts (see
+    /// [`MemClient`]'s typed methods).
+    fn apply_store(&self, verb: StoreVerb, key: &[u8], exptime: i64, data: &[u8]) -> (Reply, u64) {
+        let mut state = self.lock();
+        let now = self.tick(&mut state);
+        let reply = state.store.apply_store(now, verb, key, 0, exptime, data);
+        (reply, self.changed_locked(state))
+    }
+
+    /// [`Shared::apply`] of a `get`/`gets` of one key, from a borrowed key.
+    fn apply_get(&self, with_cas: bool, key: &[u8]) -> (Reply, u64) {
+        let mut state = self.lock();
+        let now = self.tick(&mut state);
+        let reply = state.store.apply_get(now, with_cas, key);
+        (reply, state.version)
     }
 
     /// Records a change and wakes the waiters (if any), releasing the lock.
@@ -217,6 +234,34 @@ impl MemClient {
     pub fn id(&self) -> usize {
         self.id
     }
+
+    /// [`Kv::store`] without building a `Command`: validated as `Command::validate`
+    /// validates it, applied as [`Store::apply`] applies it, the reply read as the default
+    /// method reads it.
+    fn store_now(
+        &self,
+        verb: StoreVerb,
+        key: &[u8],
+        data: &[u8],
+        exptime: i64,
+    ) -> Result<StoreOutcome, KvError> {
+        validate_key(key)?;
+        validate_data(data)?;
+        let (reply, version) = self.shared.apply_store(verb, key, exptime, data);
+        self.seen_version.set(version);
+        let reply = checked_reply(verb.as_str(), key, reply)?;
+        store_outcome(verb.as_str(), key, reply)
+    }
+
+    /// `get`/`gets` of one key without building a `Command` (see [`MemClient::store_now`]).
+    fn get_now(&self, with_cas: bool, key: &[u8]) -> Result<Option<Value>, KvError> {
+        let verb = if with_cas { "gets" } else { "get" };
+        validate_key(key)?;
+        let (reply, version) = self.shared.apply_get(with_cas, key);
+        self.seen_version.set(version);
+        let reply = checked_reply(verb, key, reply)?;
+        single_value(verb, key, reply)
+    }
 }
 
 impl Kv for MemClient {
@@ -224,6 +269,58 @@ impl Kv for MemClient {
         let (reply, version) = self.shared.apply(&command);
         self.seen_version.set(version);
         Ok(reply)
+    }
+
+    // The typed calls structures make most, overridden to skip the `Command` the default
+    // methods build (a key and a data copy, a deeper future): a third of `kvsim bench
+    // mq`'s writer. Same validation, effect and result as the default methods
+    // (`typed_calls_match_execute` checks it).
+
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
+        Ok(self.get_now(false, key)?.map(|v| v.data))
+    }
+
+    async fn gets(&self, key: &[u8]) -> Result<Option<Versioned>, KvError> {
+        Ok(self.get_now(true, key)?.map(|v| Versioned {
+            data: v.data,
+            flags: v.flags,
+            cas: v.cas.unwrap_or(0),
+        }))
+    }
+
+    async fn store(
+        &self,
+        verb: StoreVerb,
+        key: &[u8],
+        data: &[u8],
+        exptime: i64,
+    ) -> Result<StoreOutcome, KvError> {
+        self.store_now(verb, key, data, exptime)
+    }
+
+    async fn set(&self, key: &[u8], data: &[u8], exptime: i64) -> Result<StoreOutcome, KvError> {
+        self.store_now(StoreVerb::Set, key, data, exptime)
+    }
+
+    async fn add(&self, key: &[u8], data: &[u8], exptime: i64) -> Result<StoreOutcome, KvError> {
+        self.store_now(StoreVerb::Add, key, data, exptime)
+    }
+
+    async fn replace(
+        &self,
+        key: &[u8],
+        data: &[u8],
+        exptime: i64,
+    ) -> Result<StoreOutcome, KvError> {
+        self.store_now(StoreVerb::Replace, key, data, exptime)
+    }
+
+    async fn append(&self, key: &[u8], data: &[u8]) -> Result<StoreOutcome, KvError> {
+        self.store_now(StoreVerb::Append, key, data, 0)
+    }
+
+    async fn prepend(&self, key: &[u8], data: &[u8]) -> Result<StoreOutcome, KvError> {
+        self.store_now(StoreVerb::Prepend, key, data, 0)
     }
 
     #[cfg(not(loom))]
@@ -314,6 +411,198 @@ mod tests {
             block_on_ready(mem.client(9).get(b"n")).unwrap(),
             Some(b"2000".to_vec())
         );
+    }
+
+    /// The pseudo-random storage and retrieval calls both checks below make: verb (0-4
+    /// storage, 5 get, 6 gets), key, data length, exptime.
+    fn calls(seed: u64, n: usize) -> Vec<(u64, Vec<u8>, usize, i64)> {
+        let mut rng = SimRng::derive(seed, 0);
+        let keys: [&[u8]; 5] = [b"a", b"b", b"c", b"d", &[b'k'; 251]];
+        (0..n)
+            .map(|_| {
+                let verb = rng.next_u64() % 7;
+                let key = keys[(rng.next_u64() % 5) as usize].to_vec();
+                let len = [0, 3, 100, 700][(rng.next_u64() % 4) as usize];
+                let exptime = [0, 0, -1, 100][(rng.next_u64() % 4) as usize];
+                (verb, key, len, exptime)
+            })
+            .collect()
+    }
+
+    const VERBS: [StoreVerb; 5] = [
+        StoreVerb::Set,
+        StoreVerb::Add,
+        StoreVerb::Replace,
+        StoreVerb::Append,
+        StoreVerb::Prepend,
+    ];
+
+    fn configs() -> Vec<StoreConfig> {
+        let small = crate::store::geometry::Geometry {
+            page_size: 1024,
+            slab_chunk_max: 512,
+            ..Default::default()
+        };
+        vec![
+            StoreConfig::default(),
+            StoreConfig {
+                item_size_max: 1024,
+                memory_limit: Some(4096),
+                geometry: small.clone(),
+                ..StoreConfig::default()
+            },
+            StoreConfig {
+                item_size_max: 1024,
+                memory_limit: Some(4096),
+                evict: false,
+                geometry: small,
+                ..StoreConfig::default()
+            },
+        ]
+    }
+
+    /// `Store::apply_store`/`apply_get` leave the store (its tally and last time included:
+    /// the `Debug` rendering shows them) and reply exactly as `apply` of the `Command`.
+    #[test]
+    fn borrowed_entry_points_match_apply() {
+        for config in configs() {
+            let t0 = 1_700_000_000_000;
+            let mut by_command = Store::new(config.clone(), t0);
+            let mut borrowed = Store::new(config, t0);
+            for (i, (verb, key, len, exptime)) in calls(1, 3000).into_iter().enumerate() {
+                // Time goes on (a second per 40 calls), and now and then everything is
+                // flushed: items expire and are hidden under both paths.
+                let now = t0 + 25 * i as u64;
+                if i % 500 == 499 {
+                    let flush = Command::FlushAll {
+                        delay: None,
+                        noreply: false,
+                    };
+                    by_command.apply(now, &flush);
+                    borrowed.apply(now, &flush);
+                }
+                let data = vec![b'x'; len];
+                let (expected, got) = if verb < 5 {
+                    let verb = VERBS[verb as usize];
+                    let command = Command::Store {
+                        verb,
+                        key: key.clone(),
+                        flags: 0,
+                        exptime,
+                        data: data.clone(),
+                        noreply: false,
+                    };
+                    (
+                        by_command.apply(now, &command),
+                        borrowed.apply_store(now, verb, &key, 0, exptime, &data),
+                    )
+                } else {
+                    let with_cas = verb == 6;
+                    let command = Command::Get {
+                        with_cas,
+                        keys: vec![key.clone()],
+                    };
+                    (
+                        by_command.apply(now, &command),
+                        borrowed.apply_get(now, with_cas, &key),
+                    )
+                };
+                assert_eq!(expected, got, "call {i}");
+                assert_eq!(
+                    format!("{by_command:?}"),
+                    format!("{borrowed:?}"),
+                    "call {i}"
+                );
+            }
+            let (a, b) = (by_command.take_tally(), borrowed.take_tally());
+            assert_eq!(
+                (a.expired, a.flushed, a.linked),
+                (b.expired, b.flushed, b.linked)
+            );
+            assert!(a.linked > 0 && a.expired > 0 && a.flushed > 0);
+        }
+    }
+
+    /// The client's default `Kv` methods, which go through `execute`.
+    struct ViaExecute<'a>(&'a MemClient);
+
+    impl Kv for ViaExecute<'_> {
+        async fn execute(&self, command: Command) -> Result<Reply, KvError> {
+            self.0.execute(command).await
+        }
+        fn now_ms(&self) -> u64 {
+            self.0.now_ms()
+        }
+        async fn sleep_ms(&self, ms: u64) {
+            self.0.sleep_ms(ms).await
+        }
+        fn random_u64(&self) -> u64 {
+            self.0.random_u64()
+        }
+    }
+
+    /// The typed calls `MemClient` overrides give what the default methods give (results,
+    /// errors, refusals before sending) and bump the store's version as `execute` does.
+    #[test]
+    fn typed_calls_match_execute() {
+        for config in configs() {
+            let (m1, m2) = (MemStore::new(config.clone()), MemStore::new(config));
+            let (fast, slow) = (m1.client(0), m2.client(0));
+            let via = ViaExecute(&slow);
+            let mut calls = calls(2, 2000);
+            calls.push((0, b"bad key".to_vec(), 1, 0));
+            calls.push((5, b"bad key".to_vec(), 1, 0));
+            calls.push((3, b"a".to_vec(), crate::command::VALUE_MAX_LEN + 1, 0));
+            for (i, (verb, key, len, exptime)) in calls.into_iter().enumerate() {
+                let data = vec![b'x'; len];
+                let (expected, got) = match verb {
+                    0 => (
+                        format!("{:?}", block_on_ready(via.set(&key, &data, exptime))),
+                        format!("{:?}", block_on_ready(fast.set(&key, &data, exptime))),
+                    ),
+                    1 => (
+                        format!("{:?}", block_on_ready(via.add(&key, &data, exptime))),
+                        format!("{:?}", block_on_ready(fast.add(&key, &data, exptime))),
+                    ),
+                    2 => (
+                        format!("{:?}", block_on_ready(via.replace(&key, &data, exptime))),
+                        format!("{:?}", block_on_ready(fast.replace(&key, &data, exptime))),
+                    ),
+                    3 => (
+                        format!("{:?}", block_on_ready(via.append(&key, &data))),
+                        format!("{:?}", block_on_ready(fast.append(&key, &data))),
+                    ),
+                    4 => (
+                        format!("{:?}", block_on_ready(via.prepend(&key, &data))),
+                        format!("{:?}", block_on_ready(fast.prepend(&key, &data))),
+                    ),
+                    5 => (
+                        format!("{:?}", block_on_ready(via.get(&key))),
+                        format!("{:?}", block_on_ready(fast.get(&key))),
+                    ),
+                    _ => (
+                        format!("{:?}", block_on_ready(via.gets(&key))),
+                        format!("{:?}", block_on_ready(fast.gets(&key))),
+                    ),
+                };
+                assert_eq!(expected, got, "call {i}");
+                let v = |m: &MemStore| m.shared.lock().version;
+                assert_eq!(v(&m1), v(&m2), "call {i}");
+                assert_eq!(fast.seen_version.get(), slow.seen_version.get(), "call {i}");
+            }
+            for (verb, key, len, exptime) in [(0, b"s".to_vec(), 3, 0), (3, b"s".to_vec(), 2, 0)] {
+                let data = vec![b'y'; len];
+                let verb = VERBS[verb];
+                assert_eq!(
+                    block_on_ready(via.store(verb, &key, &data, exptime)),
+                    block_on_ready(fast.store(verb, &key, &data, exptime))
+                );
+            }
+            assert_eq!(
+                m1.snapshot().live_keys(fast.now_ms()),
+                m2.snapshot().live_keys(slow.now_ms())
+            );
+        }
     }
 
     #[test]
