@@ -163,17 +163,25 @@ pub struct Store {
 #[derive(Clone, Copy, Debug, Default)]
 struct Untracked(bool);
 
-impl PartialEq for Untracked {
-    fn eq(&self, _: &Untracked) -> bool {
-        true
-    }
+/// Makes each type equal and hash-neutral for every value: fields of a store that are
+/// not part of its identity ([`Seen`], [`Tally`], [`Untracked`]).
+macro_rules! not_identity {
+    ($($t:ty),*) => {$(
+        impl PartialEq for $t {
+            fn eq(&self, _: &$t) -> bool {
+                true
+            }
+        }
+
+        impl Eq for $t {}
+
+        impl std::hash::Hash for $t {
+            fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+        }
+    )*};
 }
 
-impl Eq for Untracked {}
-
-impl std::hash::Hash for Untracked {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
-}
+not_identity!(Seen, Tally, Untracked);
 
 /// What a store's commands did that memcached counts in `stats` but the replies do not
 /// show: lookups that met an expired or a flushed item (`get_expired`, `get_flushed`:
@@ -188,18 +196,6 @@ pub struct Tally {
     pub flushed: u64,
     /// Items linked.
     pub linked: u64,
-}
-
-impl PartialEq for Tally {
-    fn eq(&self, _: &Tally) -> bool {
-        true
-    }
-}
-
-impl Eq for Tally {}
-
-impl std::hash::Hash for Tally {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 /// Names for cas uniques, given in order of first appearance: what
@@ -247,18 +243,6 @@ impl CasNames {
 #[derive(Clone, Copy, Debug, Default)]
 struct Seen(u64);
 
-impl PartialEq for Seen {
-    fn eq(&self, _: &Seen) -> bool {
-        true
-    }
-}
-
-impl Eq for Seen {}
-
-impl std::hash::Hash for Seen {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
-}
-
 impl Store {
     /// A fresh (empty) store whose process starts at virtual unix time `now_ms`.
     pub fn new(config: StoreConfig, now_ms: u64) -> Store {
@@ -302,9 +286,7 @@ impl Store {
     /// Applies one command at virtual unix time `now_ms` (which never decreases between
     /// calls) and returns memcached's reply. Noreply commands return their reply too.
     pub fn apply(&mut self, now_ms: u64, command: &Command) -> Reply {
-        let reply = self.apply_command(now_ms, command);
-        self.release_pending();
-        reply
+        self.around(now_ms, |s| s.apply_command(now_ms, command))
     }
 
     /// [`Store::apply`] of `Command::Store { verb, key, flags, exptime, data, .. }`, from
@@ -320,32 +302,32 @@ impl Store {
         exptime: i64,
         data: &[u8],
     ) -> Reply {
-        self.seen.0 = self.seen.0.max(now_ms);
-        let reply = self.store(now_ms, Op::Plain(verb), key, flags, exptime, data);
-        self.release_pending();
-        reply
+        self.around(now_ms, |s| {
+            s.store(now_ms, Op::Plain(verb), key, flags, exptime, data)
+        })
     }
 
     /// [`Store::apply`] of `Command::Get { with_cas, keys: vec![key] }`, from a borrowed
     /// key: the same reply, state and tally.
     pub(crate) fn apply_get(&mut self, now_ms: u64, with_cas: bool, key: &[u8]) -> Reply {
-        self.seen.0 = self.seen.0.max(now_ms);
-        let now_s = now_secs(now_ms);
-        let reply = self.retrieve(now_s, with_cas, None, std::slice::from_ref(&key));
-        self.release_pending();
-        reply
+        self.around(now_ms, |s| {
+            s.retrieve(now_secs(now_ms), with_cas, None, std::slice::from_ref(&key))
+        })
     }
 
-    /// What [`Store::apply`] does after every command.
+    /// A command at `now_ms` (`command`), with what every command does before (the
+    /// latest time seen) and after it (the memory it set aside is given back).
     #[inline]
-    fn release_pending(&mut self) {
+    fn around(&mut self, now_ms: u64, command: impl FnOnce(&mut Self) -> Reply) -> Reply {
+        self.seen.0 = self.seen.0.max(now_ms);
+        let reply = command(self);
         if let Some(mem) = self.mem.as_mut() {
             mem.release_pending();
         }
+        reply
     }
 
     fn apply_command(&mut self, now_ms: u64, command: &Command) -> Reply {
-        self.seen.0 = self.seen.0.max(now_ms);
         let now_s = now_secs(now_ms);
         match command {
             Command::Store {
