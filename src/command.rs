@@ -341,7 +341,7 @@ impl Command {
             | Command::Delete { key, .. }
             | Command::Touch { key, .. } => return validate_key(key),
             Command::Get { keys, .. } if keys.len() == 1 => return validate_key(&keys[0]),
-            Command::Store { key, data, .. } => {
+            Command::Store { key, data, .. } | Command::Cas { key, data, .. } => {
                 validate_key(key)?;
                 return validate_data(data);
             }
