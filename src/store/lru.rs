@@ -659,6 +659,11 @@ impl Store {
         if !mem.segmented {
             return;
         }
+        // A class without items has nothing to move (every pull would find its segment
+        // empty): the pass of every second juggles every class, most of them empty.
+        if mem.segs[c].iter().all(|s| s.order.len() == 0) {
+            return;
+        }
         let cold_age = mem
             .tail(c, COLD)
             .and_then(|k| self.items.get(k))
@@ -692,15 +697,22 @@ impl Store {
             return;
         }
         mem.passed_ms = now_ms;
-        let classes: Vec<u8> = if mem.swept != now_s {
+        // The list of classes is given back afterwards (juggling links no class into
+        // anew), so that a pass allocates none.
+        let mut classes = std::mem::take(&mut mem.dirty);
+        if mem.swept != now_s {
             mem.swept = now_s;
-            mem.dirty.clear();
-            (0..mem.slabs.classes.len() as u8).collect()
-        } else {
-            std::mem::take(&mut mem.dirty)
-        };
-        for c in classes {
+            classes.clear();
+            classes.extend(0..mem.slabs.classes.len() as u8);
+        }
+        for &c in &classes {
             self.juggle(c as usize, now_s);
+        }
+        classes.clear();
+        if let Some(mem) = self.mem.as_mut() {
+            if mem.dirty.is_empty() {
+                mem.dirty = classes;
+            }
         }
         self.maintainer_bumps(now_s);
     }
