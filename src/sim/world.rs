@@ -14,7 +14,7 @@
 
 use super::client::{ClientClock, Wait};
 use super::config::{SimConfig, EPOCH_MS};
-use super::neighbour::{neighbour_write, NEIGHBOUR_PREFIX};
+use super::neighbour::{neighbour_apply, NEIGHBOUR_PREFIX};
 use super::trace::{Delivery, Event, Fault};
 use crate::command::{Command, Reply};
 use crate::history::{History, Mark, Operation, Outcome};
@@ -545,14 +545,12 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     ) -> Reply {
         let store = &mut self.servers[shard].store;
         let reply = store.apply(self.now, command);
-        let neighbour = neighbour_write(store, rules.cfg, rules.neighbour);
-        if let Some(write) = &neighbour {
-            store.apply(self.now, write);
-        }
-        let mut evicted = store.take_evicted();
-        if neighbour.is_some() {
-            evicted.retain(|e| !e.key.starts_with(NEIGHBOUR_PREFIX));
-        }
+        let neighbour = neighbour_apply(store, self.now, rules.cfg, rules.neighbour);
+        let evicted = if neighbour {
+            store.take_evicted_except(NEIGHBOUR_PREFIX)
+        } else {
+            store.take_evicted()
+        };
         if !evicted.is_empty() {
             sink.evicted(self.now, shard, evicted);
         }

@@ -42,7 +42,9 @@
 use super::item::Item;
 use super::slabs::Slabs;
 use super::Store;
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
+use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 /// The HOT segment.
@@ -120,8 +122,124 @@ pub(crate) enum SlabCount {
 /// their bytes (`sizes_bytes`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct Segment {
-    order: BTreeMap<u64, Arc<[u8]>>,
+    order: Order,
     bytes: usize,
+}
+
+/// A segment's keys by position (tick), the tail first: what a `BTreeMap<u64, Arc<[u8]>>`
+/// held, and compared, hashed and printed as that map (the same states, the same hashes).
+///
+/// A new position is always the largest yet (the clock only grows), so an item joins at
+/// the back, and most leave from the front (evictions, moves to COLD): a queue does both
+/// in constant time. The profile (message-queue/fixed, scenario lru) showed the map's
+/// inserts and removals at a twentieth of the run. An item taken out of the middle
+/// leaves a hole (`None`), never at either end; holes are swept out when they outnumber
+/// the items.
+#[derive(Clone, Default)]
+struct Order {
+    /// `(tick, key)` by increasing tick; `None` where an item was taken out.
+    slots: VecDeque<(u64, Option<Arc<[u8]>>)>,
+    /// The keys listed (the slots that are not holes).
+    live: usize,
+}
+
+impl Order {
+    /// The number of keys.
+    fn len(&self) -> usize {
+        self.live
+    }
+
+    /// The tail: the smallest position and its key.
+    #[inline]
+    fn first(&self) -> Option<(u64, &Arc<[u8]>)> {
+        self.slots
+            .front()
+            .map(|(t, k)| (*t, k.as_ref().expect("no hole at an end")))
+    }
+
+    /// The first key at position `tick` or later.
+    fn first_from(&self, tick: u64) -> Option<(u64, &Arc<[u8]>)> {
+        let i = self.slots.partition_point(|(t, _)| *t < tick);
+        self.slots
+            .range(i..)
+            .find_map(|(t, k)| k.as_ref().map(|k| (*t, k)))
+    }
+
+    /// The index of the slot at position `tick`.
+    #[inline]
+    fn slot(&self, tick: u64) -> Option<usize> {
+        // The tail first: most items leave from there.
+        if self.slots.front().is_some_and(|(t, _)| *t == tick) {
+            return Some(0);
+        }
+        self.slots.binary_search_by_key(&tick, |(t, _)| *t).ok()
+    }
+
+    /// The key at position `tick`.
+    fn get(&self, tick: u64) -> Option<&Arc<[u8]>> {
+        self.slots[self.slot(tick)?].1.as_ref()
+    }
+
+    /// Puts `key` at position `tick`, larger than every position listed (the head).
+    #[inline]
+    fn push(&mut self, tick: u64, key: Arc<[u8]>) {
+        debug_assert!(self.slots.back().is_none_or(|(t, _)| *t < tick));
+        self.slots.push_back((tick, Some(key)));
+        self.live += 1;
+    }
+
+    /// Takes out the key at position `tick`.
+    #[inline]
+    fn remove(&mut self, tick: u64) -> Option<Arc<[u8]>> {
+        let i = self.slot(tick)?;
+        let key = self.slots[i].1.take()?;
+        self.live -= 1;
+        while self.slots.front().is_some_and(|(_, k)| k.is_none()) {
+            self.slots.pop_front();
+        }
+        while self.slots.back().is_some_and(|(_, k)| k.is_none()) {
+            self.slots.pop_back();
+        }
+        if self.slots.len() > 2 * self.live + 16 {
+            self.slots.retain(|(_, k)| k.is_some());
+        }
+        Some(key)
+    }
+
+    /// The positions and keys, the tail first.
+    fn iter(&self) -> impl Iterator<Item = (&u64, &Arc<[u8]>)> {
+        self.slots
+            .iter()
+            .filter_map(|(t, k)| k.as_ref().map(|k| (t, k)))
+    }
+}
+
+impl PartialEq for Order {
+    /// The map's: the same keys at the same positions (holes do not count).
+    fn eq(&self, other: &Order) -> bool {
+        self.live == other.live && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Order {}
+
+impl Hash for Order {
+    /// The map's hash (`BTreeMap`'s: the length, then every entry in order).
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // The length as the map writes it (`write_length_prefix`, not stable to call): a
+        // slice of `live` units writes its length and nothing else (and allocates nothing).
+        vec![(); self.live].hash(state);
+        for entry in self.iter() {
+            entry.hash(state);
+        }
+    }
+}
+
+impl fmt::Debug for Order {
+    /// The map's form: `{tick: key, …}`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
 }
 
 /// A memory-limited store's memory: the slab allocator and the per-class LRUs.
@@ -180,21 +298,12 @@ impl Memory {
         self.segs[c].iter().map(|s| s.bytes).sum()
     }
 
-    /// The key at the tail of segment `seg` of class `c`.
-    fn tail(&self, c: usize, seg: u8) -> Option<(u64, Arc<[u8]>)> {
+    /// The key at the tail of segment `seg` of class `c` (looked at in place).
+    fn tail(&self, c: usize, seg: u8) -> Option<&[u8]> {
         self.segs[c][seg as usize]
             .order
-            .first_key_value()
-            .map(|(t, k)| (*t, Arc::clone(k)))
-    }
-
-    /// The key after position `tick` towards the head of segment `seg` of class `c`.
-    fn after(&self, c: usize, seg: u8, tick: u64) -> Option<(u64, Arc<[u8]>)> {
-        self.segs[c][seg as usize]
-            .order
-            .range(tick + 1..)
-            .next()
-            .map(|(t, k)| (*t, Arc::clone(k)))
+            .first()
+            .map(|(_, k)| &k[..])
     }
 
     /// Puts `item` at the head of segment `seg` of class `class`.
@@ -204,14 +313,14 @@ impl Memory {
         item.class = class as u8;
         item.seg = seg;
         let s = &mut self.segs[class][seg as usize];
-        s.order.insert(self.clock, Arc::clone(&item.key));
+        s.order.push(self.clock, Arc::clone(&item.key));
         s.bytes += item.size();
     }
 
     /// Takes `item` out of its segment.
     fn unlink_q(&mut self, item: &Item) {
         let s = &mut self.segs[item.class as usize][item.seg as usize];
-        s.order.remove(&item.tick);
+        s.order.remove(item.tick);
         s.bytes -= item.size();
     }
 
@@ -256,7 +365,7 @@ impl Memory {
         for it in items {
             listed += 1;
             let seg = &self.segs[it.class as usize][it.seg as usize];
-            if seg.order.get(&it.tick).map(|k| &k[..]) != Some(&it.key[..]) {
+            if seg.order.get(it.tick).map(|k| &k[..]) != Some(&it.key[..]) {
                 return Err(format!(
                     "lru: expected {} in class {} segment {}, found it missing",
                     crate::command::show_bytes(&it.key),
@@ -288,10 +397,41 @@ impl Memory {
     }
 }
 
+/// An item the store evicted ([`super::geometry::Eviction`]), its key shared with the item
+/// it was: copied only for whoever takes it ([`Store::take_evicted`]). Compared, hashed and
+/// printed as the `Eviction` it stands for.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Evicted {
+    /// The evicted item's key.
+    pub key: Arc<[u8]>,
+    /// The class whose memory was pressed.
+    pub class: super::geometry::SlabClass,
+}
+
+impl Evicted {
+    /// The public record, with its own copy of the key.
+    pub(crate) fn into_eviction(self) -> super::geometry::Eviction {
+        super::geometry::Eviction {
+            key: self.key.to_vec(),
+            class: self.class,
+        }
+    }
+}
+
+impl fmt::Debug for Evicted {
+    /// The `Eviction`'s form.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Eviction")
+            .field("key", &&self.key[..])
+            .field("class", &self.class)
+            .finish()
+    }
+}
+
 /// What a tail walk does with the item it stops at.
 enum Stop {
     Keep,
-    Move(u8),
+    Move(u8, Arc<[u8]>),
 }
 
 impl Store {
@@ -373,6 +513,11 @@ impl Store {
 
     /// `lru_pull_tail`: walks up to 5 items from the tail of segment `seg` of class `c`;
     /// the number of items removed or moved.
+    ///
+    /// The profile (message-queue/fixed, scenario lru) showed the walk at a third of the
+    /// run, most of it spent on looks that led nowhere: nearly every walk stops at its
+    /// first item, so the item after it is looked up only when the walk goes on, and a
+    /// key is looked at in place, cloned only when the item moves or goes.
     #[allow(clippy::too_many_arguments)] // lru_pull_tail's own parameters
     fn pull_tail(
         &mut self,
@@ -385,16 +530,21 @@ impl Store {
         pinned: Option<&[u8]>,
     ) -> usize {
         let mut removed = 0;
-        let mut search = self.mem.as_ref().and_then(|m| m.tail(c, seg));
-        let mut tries = 5;
-        while tries > 0 {
-            let Some((tick, key)) = search else { break };
-            tries -= 1;
-            let mem = self.mem.as_mut().expect("memory is kept");
-            let next = mem.after(c, seg, tick);
+        // The first position the walk may look at next: `None` at the start (the tail).
+        let mut from: Option<u64> = None;
+        for _ in 0..5 {
+            let Some(mem) = self.mem.as_deref_mut() else {
+                break;
+            };
+            let order = &mem.segs[c][seg as usize].order;
+            let entry = match from {
+                None => order.first(),
+                Some(t) => order.first_from(t),
+            };
+            let Some((tick, key)) = entry else { break };
             if Some(&key[..]) == pinned {
                 mem.stats[c].lrutail_reflocked += 1;
-                search = next;
+                from = Some(tick + 1);
                 continue;
             }
             let Some(item) = self.items.get(&key[..]) else {
@@ -408,9 +558,11 @@ impl Store {
                 if !item.fetched {
                     stats.expired_unfetched += 1;
                 }
+                let key = Arc::clone(&item.key);
                 self.unlink(&key);
                 removed += 1;
-                search = next;
+                // Only this item left the segment: the walk goes on after its position.
+                from = Some(tick + 1);
                 continue;
             }
             let seg_bytes = mem.segs[c][seg as usize].bytes;
@@ -427,27 +579,57 @@ impl Store {
                     if item.active {
                         removed += 1;
                         if seg == WARM {
-                            // Relinked at WARM's head, its time unchanged.
+                            // Relinked at WARM's head, its time unchanged; the walk goes
+                            // on with the item that was after it (none if it was alone:
+                            // not itself again).
                             mem.stats[c].moves_within_lru += 1;
+                            let key = Arc::clone(&item.key);
+                            let next = mem.segs[c][seg as usize]
+                                .order
+                                .first_from(tick + 1)
+                                .map(|(t, _)| t);
                             self.items
                                 .update_access(&key[..], |item| mem.relink(item, WARM))
                                 .expect("listed");
-                            search = next;
+                            match next {
+                                Some(t) => from = Some(t),
+                                None => break,
+                            }
                             continue;
                         }
                         mem.stats[c].moves_to_warm += 1;
-                        Stop::Move(WARM)
+                        Stop::Move(WARM, Arc::clone(&item.key))
                     } else if seg_bytes > limit || now_s - item.time > max_age {
                         mem.stats[c].moves_to_cold += 1;
                         removed += 1;
-                        Stop::Move(COLD)
+                        Stop::Move(COLD, Arc::clone(&item.key))
                     } else {
                         Stop::Keep
                     }
                 }
                 _ if evict => {
                     if self.config.evict {
-                        self.evict_tail(c, &key, now_s);
+                        // The live item at the COLD tail is evicted (the item already
+                        // looked up is counted, not looked up again).
+                        let stats = &mut mem.stats[c];
+                        stats.evicted += 1;
+                        stats.evicted_time = (now_s - item.time).max(0) as u64;
+                        if item.exptime != 0 {
+                            stats.evicted_nonzero += 1;
+                        }
+                        if !item.fetched {
+                            stats.evicted_unfetched += 1;
+                        }
+                        if item.active {
+                            stats.evicted_active += 1;
+                        }
+                        let class = mem.slabs.classes[c];
+                        let key = Arc::clone(&item.key);
+                        self.evicted.push(Evicted {
+                            key: Arc::clone(&key),
+                            class,
+                        });
+                        self.unlink(&key);
                         removed += 1;
                     }
                     Stop::Keep
@@ -455,12 +637,12 @@ impl Store {
                 _ if item.active && mem.segmented => {
                     mem.stats[c].moves_to_warm += 1;
                     removed += 1;
-                    Stop::Move(WARM)
+                    Stop::Move(WARM, Arc::clone(&item.key))
                 }
                 _ => Stop::Keep,
             };
-            if let Stop::Move(to) = stop {
-                let mem = self.mem.as_mut().expect("memory is kept");
+            if let Stop::Move(to, key) = stop {
+                let mem = self.mem.as_deref_mut().expect("memory is kept");
                 self.items
                     .update_access(&key[..], |item| mem.relink(item, to))
                     .expect("listed");
@@ -470,30 +652,6 @@ impl Store {
         removed
     }
 
-    /// Evicts the live item under `key` from the COLD tail of class `c`.
-    fn evict_tail(&mut self, c: usize, key: &Arc<[u8]>, now_s: i64) {
-        let mem = self.mem.as_mut().expect("memory is kept");
-        let item = self.items.get(&key[..]).expect("listed");
-        let stats = &mut mem.stats[c];
-        stats.evicted += 1;
-        stats.evicted_time = (now_s - item.time).max(0) as u64;
-        if item.exptime != 0 {
-            stats.evicted_nonzero += 1;
-        }
-        if !item.fetched {
-            stats.evicted_unfetched += 1;
-        }
-        if item.active {
-            stats.evicted_active += 1;
-        }
-        let class = mem.slabs.classes[c];
-        self.evicted.push(super::geometry::Eviction {
-            key: key.to_vec(),
-            class,
-        });
-        self.unlink(key);
-    }
-
     /// `lru_maintainer_juggle` for class `c`: moves items between HOT, WARM and COLD
     /// until the segments are within their limits (at most 500 rounds).
     fn juggle(&mut self, c: usize, now_s: i64) {
@@ -501,9 +659,14 @@ impl Store {
         if !mem.segmented {
             return;
         }
+        // A class without items has nothing to move (every pull would find its segment
+        // empty): the pass of every second juggles every class, most of them empty.
+        if mem.segs[c].iter().all(|s| s.order.len() == 0) {
+            return;
+        }
         let cold_age = mem
             .tail(c, COLD)
-            .and_then(|(_, k)| self.items.get(&k[..]))
+            .and_then(|k| self.items.get(k))
             .map_or(0, |it| (now_s - it.time).max(0));
         let hot_age = (cold_age as f64 * 0.2) as i64;
         let warm_age = (cold_age as f64 * 2.0) as i64;
@@ -534,15 +697,22 @@ impl Store {
             return;
         }
         mem.passed_ms = now_ms;
-        let classes: Vec<u8> = if mem.swept != now_s {
+        // The list of classes is given back afterwards (juggling links no class into
+        // anew), so that a pass allocates none.
+        let mut classes = std::mem::take(&mut mem.dirty);
+        if mem.swept != now_s {
             mem.swept = now_s;
-            mem.dirty.clear();
-            (0..mem.slabs.classes.len() as u8).collect()
-        } else {
-            std::mem::take(&mut mem.dirty)
-        };
-        for c in classes {
+            classes.clear();
+            classes.extend(0..mem.slabs.classes.len() as u8);
+        }
+        for &c in &classes {
             self.juggle(c as usize, now_s);
+        }
+        classes.clear();
+        if let Some(mem) = self.mem.as_mut() {
+            if mem.dirty.is_empty() {
+                mem.dirty = classes;
+            }
         }
         self.maintainer_bumps(now_s);
     }
@@ -577,7 +747,7 @@ impl Store {
         let item = self.items.get_mut(key).expect("linked");
         if let Some((size, class, seg, tick)) = old {
             let s = &mut mem.segs[class as usize][seg as usize];
-            s.order.remove(&tick);
+            s.order.remove(tick);
             s.bytes -= size;
             mem.free_chunks(size, key.len());
         }
@@ -756,7 +926,7 @@ impl Store {
         let now_s = super::expiry::now_secs(now_ms);
         let age = |c: usize, seg: u8| {
             mem.tail(c, seg)
-                .and_then(|(_, k)| self.items.get(&k[..]))
+                .and_then(|k| self.items.get(k))
                 .map_or(0, |it| (now_s - it.time).max(0) as u64)
         };
         let classes = (0..mem.slabs.classes.len())
@@ -778,5 +948,68 @@ impl Store {
             limit: mem.slabs.limit,
             segmented: mem.segmented,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::hash::DefaultHasher;
+
+    fn hash_of(x: &impl Hash) -> u64 {
+        let mut h = DefaultHasher::new();
+        x.hash(&mut h);
+        h.finish()
+    }
+
+    /// An order answers, compares, hashes and prints as the map it stands for, through
+    /// pushes at the head and removals anywhere (holes swept or not).
+    #[test]
+    fn an_order_is_the_map_it_stands_for() {
+        let mut order = Order::default();
+        let mut map: BTreeMap<u64, Arc<[u8]>> = BTreeMap::new();
+        let mut clock = 0u64;
+        // A fixed pseudo-random walk (xorshift).
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for step in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if !x.is_multiple_of(3) || map.is_empty() {
+                clock += 1;
+                let key: Arc<[u8]> = Arc::from(format!("k{step}").as_bytes());
+                order.push(clock, Arc::clone(&key));
+                map.insert(clock, key);
+            } else {
+                // The tail most often, else anywhere (or a position not listed).
+                let tick = match (x >> 8) % 4 {
+                    0 => *map.keys().next().expect("not empty"),
+                    _ => (x >> 16) % (clock + 2),
+                };
+                assert_eq!(order.remove(tick), map.remove(&tick));
+            }
+            assert_eq!(order.len(), map.len());
+            assert_eq!(
+                order.first().map(|(t, k)| (t, k.clone())),
+                map.first_key_value().map(|(t, k)| (*t, k.clone()))
+            );
+            let from = (x >> 24) % (clock + 2);
+            assert_eq!(
+                order.first_from(from).map(|(t, _)| t),
+                map.range(from..).next().map(|(t, _)| *t)
+            );
+            assert_eq!(order.get(from), map.get(&from));
+            if step % 97 == 0 {
+                assert!(order.iter().eq(map.iter()));
+                assert_eq!(hash_of(&order), hash_of(&map));
+                assert_eq!(format!("{order:?}"), format!("{map:?}"));
+                let mut same = Order::default();
+                for (t, k) in &map {
+                    same.push(*t, Arc::clone(k));
+                }
+                assert_eq!(order, same);
+            }
+        }
     }
 }

@@ -145,8 +145,9 @@ pub struct Store {
     flush_reaped: bool,
     /// Total size of the items held (plus an allocation in flight during a command).
     used: usize,
-    /// Items evicted since the last [`Store::take_evicted`].
-    evicted: Vec<geometry::Eviction>,
+    /// Items evicted since the last [`Store::take_evicted`], their keys shared with the
+    /// items they were ([`lru::Evicted`]).
+    evicted: Vec<lru::Evicted>,
     /// The latest time the store was given (for [`Store::evict`]); not part of its identity.
     seen: Seen,
     /// What lookups met and what was linked, since the last [`Store::take_tally`]; not
@@ -534,6 +535,24 @@ impl Store {
     /// it was evicted from.
     pub fn take_evicted(&mut self) -> Vec<geometry::Eviction> {
         std::mem::take(&mut self.evicted)
+            .into_iter()
+            .map(lru::Evicted::into_eviction)
+            .collect()
+    }
+
+    /// [`Store::take_evicted`] without the keys that begin with `prefix`: the simulator's
+    /// world leaves out the noisy neighbour's. The keys left out are never copied (the
+    /// profile, message-queue/fixed with the scenario lru: nearly every eviction is the
+    /// neighbour's).
+    pub(crate) fn take_evicted_except(&mut self, prefix: &[u8]) -> Vec<geometry::Eviction> {
+        if self.evicted.is_empty() {
+            return Vec::new();
+        }
+        self.evicted
+            .drain(..)
+            .filter(|e| !e.key.starts_with(prefix))
+            .map(lru::Evicted::into_eviction)
+            .collect()
     }
 
     /// The earliest virtual time (ms, `> now_ms`) at which some live item dies by
