@@ -159,8 +159,9 @@ pub enum Lease {
     Wait,
 }
 
-/// [`call_keyed`] written out in the calling method's own future: one future fewer deep
-/// (the profile showed each nested future's polls and moved results at every KV call).
+/// [`call_keyed`]'s steps written out in the calling method's own future: one future
+/// fewer deep (the profile showed each nested future's polls and moved results at every
+/// KV call).
 macro_rules! keyed {
     ($kv:expr, $command:expr, $key:expr) => {{
         let command: Command = $command;
@@ -573,16 +574,15 @@ pub trait Kv {
     }
 }
 
-/// [`Kv::call`] for the typed methods, which know the key without copying it.
+/// [`Kv::call`] for the methods that know the key without copying it: validates, sends,
+/// and turns an error reply into [`KvError::Server`] (the steps of `keyed!`, which the
+/// typed methods write into their own futures).
 async fn call_keyed<K: Kv + ?Sized>(
     kv: &K,
     command: Command,
     key: &[u8],
 ) -> Result<Reply, KvError> {
-    command.validate()?;
-    let verb = command.verb();
-    let reply = kv.execute(command).await?;
-    checked_reply(verb, key, reply)
+    Ok(keyed!(kv, command, key))
 }
 
 /// What [`call_keyed`] makes of a reply: an error reply is [`KvError::Server`].
