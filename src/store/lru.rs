@@ -625,11 +625,8 @@ impl Store {
                         }
                         let class = mem.slabs.classes[c];
                         let key = Arc::clone(&item.key);
-                        self.evicted.push(Evicted {
-                            key: Arc::clone(&key),
-                            class,
-                        });
                         self.unlink(&key);
+                        self.evicted.push(Evicted { key, class });
                         removed += 1;
                     }
                     Stop::Keep
