@@ -572,10 +572,16 @@ mod tests {
             }
         };
         assert!(matches!(err, KvError::Stopped { .. }), "{err}");
-        assert!(
-            err.to_string().contains("failed every command for 0.1 s"),
-            "{err}"
-        );
+        // The time it failed for is measured: the bound (0.1 s) or a little more on a
+        // loaded machine (one more refused attempt), never less.
+        let secs: f64 = err
+            .to_string()
+            .split("failed every command for ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!((0.1..2.0).contains(&secs), "{err}");
         assert!(stop.dead_server().is_some());
         let slept = Instant::now();
         block_on_ready(kv.sleep_ms(5_000));
