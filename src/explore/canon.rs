@@ -345,7 +345,9 @@ thread_local! {
             keys: Vec::new(),
             order: Vec::new(),
             rename: Vec::new(),
-            members: Vec::new(),
+            hashers: Vec::new(),
+            keyed: Vec::new(),
+            placed: Vec::new(),
         })
     };
 }
@@ -373,7 +375,14 @@ struct Scratch {
     order: Vec<usize>,
     /// Old index → new position.
     rename: Vec<usize>,
-    members: Vec<usize>,
+    /// Each client's key hasher, by old index.
+    hashers: Vec<rustc_hash::FxHasher>,
+    /// A class's members with their keys, sorted: the sort compares ready tuples (the
+    /// profile, spinlock/fixed 4 × 1: a key closure indexing two slices at every
+    /// comparison cost more than the hashing around it).
+    keyed: Vec<(u64, usize)>,
+    /// The operations by (run of their invocation, new client name), sorted (as `keyed`).
+    placed: Vec<(u64, usize, usize)>,
 }
 
 impl Scratch {
@@ -445,23 +454,20 @@ impl Scratch {
         }
         // One key hasher per client, fed its own digest, then its operations in one
         // pass over the history.
-        let mut hashers: Clients<rustc_hash::FxHasher> = self
-            .own
-            .iter()
-            .map(|&d| {
-                let mut h = rustc_hash::FxHasher::default();
-                h.write_u64(d);
-                h
-            })
-            .collect();
+        self.hashers.clear();
+        self.hashers.extend(self.own.iter().map(|&d| {
+            let mut h = rustc_hash::FxHasher::default();
+            h.write_u64(d);
+            h
+        }));
         for (i, op) in history.ops.iter().enumerate() {
-            let h = &mut hashers[op.client];
+            let h = &mut self.hashers[op.client];
             self.call_start[i].hash(h);
             self.ret_start[i].hash(h);
             h.write_u64(digest[i]);
         }
         self.keys.clear();
-        self.keys.extend(hashers.iter().map(Hasher::finish));
+        self.keys.extend(self.hashers.iter().map(Hasher::finish));
         self.order.clear();
         self.order.extend(0..clients.len());
         for (c, cl) in clients.iter().enumerate() {
@@ -469,16 +475,17 @@ impl Scratch {
                 continue;
             }
             let in_class = |d: &usize| clients[*d].rec.class as usize == c;
-            self.members.clear();
-            self.members.extend((c..clients.len()).filter(in_class));
-            if self.members.len() < 2 {
+            let keys = &self.keys;
+            self.keyed.clear();
+            self.keyed
+                .extend((c..clients.len()).filter(in_class).map(|d| (keys[d], d)));
+            if self.keyed.len() < 2 {
                 continue;
             }
-            let keys = &self.keys;
-            self.members.sort_unstable_by_key(|&d| (keys[d], d));
+            self.keyed.sort_unstable();
             // The class's positions, in index order, take its sorted members.
             let positions = (c..clients.len()).filter(in_class);
-            for (pos, &member) in positions.zip(&self.members) {
+            for (pos, &(_, member)) in positions.zip(&self.keyed) {
                 self.order[pos] = member;
             }
         }
@@ -499,14 +506,17 @@ impl Scratch {
     ) {
         let ops = &history.ops;
         let (call_start, rename) = (&self.call_start, &self.rename);
-        self.members.clear();
-        self.members.extend(0..ops.len());
-        self.members
-            .sort_unstable_by_key(|&i| (call_start[i], rename[ops[i].client]));
+        self.placed.clear();
+        self.placed.extend(
+            ops.iter()
+                .enumerate()
+                .map(|(i, op)| (call_start[i], rename[op.client], i)),
+        );
+        self.placed.sort_unstable();
         h.write_usize(ops.len());
-        for &i in &self.members {
-            h.write_usize(rename[ops[i].client]);
-            h.write_u64(call_start[i]);
+        for &(start, client, i) in &self.placed {
+            h.write_usize(client);
+            h.write_u64(start);
             self.ret_start[i].hash(h);
             h.write_u64(digest[i]);
         }
