@@ -534,6 +534,11 @@ impl Store {
     /// Items evicted since the last call (oldest eviction first), each with the slab class
     /// it was evicted from.
     pub fn take_evicted(&mut self) -> Vec<geometry::Eviction> {
+        // Asked after every command, nearly always of nothing: the profile (the simulator's
+        // bench) showed the empty drain and collect at ~90 instructions a call.
+        if self.evicted.is_empty() {
+            return Vec::new();
+        }
         std::mem::take(&mut self.evicted)
             .into_iter()
             .map(lru::Evicted::into_eviction)
