@@ -378,8 +378,9 @@ struct Scratch {
     /// Each client's key hasher, by old index.
     hashers: Vec<rustc_hash::FxHasher>,
     /// A class's members with their keys, sorted: the sort compares ready tuples (the
-    /// profile, spinlock/fixed 4 × 1: a key closure indexing two slices at every
-    /// comparison cost more than the hashing around it).
+    /// profile, spinlock/fixed 4 × 1: the sorts with a key closure, which indexed two
+    /// slices at every comparison, were ~10 % of the search; sorting ready tuples took
+    /// the search's instructions down 2.6 %).
     keyed: Vec<(u64, usize)>,
     /// The operations by (run of their invocation, new client name), sorted (as `keyed`).
     placed: Vec<(u64, usize, usize)>,
