@@ -534,15 +534,7 @@ impl Store {
     /// Items evicted since the last call (oldest eviction first), each with the slab class
     /// it was evicted from.
     pub fn take_evicted(&mut self) -> Vec<geometry::Eviction> {
-        // Asked after every command, nearly always of nothing: the profile (the simulator's
-        // bench) showed the empty drain and collect at ~90 instructions a call.
-        if self.evicted.is_empty() {
-            return Vec::new();
-        }
-        std::mem::take(&mut self.evicted)
-            .into_iter()
-            .map(lru::Evicted::into_eviction)
-            .collect()
+        self.drain_evicted(|_| true)
     }
 
     /// [`Store::take_evicted`] without the keys that begin with `prefix`: the simulator's
@@ -550,12 +542,19 @@ impl Store {
     /// profile, message-queue/fixed with the scenario lru: nearly every eviction is the
     /// neighbour's).
     pub(crate) fn take_evicted_except(&mut self, prefix: &[u8]) -> Vec<geometry::Eviction> {
+        self.drain_evicted(|key| !key.starts_with(prefix))
+    }
+
+    /// The evictions since the last call whose key `keep` accepts; the list is emptied.
+    fn drain_evicted(&mut self, keep: impl Fn(&[u8]) -> bool) -> Vec<geometry::Eviction> {
+        // Asked after every command, nearly always of nothing: the profile (the simulator's
+        // bench) showed the empty drain and collect at ~90 instructions a call.
         if self.evicted.is_empty() {
             return Vec::new();
         }
         self.evicted
             .drain(..)
-            .filter(|e| !e.key.starts_with(prefix))
+            .filter(|e| keep(&e.key[..]))
             .map(lru::Evicted::into_eviction)
             .collect()
     }
