@@ -12,6 +12,7 @@ use super::state::{Delivered, Halt, Phase, Recorded, State};
 use super::workload::{alternatives, Alternative, MAX_ALTERNATIVES};
 use super::Explorable;
 use crate::command::Command;
+use crate::history::History;
 use crate::kv::KvError;
 use crate::rng::SimRng;
 use crate::scenario::FaultKind;
@@ -821,7 +822,19 @@ impl<M: Explorable> Bridge<M> {
         action: Action,
         sink: &mut impl sim::Sink,
     ) -> State<M::Op, M::Ret> {
-        let mut next = s.clone();
+        self.advance(s.clone(), &s.history, &s.op_digests, action, sink)
+    }
+
+    /// [`Bridge::traced_next`] of a state `next` (taken, not copied) whose history and
+    /// operation digests are `history` and `digests`.
+    fn advance(
+        &self,
+        mut next: State<M::Op, M::Ret>,
+        history: &Arc<History<M::Op, M::Ret>>,
+        digests: &[u64],
+        action: Action,
+        sink: &mut impl sim::Sink,
+    ) -> State<M::Op, M::Ret> {
         let rules = self.rules();
         let mut clients = Replay {
             bridge: self,
@@ -841,7 +854,7 @@ impl<M: Explorable> Bridge<M> {
             Action::Fault(f) => next.apply_fault(rules, f, &mut clients, sink),
         }
         self.settle(&mut next);
-        super::canon::refresh_op_digests(s, &mut next);
+        super::canon::refresh_op_digests(history, digests, &mut next);
         next
     }
 
@@ -875,6 +888,15 @@ fn classes<Op: PartialEq>(alts: &[Vec<Vec<Alternative<Op>>>], drift: &[i64]) -> 
                 .unwrap_or(c) as u32
         })
         .collect()
+}
+
+impl<M: Explorable> super::dfs::Successors for Bridge<M> {
+    fn next_state_from(&self, s: Self::State, action: Action) -> Option<Self::State> {
+        // The parent's history and digests, kept for the digests' refresh (which compares
+        // the histories): the step copies the history on write as it does from a copy.
+        let (history, digests) = (s.history.clone(), s.op_digests.clone());
+        Some(self.advance(s, &history, &digests, action, &mut ()))
+    }
 }
 
 impl<M: Explorable> stateright::Model for Bridge<M> {

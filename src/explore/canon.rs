@@ -32,8 +32,10 @@
 //! What a search computes once rather than per hash: each history operation's digest
 //! (every field but its client and event positions), kept beside the history in the
 //! state ([`refresh_op_digests`], after every step) and hashed in place of the fields;
-//! and under symmetry each client's own digest, which both orders the clients and stands
-//! for the client in the hash.
+//! and under symmetry each client's key (its own state and its operations in the
+//! history, as one 64-bit hash), which both orders the clients and stands for the client
+//! and its operations in the hash: a collision of two keys, like one of two states'
+//! fingerprints, would merge states that differ.
 //!
 //! Every struct is destructured, so a field added later cannot be left out unnoticed.
 
@@ -98,30 +100,34 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             &computed
         };
         let rename = if symmetric {
-            // Clients in canonical order, and the history as the permuted path has it
-            // (on per-thread scratch: no collection built per state).
+            // Clients in canonical order, each as its key: its own digest and its
+            // operations with the runs their events are in, which together are the
+            // history as the permuted path has it (see `Scratch::canonical_order`); on
+            // per-thread scratch: no collection built per state.
             SCRATCH.with_borrow_mut(|sc| {
                 sc.runs(history, digests);
                 sc.canonical_order(clients, history, digests, names.as_slice(), renamed, at);
+                h.write_usize(history.ops.len());
                 for &old in &sc.order {
-                    // The client as its own digest names its uniques (after the servers'),
-                    // then those uniques as named across the state: together, the client
-                    // with every unique named by its first appearance.
-                    h.write_u64(sc.own[old]);
+                    // The client's key names its uniques by their position among the
+                    // servers' and its own; then those uniques as named across the
+                    // state: together, the client with every unique named by its first
+                    // appearance.
+                    h.write_u64(sc.keys[old]);
                     if renamed {
                         for &u in clients[old].rec.polls.uniques() {
                             h.write_usize(names.name(u));
                         }
                     }
                 }
-                sc.rename.clear();
-                sc.rename.resize(clients.len(), 0);
-                for (new, &old) in sc.order.iter().enumerate() {
-                    sc.rename[old] = new;
-                }
-                sc.hash_history_renamed(history, digests, h);
                 // Needed only to rename a halted client.
-                halt.is_some().then(|| Clients::from_slice(&sc.rename))
+                halt.is_some().then(|| {
+                    let mut rename = Clients::from_elem(0, clients.len());
+                    for (new, &old) in sc.order.iter().enumerate() {
+                        rename[old] = new;
+                    }
+                    rename
+                })
             })
         } else {
             for client in clients {
@@ -279,20 +285,21 @@ fn op_digest<Op: Hash, Ret: Hash>(op: &crate::history::Operation<Op, Ret>) -> u6
     h.finish()
 }
 
-/// Brings `next`'s cache of operation digests up to date after a step from `parent`
-/// (whose cache is `next`'s until then): an operation whose client, marks and whether it
+/// Brings `next`'s cache of operation digests up to date after a step from a state whose
+/// history and cache were `history` and `digests` (`next`'s until then): an operation whose client, marks and whether it
 /// returned are those of `parent`'s at the same position is the same operation with the
 /// same fields (a returned operation never moves or changes; only pending ones, one per
 /// client, are reordered, and an operation's fields change only by a mark or its
 /// return), so its digest is kept; every other is computed.
 pub(crate) fn refresh_op_digests<Op: Hash, Ret: Hash>(
-    parent: &World<Op, Ret, Recorded<Ret>>,
+    history: &std::sync::Arc<History<Op, Ret>>,
+    digests: &[u64],
     next: &mut World<Op, Ret, Recorded<Ret>>,
 ) {
-    let old = &parent.history.ops;
+    let old = &history.ops;
     let ops = &next.history.ops;
-    let cached = parent.op_digests.len() == old.len();
-    if cached && std::sync::Arc::ptr_eq(&parent.history, &next.history) {
+    let cached = digests.len() == old.len();
+    if cached && std::sync::Arc::ptr_eq(history, &next.history) {
         return;
     }
     let same = |i: usize| {
@@ -310,13 +317,7 @@ pub(crate) fn refresh_op_digests<Op: Hash, Ret: Hash>(
     next.op_digests = ops
         .iter()
         .enumerate()
-        .map(|(i, op)| {
-            if same(i) {
-                parent.op_digests[i]
-            } else {
-                op_digest(op)
-            }
-        })
+        .map(|(i, op)| if same(i) { digests[i] } else { op_digest(op) })
         .collect();
 }
 
@@ -341,19 +342,16 @@ thread_local! {
             call_start: Vec::new(),
             ret_start: Vec::new(),
             by_ret: Vec::new(),
-            own: Vec::new(),
             keys: Vec::new(),
             order: Vec::new(),
-            rename: Vec::new(),
             hashers: Vec::new(),
             keyed: Vec::new(),
-            placed: Vec::new(),
         })
     };
 }
 
 /// The scratch of a symmetric hash (see [`SCRATCH`]): the history's runs, the clients'
-/// own digests and keys, their canonical order and renaming.
+/// keys and their canonical order.
 ///
 /// The runs are those of the history's events that the world keeps sorted by client
 /// (see `World::event`): per operation, the first event position of the run of adjacent
@@ -361,29 +359,22 @@ thread_local! {
 /// (`ret_start`). Every event takes the next position, so two invocations (or returns)
 /// are adjacent exactly when their positions are consecutive. With them, per operation,
 /// the digest of every field but its client and its event positions ([`op_digest`]), as
-/// the search keeps them beside the history: for the clients' canonical order and for
-/// the renamed history alike.
+/// the search keeps them beside the history: each client's key takes its operations'.
 struct Scratch {
     call_start: Vec<u64>,
     ret_start: Vec<Option<u64>>,
     by_ret: Vec<(u64, usize)>,
-    /// Each client's own digest, by old index.
-    own: Vec<u64>,
     /// Each client's key, by old index.
     keys: Vec<u64>,
     /// New position → old index.
     order: Vec<usize>,
-    /// Old index → new position.
-    rename: Vec<usize>,
     /// Each client's key hasher, by old index.
-    hashers: Vec<rustc_hash::FxHasher>,
+    hashers: Vec<ahash::AHasher>,
     /// A class's members with their keys, sorted: the sort compares ready tuples (the
     /// profile, spinlock/fixed 4 × 1: the sorts with a key closure, which indexed two
     /// slices at every comparison, were ~10 % of the search; sorting ready tuples took
     /// the search's instructions down 3.3 %).
     keyed: Vec<(u64, usize)>,
-    /// The operations by (run of their invocation, new client name), sorted (as `keyed`).
-    placed: Vec<(u64, usize, usize)>,
 }
 
 impl Scratch {
@@ -420,14 +411,23 @@ impl Scratch {
     }
 
     /// The canonical order of the clients (`order`: new position → old index), and each
-    /// client's own digest (`own`, by old index): its state with its uniques named after
-    /// the servers' alone (`servers`: the uniques the servers named, in order). Within
-    /// each symmetry class, the class's positions are taken by its members sorted by a
-    /// key that does not depend on their indices (their own digest and their operations
-    /// in the history, with event positions replaced by the runs they are in). Two
-    /// states that differ by a permutation within classes and whose keys differ get the
-    /// same order; equal keys keep index order, which can only merge less (never states
-    /// that differ otherwise). Needs [`Scratch::runs`] of `history` first.
+    /// client's key (`keys`, by old index): a hash of its state with its uniques named
+    /// after the servers' alone (`servers`: the uniques the servers named, in order), then
+    /// of its operations in the history, each with the runs its invocation and return
+    /// are in and its digest. Within each symmetry class, the class's positions are taken
+    /// by its members sorted by key, which does not depend on their indices. Two states
+    /// that differ by a permutation within classes and whose keys differ get the same
+    /// order; equal keys keep index order, which can only merge less (never states that
+    /// differ otherwise).
+    ///
+    /// The keys in this order also stand for the history in the state's hash: the
+    /// permuted history has the operations by run of adjacent invocations, and within a
+    /// run by new client name (as the world sorts a run), and each event's position is
+    /// its run's start plus its rank by client name within the run (a client has at most
+    /// one event in a run); so the clients' operations with their runs, client by client
+    /// in the new order, are the permuted history, and hashing it again was the same
+    /// information twice (spinlock/fixed 4 × 1: hashing the clients alone took the search's
+    /// instructions down 5.9 %). Needs [`Scratch::runs`] of `history` first.
     fn canonical_order<Op, Ret>(
         &mut self,
         clients: &[ClientState<Recorded<Ret>>],
@@ -439,7 +439,7 @@ impl Scratch {
     ) {
         // A client's uniques are distinct: one not among the servers' is named after
         // them and after the client's earlier such ones.
-        self.own.clear();
+        self.hashers.clear();
         for cl in clients {
             let mut h = crate::store::fixed_hasher();
             let mut fresh = servers.len();
@@ -451,16 +451,10 @@ impl Scratch {
                 }
             };
             hash_client(cl, &mut h, &mut name, renamed, false, at);
-            self.own.push(h.finish());
+            self.hashers.push(h);
         }
-        // One key hasher per client, fed its own digest, then its operations in one
-        // pass over the history.
-        self.hashers.clear();
-        self.hashers.extend(self.own.iter().map(|&d| {
-            let mut h = rustc_hash::FxHasher::default();
-            h.write_u64(d);
-            h
-        }));
+        // Each client's hasher, fed the client, then takes its operations in one pass
+        // over the history.
         for (i, op) in history.ops.iter().enumerate() {
             let h = &mut self.hashers[op.client];
             self.call_start[i].hash(h);
@@ -489,37 +483,6 @@ impl Scratch {
             for (pos, &(_, member)) in positions.zip(&self.keyed) {
                 self.order[pos] = member;
             }
-        }
-    }
-
-    /// The history of the permuted state: clients renamed (`rename[old] = new`), the
-    /// operations in its invocation order (by run of adjacent invocations, and within a
-    /// run by new client name, as the world sorts a run), each with the runs its
-    /// invocation and return are in: with the new client names, the same as the permuted
-    /// history's event positions (a position is its run's start plus its rank by client
-    /// name within the run, and a client has at most one event in a run). Needs
-    /// [`Scratch::runs`] of `history` and `rename` first.
-    fn hash_history_renamed<Op, Ret, H: Hasher>(
-        &mut self,
-        history: &History<Op, Ret>,
-        digest: &[u64],
-        h: &mut H,
-    ) {
-        let ops = &history.ops;
-        let (call_start, rename) = (&self.call_start, &self.rename);
-        self.placed.clear();
-        self.placed.extend(
-            ops.iter()
-                .enumerate()
-                .map(|(i, op)| (call_start[i], rename[op.client], i)),
-        );
-        self.placed.sort_unstable();
-        h.write_usize(ops.len());
-        for &(start, client, i) in &self.placed {
-            h.write_usize(client);
-            h.write_u64(start);
-            self.ret_start[i].hash(h);
-            h.write_u64(digest[i]);
         }
     }
 }

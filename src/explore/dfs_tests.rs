@@ -37,6 +37,8 @@ impl Graph {
     }
 }
 
+impl Successors for Graph {}
+
 impl Model for Graph {
     type State = u32;
     type Action = u32;
@@ -74,6 +76,8 @@ struct Torus {
     hole: Option<u32>,
 }
 
+impl Successors for Torus {}
+
 impl Model for Torus {
     type State = (u32, u32);
     type Action = u8;
@@ -108,6 +112,8 @@ impl Model for Torus {
 /// A chain 0 → 1 → … → 9 with a branch at 4 to a dead end 20; "settles" (eventually)
 /// holds at 9 only, so the dead end's path is its discovery.
 struct Chain;
+
+impl Successors for Chain {}
 
 impl Model for Chain {
     type State = u32;
@@ -175,7 +181,7 @@ where
 /// This engine's figures and discovered paths on `threads` threads.
 fn ours<M>(model: &M, threads: usize) -> Run<M>
 where
-    M: Model + Sync,
+    M: Successors + Sync,
     M::State: Clone + Hash + Send,
     M::Action: Clone,
 {
@@ -190,7 +196,7 @@ where
 
 fn same_as_stateright<M>(make: impl Fn() -> M)
 where
-    M: Model + Send + Sync + 'static,
+    M: Successors + Send + Sync + 'static,
     M::State: Clone + Hash + PartialEq + Send + Sync + std::fmt::Debug + 'static,
     M::Action: Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static,
 {
