@@ -6,7 +6,7 @@
 //! a run of the simulator, and its choices replay it there.
 
 use super::guard::{Cut, Guard};
-use super::polls::{OpKey, PollInput, Polls, PollsRef, Step};
+use super::polls::{OpKey, PollInput, Polls, PollsRef, Step, Waits};
 use super::scope::Scope;
 use super::state::{Delivered, Halt, Phase, Recorded, State};
 use super::workload::{alternatives, Alternative, MAX_ALTERNATIVES};
@@ -140,10 +140,12 @@ struct Replay<'b, M: Explorable> {
     /// The future rebuilt to find a client's pending command, for the poll that follows.
     cached: Option<(usize, Rebuilt<M::Ret>)>,
     /// What came back for the command of the client polled next.
-    delivered: Option<(Delivered, Command)>,
+    delivered: Option<(Delivered, Arc<Command>)>,
 }
 
 impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, M> {
+    type Cmd = Arc<Command>;
+
     fn start(&mut self, c: usize, at: OpStart, cl: &mut ClientState<Recorded<M::Ret>>) -> M::Op {
         cl.rec.ordinal = self.bridge.cfg.rng_by_start.then_some(at.ordinal as u32);
         let key = (c, at.index as u32, cl.rec.alt, cl.rec.ordinal);
@@ -151,7 +153,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
         self.bridge.alts[c][at.index][cl.rec.alt as usize].0.clone()
     }
 
-    fn command(&mut self, c: usize, cl: &ClientState<Recorded<M::Ret>>) -> Option<Command> {
+    fn command(&mut self, c: usize, cl: &ClientState<Recorded<M::Ret>>) -> Option<Arc<Command>> {
         let node = cl
             .rec
             .polls
@@ -159,26 +161,28 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
             .filter(|n| n.op == self.bridge.op_key(c, cl));
         if let Some(node) = node {
             let memo = node.memo.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(request) = &memo.request {
-                return match request {
-                    Request::Command(cmd) => Some(cmd.clone()),
-                    Request::Sleep(..) => None,
+            if let Some(waits) = &memo.request {
+                return match waits {
+                    Waits::Command(cmd) => Some(cmd.clone()),
+                    Waits::Sleep => None,
                 };
             }
         }
         let mut rebuilt = self.bridge.rebuild(c, cl)?;
-        let request = rebuilt.request.take();
-        if let (Some(node), Some(request)) = (node, &request) {
-            node.memo.lock().unwrap_or_else(|e| e.into_inner()).request = Some(request.clone());
-        }
-        let Some(Request::Command(cmd)) = request else {
-            return None;
+        let waits = Waits::of(rebuilt.request.take()?);
+        let cmd = match &waits {
+            Waits::Command(cmd) => Some(cmd.clone()),
+            Waits::Sleep => None,
         };
+        if let Some(node) = node {
+            node.memo.lock().unwrap_or_else(|e| e.into_inner()).request = Some(waits);
+        }
+        let cmd = cmd?;
         self.cached = Some((c, rebuilt));
         Some(cmd)
     }
 
-    fn deliver(&mut self, _: usize, delivered: Delivered, cmd: Command) {
+    fn deliver(&mut self, _: usize, delivered: Delivered, cmd: Arc<Command>) {
         self.delivered = Some((delivered, cmd));
     }
 
@@ -264,7 +268,8 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
                     };
                     park = Some(request.clone());
                     if let Some(n) = child.node() {
-                        n.memo.lock().unwrap_or_else(|e| e.into_inner()).request = Some(request);
+                        n.memo.lock().unwrap_or_else(|e| e.into_inner()).request =
+                            Some(Waits::of(request));
                     }
                     polled
                 }

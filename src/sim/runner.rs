@@ -91,6 +91,8 @@ where
         op
     }
 
+    type Cmd = Command;
+
     #[inline]
     fn command(&mut self, c: usize, _: &ClientState<u32>) -> Option<Command> {
         self.clients[c].pending.take()

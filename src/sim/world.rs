@@ -23,6 +23,7 @@ use crate::rng::mix64;
 use crate::scenario::FaultKind;
 use crate::store::geometry::SlabClass;
 use crate::store::{Store, StoreConfig};
+use std::borrow::Borrow;
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -264,16 +265,37 @@ pub(crate) struct OpStart {
     pub ordinal: usize,
 }
 
+/// A command as a world's clients hand it over: owned by the simulator's clients, which
+/// build it for this call, and shared by the explorer's, which memoize it per node.
+pub(crate) trait CommandRef: std::borrow::Borrow<Command> + From<Command> {
+    /// The command itself, owned.
+    fn into_command(self) -> Command;
+}
+
+impl CommandRef for Command {
+    fn into_command(self) -> Command {
+        self
+    }
+}
+
+impl CommandRef for Arc<Command> {
+    fn into_command(self) -> Command {
+        Arc::unwrap_or_clone(self)
+    }
+}
+
 /// How a world's clients run: the driver that holds (or rebuilds) their code.
 pub(crate) trait Clients<Op, Ret, R> {
+    /// How the clients hand over a command.
+    type Cmd: CommandRef;
     /// Client `c` starts an operation where `at` says: its record is reset and its code
     /// made ready. Returns the operation.
     fn start(&mut self, c: usize, at: OpStart, cl: &mut ClientState<R>) -> Op;
     /// The command client `c` is parked on; `None` when it did not repeat its requests.
-    fn command(&mut self, c: usize, cl: &ClientState<R>) -> Option<Command>;
+    fn command(&mut self, c: usize, cl: &ClientState<R>) -> Option<Self::Cmd>;
     /// Hands client `c` what came back for its command `cmd`, for the poll that follows
     /// (a poll without a delivery before it is a first poll or a wake-up).
-    fn deliver(&mut self, c: usize, delivered: Delivered, cmd: Command);
+    fn deliver(&mut self, c: usize, delivered: Delivered, cmd: Self::Cmd);
     /// Client `c`'s timeout ran out: the timeout it was handed with [`Clients::deliver`]
     /// when its call went unanswered is what the poll that follows sees.
     fn time_out(&mut self, c: usize, cl: &ClientState<R>);
@@ -709,11 +731,12 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         match self.clients[c].phase {
             Phase::Idle => self.start_op(rules, c, clients, sink),
             Phase::Calling => {
-                let Some(cmd) = clients.command(c, &self.clients[c]) else {
+                let Some(handed) = clients.command(c, &self.clients[c]) else {
                     self.halt = Some(Halt::Nondeterministic { client: c });
                     return;
                 };
-                let shard = self.shard_of(&cmd);
+                let cmd: &Command = handed.borrow();
+                let shard = self.shard_of(cmd);
                 sink.kv_call();
                 // The trace's delivery only when the sink is on (the profile showed making
                 // and dropping one at every call).
@@ -722,7 +745,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 } else if lose == Some(false) {
                     (Delivered::Timeout, Some(Delivery::RequestLost))
                 } else {
-                    let reply = self.apply(rules, shard, &cmd, sink);
+                    let reply = self.apply(rules, shard, cmd, sink);
                     if lose == Some(true) {
                         (Delivered::Timeout, Some(Delivery::ReplyLost(reply)))
                     } else if sink.on() {
@@ -747,7 +770,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 }
                 self.now += rules.cfg.step_ms;
                 let timed_out = matches!(delivered, Delivered::Timeout);
-                clients.deliver(c, delivered, cmd);
+                clients.deliver(c, delivered, handed);
                 if timed_out {
                     self.time_out(rules, c, clients, sink);
                 } else {

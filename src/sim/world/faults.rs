@@ -2,7 +2,7 @@
 //! what applying one does. The fault is the trace's own ([`Fault`]): what the world
 //! applies is what the trace records (a `delay` with its request, once it is known).
 
-use super::{Clients, Delivered, Halt, InFlight, Phase, Rules, Sink, Tail, World};
+use super::{Clients, CommandRef, Delivered, Halt, InFlight, Phase, Rules, Sink, Tail, World};
 use crate::fault::{Fault, Pending};
 use crate::history::Mark;
 use crate::scenario::FaultKind;
@@ -159,7 +159,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         let mut request = None;
         if let Fault::Delay { client, .. } = fault {
             match clients.command(client, &self.clients[client]) {
-                Some(command) => request = Some(command),
+                Some(command) => request = Some(command.into_command()),
                 None => {
                     self.halt = Some(Halt::Nondeterministic { client });
                     return;
@@ -270,7 +270,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         );
         sink.kv_call();
         self.now += rules.cfg.step_ms;
-        clients.deliver(c, Delivered::Timeout, command);
+        clients.deliver(c, Delivered::Timeout, command.into());
         self.time_out(rules, c, clients, sink);
     }
 }
