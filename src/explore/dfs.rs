@@ -775,36 +775,20 @@ where
         let mut terminal = true;
         let mut actions = std::mem::take(&mut self.actions);
         self.model.actions(&state, &mut actions);
-        let last = actions.len().checked_sub(1);
-        let mut state = Some(state);
         // Every successor is pushed with its fingerprint set aside; then their slots are
         // touched, and the fingerprints inserted in order, the states seen before taken
         // out again: the same states pushed in the same order as inserting each at once.
         let base = self.stack.len();
         self.fps.clear();
+        // The last action's successor takes the state itself ([`Successors`]).
+        let last = actions.pop().map(|action| (actions.len(), action));
         for (index, action) in actions.drain(..).enumerate() {
-            let next = match state.take_if(|_| Some(index) == last) {
-                Some(parent) => self.model.next_state_from(parent, action),
-                None => {
-                    let parent = state.as_ref().expect("taken by the last action only");
-                    self.model.next_state(parent, action)
-                }
-            };
-            let Some(next) = next else {
-                continue;
-            };
-            if !self.model.within_boundary(&next) {
-                continue;
-            }
-            self.states += 1;
-            terminal = false;
-            self.fps.push(fingerprint(&next));
-            self.stack.push(Entry {
-                state: next,
-                depth: depth + 1,
-                index,
-                ebits,
-            });
+            let next = self.model.next_state(&state, action);
+            terminal &= !self.push(next, depth + 1, index, ebits);
+        }
+        if let Some((index, action)) = last {
+            let next = self.model.next_state_from(state, action);
+            terminal &= !self.push(next, depth + 1, index, ebits);
         }
         self.actions = actions;
         for &fp in &self.fps {
@@ -813,7 +797,11 @@ where
         let mut kept = base;
         for (k, &fp) in self.fps.iter().enumerate() {
             if self.board.insert(fp) {
-                self.stack.swap(kept, base + k);
+                // A swap in place still copies the entry three times (the profile: a
+                // fifth of the search's copies of states).
+                if kept != base + k {
+                    self.stack.swap(kept, base + k);
+                }
                 kept += 1;
             }
         }
@@ -825,6 +813,26 @@ where
                 }
             }
         }
+    }
+
+    /// Pushes successor `next` (at `depth`, action `index` of its parent) if there is one
+    /// and it is within the boundary, its fingerprint set aside; tells whether it was.
+    fn push(&mut self, next: Option<M::State>, depth: usize, index: usize, ebits: u64) -> bool {
+        let Some(next) = next else {
+            return false;
+        };
+        if !self.model.within_boundary(&next) {
+            return false;
+        }
+        self.states += 1;
+        self.fps.push(fingerprint(&next));
+        self.stack.push(Entry {
+            state: next,
+            depth,
+            index,
+            ebits,
+        });
+        true
     }
 
     /// The search's end on one thread: its figures and discoveries.
