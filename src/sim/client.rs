@@ -92,20 +92,20 @@ impl Slot {
     /// timeout hands the command back too ([`Slot::resend`]).
     #[inline]
     pub(crate) fn deliver(&mut self, delivered: Delivered, command: Command) {
-        let reply = delivered.into_result(&command);
-        if matches!(reply, Err(KvError::Timeout { .. })) {
+        // Only `Delivered::Timeout` is a timeout.
+        let timed_out = matches!(delivered, Delivered::Timeout);
+        self.reply = Some(delivered.into_result(&command));
+        if timed_out {
             self.resend = Some(command);
         }
-        self.reply = Some(reply);
     }
 
     /// [`Slot::deliver`] of copies (the command is copied only for a timeout).
     pub(crate) fn deliver_copy(&mut self, delivered: &Delivered, command: &Command) {
-        let reply = delivered.to_result(command);
-        if matches!(reply, Err(KvError::Timeout { .. })) {
+        if matches!(delivered, Delivered::Timeout) {
             self.resend = Some(command.clone());
         }
-        self.reply = Some(reply);
+        self.reply = Some(delivered.to_result(command));
     }
 }
 
@@ -189,12 +189,12 @@ impl Future for Execute<'_> {
                 .reply
                 .take()
                 .expect("the executor resumes a client only with its reply");
-            let back = slot.resend.take();
-            // A send with retries left timed out: send it again.
+            // A send with retries left timed out: send it again. (A command handed back
+            // and not sent again stays in the slot until the next timeout replaces it.)
             if !(this.sent <= retries && matches!(reply, Err(KvError::Timeout { .. }))) {
                 return Poll::Ready(reply);
             }
-            this.command = back;
+            this.command = slot.resend.take();
         }
         let command = this
             .command
