@@ -225,7 +225,7 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
         {
             let mut slot = rebuilt.handle.slot.borrow_mut();
             if let Some((delivered, cmd)) = &reply {
-                slot.reply = Some(delivered.to_result(cmd));
+                slot.deliver_copy(delivered, cmd);
             }
             slot.true_ms = now;
             slot.clock = clock;
@@ -719,11 +719,11 @@ impl<M: Explorable> Bridge<M> {
                     slot.true_ms = t;
                     slot.clock.offset_ms = offset;
                 }
-                slot.reply = match (&input.reply, &request) {
-                    (Some(d), Some(Request::Command(cmd))) => Some(d.to_result(cmd)),
-                    (None, _) => None,
+                match (&input.reply, &request) {
+                    (Some(d), Some(Request::Command(cmd))) => slot.deliver_copy(d, cmd),
+                    (None, _) => slot.reply = None,
                     (Some(_), _) => return None,
-                };
+                }
             }
             if future.as_mut().poll(&mut cx).is_ready() {
                 return None;

@@ -242,6 +242,26 @@ impl Prober<'_> {
             .is_some_and(|p| p == self.property)
     }
 
+    /// [`Prober::fails`] of the run from `seed` by the strategy's own walk, and the
+    /// choices it made when it was run now (not answered from memory).
+    fn fails_from(&mut self, config: &SimConfig, seed: u64) -> (bool, Option<Vec<u32>>) {
+        if self.exhausted() {
+            return (false, None);
+        }
+        self.probes += 1;
+        let target = self.target;
+        let mut made = None;
+        let fails = self
+            .probed
+            .violated(config, seed, None, || {
+                let (verdict, choices) = target.verdict_and_choices(config, seed);
+                made = Some(choices);
+                verdict
+            })
+            .is_some_and(|p| p == self.property);
+        (fails, made)
+    }
+
     /// The candidate replayed, else the first failing seed of the bounded search (with the
     /// choices that run made).
     fn reproduce(&mut self, c: &Candidate) -> Option<Candidate> {
@@ -249,12 +269,14 @@ impl Prober<'_> {
             return Some(c.clone());
         }
         for seed in seeds(c.seed, self.limits.seeds) {
-            if self.fails(&c.config, seed, None) {
-                let r = self.target.run("", &c.config, seed, None);
+            if let (true, made) = self.fails_from(&c.config, seed) {
+                // The probe's own choices, unless it was answered from memory.
+                let choices =
+                    made.unwrap_or_else(|| self.target.verdict_and_choices(&c.config, seed).1);
                 return Some(Candidate {
                     config: c.config.clone(),
                     seed,
-                    choices: Some(r.choices),
+                    choices: Some(choices),
                 });
             }
         }

@@ -43,6 +43,14 @@ pub trait Target {
     /// Only the verdict of one run (fast: no trace); the minimizer's probe.
     fn verdict(&self, config: &SimConfig, seed: u64, choices: Option<&[u32]>) -> Verdict;
 
+    /// The verdict of the run from `seed` by the strategy's own walk, with the choices it
+    /// made (replaying them gives the same run): the minimizer's probe of a seed, whose
+    /// choices it keeps when the run fails.
+    fn verdict_and_choices(&self, config: &SimConfig, seed: u64) -> (Verdict, Vec<u32>) {
+        let r = self.run("", config, seed, None);
+        (r.verdict, r.choices)
+    }
+
     /// Runs a scenario up to its limits, grouping the violations it finds (see
     /// [`sweep::sweep`]); [`crate::harness::findings::check`] turns the groups into findings.
     fn sweep(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport;
@@ -235,6 +243,15 @@ impl<M: Explorable> Target for ModelTarget<M> {
         quiet.record_trace = false;
         let out = sim::run(&*self.model, &quiet, seed, choices);
         sim::judge(&*self.model, &out)
+    }
+
+    /// Without a trace (a run traced again for its choices cost 2 % of a check of
+    /// `fifo/published`, whose failing runs are long).
+    fn verdict_and_choices(&self, config: &SimConfig, seed: u64) -> (Verdict, Vec<u32>) {
+        let mut quiet = config.clone();
+        quiet.record_trace = false;
+        let out = sim::run(&*self.model, &quiet, seed, None);
+        (sim::judge(&*self.model, &out), out.choices)
     }
 
     fn sweep(&self, scenario: &Scenario, config: &SimConfig, limits: &RunBudget) -> CheckReport {

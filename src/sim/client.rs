@@ -4,7 +4,7 @@
 use crate::command::{Command, Reply};
 use crate::kv::{Kv, KvError};
 use crate::rng::SimRng;
-use crate::sim::SimConfig;
+use crate::sim::{Delivered, SimConfig};
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
@@ -59,6 +59,10 @@ pub(crate) enum Wait {
 pub(crate) struct Slot {
     pub request: Option<Request>,
     pub reply: Option<Result<Reply, KvError>>,
+    /// The command of a send that timed out, handed back with the timeout
+    /// ([`Slot::deliver`]), so that a library with retries left sends it again without
+    /// having kept a copy of every command.
+    pub resend: Option<Command>,
     pub true_ms: u64,
     pub epoch_ms: u64,
     pub clock: ClientClock,
@@ -83,6 +87,28 @@ pub(crate) struct Slot {
     pub probes: Vec<&'static str>,
 }
 
+impl Slot {
+    /// Hands the client what came back for its `command`: the reply, or the error; a
+    /// timeout hands the command back too ([`Slot::resend`]).
+    #[inline]
+    pub(crate) fn deliver(&mut self, delivered: Delivered, command: Command) {
+        // Only `Delivered::Timeout` is a timeout.
+        let timed_out = matches!(delivered, Delivered::Timeout);
+        self.reply = Some(delivered.into_result(&command));
+        if timed_out {
+            self.resend = Some(command);
+        }
+    }
+
+    /// [`Slot::deliver`] of copies (the command is copied only for a timeout).
+    pub(crate) fn deliver_copy(&mut self, delivered: &Delivered, command: &Command) {
+        if matches!(delivered, Delivered::Timeout) {
+            self.resend = Some(command.clone());
+        }
+        self.reply = Some(delivered.to_result(command));
+    }
+}
+
 /// A simulated client's KV handle. Cloning it gives another handle to the same client.
 #[derive(Clone, Debug)]
 pub struct SimClient {
@@ -95,6 +121,7 @@ impl SimClient {
             slot: Rc::new(RefCell::new(Slot {
                 request: None,
                 reply: None,
+                resend: None,
                 true_ms: epoch_ms,
                 epoch_ms,
                 clock,
@@ -131,12 +158,14 @@ impl SimClient {
     }
 }
 
-/// [`SimClient`]'s [`Kv::execute`]: sends the command (a copy while retries are left) and
-/// waits for what comes back; a timeout while retries are left sends it again. One
-/// future, not one per send: it runs at every KV call of a simulated client.
+/// [`SimClient`]'s [`Kv::execute`]: sends the command and waits for what comes back; a
+/// timeout while retries are left sends it again (the executor hands a timed-out command
+/// back, [`Slot::deliver`]: the profile showed a copy made and dropped at every call of a
+/// client with retries). One future, not one per send: it runs at every KV call of a
+/// simulated client.
 struct Execute<'a> {
     client: &'a SimClient,
-    /// The command, until its last send.
+    /// The command, until it is sent.
     command: Option<Command>,
     /// Sends so far.
     sent: u32,
@@ -153,24 +182,24 @@ impl Future for Execute<'_> {
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let mut slot = this.client.slot.borrow_mut();
+        let retries = *this.retries.get_or_insert(slot.retries);
         if this.parked {
             this.parked = false;
             let reply = slot
                 .reply
                 .take()
                 .expect("the executor resumes a client only with its reply");
-            // A copy was sent (retries are left) and timed out: send again.
-            if !(this.command.is_some() && matches!(reply, Err(KvError::Timeout { .. }))) {
+            // A send with retries left timed out: send it again. (A command handed back
+            // and not sent again stays in the slot until the next timeout replaces it.)
+            if !(this.sent <= retries && matches!(reply, Err(KvError::Timeout { .. }))) {
                 return Poll::Ready(reply);
             }
+            this.command = slot.resend.take();
         }
-        let retries = *this.retries.get_or_insert(slot.retries);
-        let command = if this.sent < retries {
-            this.command.clone()
-        } else {
-            this.command.take()
-        };
-        let command = command.expect("a command is sent at most retries + 1 times");
+        let command = this
+            .command
+            .take()
+            .expect("a timed-out command is handed back to be sent again");
         this.sent += 1;
         slot.request = Some(Request::Command(command));
         this.parked = true;

@@ -100,8 +100,11 @@ where
 
     #[inline]
     fn deliver(&mut self, c: usize, delivered: Delivered, cmd: Command) {
-        let reply = delivered.into_result(&cmd);
-        self.clients[c].handle.slot.borrow_mut().reply = Some(reply);
+        self.clients[c]
+            .handle
+            .slot
+            .borrow_mut()
+            .deliver(delivered, cmd);
     }
 
     /// The timeout is in the handle's slot since [`Clients::deliver`]: nothing to do.
