@@ -162,18 +162,12 @@ impl<'b, M: Explorable> Clients<M::Op, M::Ret, Recorded<M::Ret>> for Replay<'b, 
         if let Some(node) = node {
             let memo = node.memo.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(waits) = &memo.request {
-                return match waits {
-                    Waits::Command(cmd) => Some(cmd.clone()),
-                    Waits::Sleep => None,
-                };
+                return waits.command();
             }
         }
         let mut rebuilt = self.bridge.rebuild(c, cl)?;
         let waits = Waits::of(rebuilt.request.take()?);
-        let cmd = match &waits {
-            Waits::Command(cmd) => Some(cmd.clone()),
-            Waits::Sleep => None,
-        };
+        let cmd = waits.command();
         if let Some(node) = node {
             node.memo.lock().unwrap_or_else(|e| e.into_inner()).request = Some(waits);
         }

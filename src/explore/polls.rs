@@ -80,6 +80,14 @@ impl Waits {
             Request::Sleep(..) => Waits::Sleep,
         }
     }
+
+    /// The command, shared; `None` for a wait.
+    pub(crate) fn command(&self) -> Option<Arc<Command>> {
+        match self {
+            Waits::Command(cmd) => Some(cmd.clone()),
+            Waits::Sleep => None,
+        }
+    }
 }
 
 /// What a next poll gave: the same at any time if the client did not read its clock
