@@ -5,7 +5,7 @@
 //! rebuilds each client's future from its recorded poll inputs, so a path of the bridge is
 //! a run of the simulator, and its choices replay it there.
 
-use super::guard::{Cut, Guard};
+use super::guard::{Cut, Guard, Tickets, TICKET_RUN};
 use super::polls::{OpKey, PollInput, Polls, PollsRef, Step, Waits};
 use super::scope::Scope;
 use super::state::{Delivered, Halt, Phase, Recorded, State};
@@ -895,6 +895,14 @@ impl<M: Explorable> super::dfs::Successors for Bridge<M> {
         // the histories): the step copies the history on write as it does from a copy.
         let (history, digests) = (s.history.clone(), s.op_digests.clone());
         Some(self.advance(s, &history, &digests, action, &mut ()))
+    }
+
+    fn tickets(&self) -> Tickets {
+        Tickets::new(self.guard.clone())
+    }
+
+    fn admit(&self, s: &Self::State, tickets: &mut Tickets) -> bool {
+        self.guard.admit_with(self.cut(s), tickets, TICKET_RUN)
     }
 }
 

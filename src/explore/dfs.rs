@@ -36,6 +36,7 @@
 //! parent's path. A discovery's path of states is rebuilt from its indices, as
 //! stateright rebuilds it.
 
+use super::guard::Tickets;
 use crossbeam_utils::CachePadded;
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
@@ -63,6 +64,18 @@ pub(crate) trait Successors: Model {
     /// a reference.
     fn next_state_from(&self, state: Self::State, action: Self::Action) -> Option<Self::State> {
         self.next_state(&state, action)
+    }
+
+    /// A thread's tickets for [`Successors::admit`] (none: the boundary takes no count).
+    fn tickets(&self) -> Tickets {
+        Tickets::none()
+    }
+
+    /// [`Model::within_boundary`] with the thread's own `tickets` (a bound on generated
+    /// states counts them in runs, not with a shared write per state).
+    fn admit(&self, state: &Self::State, tickets: &mut Tickets) -> bool {
+        let _ = tickets;
+        self.within_boundary(state)
     }
 }
 
@@ -606,6 +619,8 @@ struct Worker<'m, M: Successors, B> {
     actions: Vec<M::Action>,
     /// The fingerprints of the successors being pushed.
     fps: Vec<u64>,
+    /// The thread's tickets of the state bound ([`Successors::admit`]).
+    tickets: Tickets,
     states: usize,
     max_depth: usize,
     progress: Option<&'m (dyn Fn(Counts) + Sync)>,
@@ -639,6 +654,7 @@ where
             trail: Vec::new(),
             actions: Vec::new(),
             fps: Vec::new(),
+            tickets: model.tickets(),
             states,
             max_depth: 0,
             progress,
@@ -821,7 +837,7 @@ where
         let Some(next) = next else {
             return false;
         };
-        if !self.model.within_boundary(&next) {
+        if !self.model.admit(&next, &mut self.tickets) {
             return false;
         }
         self.states += 1;
