@@ -170,12 +170,12 @@ impl Guard {
     /// admits a state, as when they were taken one by one.
     fn take(&self, tickets: &mut Tickets, run: usize) -> bool {
         let max = self.max_states;
-        let taken =
-            self.counts
-                .generated
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |g| {
-                    (g < max).then(|| g + run.max(1).min(max - g))
-                });
+        let taken = self
+            .counts
+            .generated
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |g| {
+                (g < max).then(|| g + run.max(1).min(max - g))
+            });
         match taken {
             Ok(g) => {
                 tickets.next = g + 1;
@@ -271,7 +271,11 @@ mod tests {
         // b used its run of 36 and meets the bound.
         assert!(!g.admit_with(Some(Cut::Steps), &mut b, TICKET_RUN));
         assert!(!g.admit_with(Some(Cut::Steps), &mut b, TICKET_RUN));
-        assert_eq!(g.steps_cut(), 1, "only the state that met the bound counts as cut");
+        assert_eq!(
+            g.steps_cut(),
+            1,
+            "only the state that met the bound counts as cut"
+        );
         // a still holds 63 tickets: it uses ten of them and gives the rest back.
         assert!((0..10).all(|_| g.admit_with(None, &mut a, TICKET_RUN)));
         drop(a);
