@@ -57,10 +57,11 @@ struct Counts {
 
 /// A thread's tickets: numbers of generated states taken from the guard in a run, to
 /// admit states without writing the shared count at every one. Every ticket is one
-/// state of the bound: tickets are numbered as the states would be admitted one by
-/// one, a run never passes the bound, and the unused ones are given back when the
-/// tickets are dropped, so the bound admits exactly as many states as it did one by
-/// one (the run is only who takes the last of them).
+/// state of the bound, numbered as the states would be admitted one by one (the memory
+/// check runs at the same numbers), and a run never passes the bound: a search admits
+/// at most the bound's states, and all of them unless a thread's search ends with
+/// tickets unused (given back when the tickets are dropped), which the bound's message
+/// does not count. On one thread, exactly the states admitted one by one.
 #[derive(Debug)]
 pub(crate) struct Tickets {
     guard: Option<Arc<Guard>>,
