@@ -170,17 +170,17 @@ impl Guard {
     /// Threads that still hold tickets go on using them: every ticket up to the bound
     /// admits a state, as when they were taken one by one.
     fn take(&self, tickets: &mut Tickets, run: usize) -> bool {
-        let max = self.max_states;
+        let (max, run) = (self.max_states, run.max(1));
         let taken = self
             .counts
             .generated
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |g| {
-                (g < max).then(|| g + run.max(1).min(max - g))
+                (g < max).then(|| g + run.min(max - g))
             });
         match taken {
             Ok(g) => {
                 tickets.next = g + 1;
-                tickets.left = run.max(1).min(max - g);
+                tickets.left = run.min(max - g);
                 true
             }
             Err(_) => false,
@@ -258,11 +258,11 @@ mod tests {
         );
     }
 
-    /// Threads that take tickets in runs admit exactly the bound's states between them,
-    /// the one holding tickets after another met the bound goes on using them, and the
-    /// message counts the states admitted once the unused tickets are given back.
+    /// Threads that take tickets in runs never pass the bound between them, the one
+    /// holding tickets after another met the bound goes on using them, and the message
+    /// counts the states admitted once the unused tickets are given back.
     #[test]
-    fn tickets_in_runs_admit_exactly_the_bound() {
+    fn tickets_in_runs_never_pass_the_bound_and_count_the_states_admitted() {
         let g = Arc::new(Guard::new(100, u64::MAX));
         let (mut a, mut b) = (Tickets::new(g.clone()), Tickets::new(g.clone()));
         // a takes 1..=64, b 65..=100 (the run stops at the bound).
@@ -288,7 +288,7 @@ mod tests {
         );
     }
 
-    /// Tickets taken one at a time meet the bound at its last state.
+    /// One thread taking tickets in runs admits exactly the bound's states, as one by one.
     #[test]
     fn one_run_of_tickets_stops_at_the_bound() {
         let g = Arc::new(Guard::new(130, u64::MAX));
