@@ -5,6 +5,8 @@
 //! rebuilds each client's future from its recorded poll inputs, so a path of the bridge is
 //! a run of the simulator, and its choices replay it there.
 
+use super::commute::{Allowance, Effect, Touched};
+use super::dfs::{Positions, Stepped};
 use super::guard::{Cut, Guard, Tickets, TICKET_RUN};
 use super::polls::{OpKey, PollInput, Polls, PollsRef, Step, Waits};
 use super::scope::Scope;
@@ -63,7 +65,7 @@ pub(crate) struct Bridge<M: Explorable> {
     /// Fault kinds on, and the budget of each.
     kinds: Vec<FaultKind>,
     /// The noisy neighbour's slab classes ([`crate::sim::neighbour_classes`] of `cfg`).
-    neighbour: Vec<(SlabClass, usize)>,
+    pub(crate) neighbour: Vec<(SlabClass, usize)>,
     budgets: Vec<u32>,
     /// Paths are not expanded past this true time.
     horizon: u64,
@@ -90,6 +92,8 @@ pub(crate) struct Bridge<M: Explorable> {
     /// The root polls of every operation started so far (whose nodes memoize what
     /// replaying them gave).
     roots: Roots<M::Ret>,
+    /// Whether the depth-first search reduces with sleep sets (see `commute`).
+    reduce: bool,
 }
 
 /// The `ready_since` of a client that can no longer be starved before its next step
@@ -438,6 +442,7 @@ impl<M: Explorable> Bridge<M> {
             init,
             guard,
             roots: Roots::new(),
+            reduce: false,
         };
         let mut init = bridge.init.clone();
         bridge.settle(&mut init);
@@ -543,6 +548,7 @@ impl<M: Explorable> Bridge<M> {
             init,
             guard,
             roots: Roots::new(),
+            reduce: false,
         }
     }
 
@@ -857,6 +863,21 @@ impl<M: Explorable> Bridge<M> {
         next
     }
 
+    /// The client an action is a step of (`None` for a fault).
+    fn client_of(action: &Action) -> Option<usize> {
+        match action {
+            Action::Start(c, ..) | Action::Step(c) => Some(*c),
+            Action::Fault(_) => None,
+        }
+    }
+
+    /// The same bridge, its search reduced with sleep sets when `on` and it can be (see
+    /// `commute`).
+    pub(crate) fn reducing(mut self, on: bool) -> Self {
+        self.reduce = on && self.can_reduce();
+        self
+    }
+
     /// Which of the scope's bounds cuts this state, if one does: past the time horizon,
     /// or an operation past its step bound. A final state is never cut.
     pub(crate) fn cut(&self, s: &State<M::Op, M::Ret>) -> Option<Cut> {
@@ -895,6 +916,46 @@ impl<M: Explorable> super::dfs::Successors for Bridge<M> {
         // the histories): the step copies the history on write as it does from a copy.
         let (history, digests) = (s.history.clone(), s.op_digests.clone());
         Some(self.advance(s, &history, &digests, action, &mut ()))
+    }
+
+    fn reduces(&self) -> bool {
+        self.reduce
+    }
+
+    fn step(&self, s: &Self::State, action: Action) -> Stepped<Self::State> {
+        let (client, before) = (Self::client_of(&action), (s.now, s.seq));
+        let mut touched = Touched::default();
+        let next = self.advance(s.clone(), &s.history, &s.op_digests, action, &mut touched);
+        let effect = client.and_then(|c| self.effect(c, before, &next, &touched));
+        (Some(next), effect)
+    }
+
+    fn step_from(&self, s: Self::State, action: Action) -> Stepped<Self::State> {
+        let (client, before) = (Self::client_of(&action), (s.now, s.seq));
+        let mut touched = Touched::default();
+        let (history, digests) = (s.history.clone(), s.op_digests.clone());
+        let next = self.advance(s, &history, &digests, action, &mut touched);
+        let effect = client.and_then(|c| self.effect(c, before, &next, &touched));
+        (Some(next), effect)
+    }
+
+    fn agent(&self, action: &Action) -> Option<usize> {
+        Self::client_of(action)
+    }
+
+    fn context(&self, s: &Self::State) -> Option<Allowance> {
+        Bridge::context(self, s)
+    }
+
+    fn commute(&self, at: &Allowance, a: &Effect, b: &Effect) -> bool {
+        Bridge::commute(self, at, a, b)
+    }
+
+    fn fingerprint_with_positions(&self, s: &Self::State) -> (u64, Positions)
+    where
+        Self::State: std::hash::Hash,
+    {
+        super::canon::fingerprint_with_positions(s)
     }
 
     fn tickets(&self) -> Tickets {

@@ -86,10 +86,7 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             now.hash(h);
         }
         h.write_usize(clients.len());
-        let symmetric = clients
-            .iter()
-            .enumerate()
-            .any(|(c, cl)| cl.rec.class as usize != c);
+        let symmetric = symmetric(clients);
         // Each operation's digest: kept beside the history by the search
         // ([`refresh_op_digests`]), computed here for a state without them.
         let computed: Ops<u64>;
@@ -196,6 +193,41 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             _ => halt.hash(h),
         }
     }
+}
+
+/// Whether some client is interchangeable with another (the hash then renames clients).
+fn symmetric<R>(clients: &[ClientState<Recorded<R>>]) -> bool {
+    clients
+        .iter()
+        .enumerate()
+        .any(|(c, cl)| cl.rec.class as usize != c)
+}
+
+/// The fingerprint of `s` and each client's position in the canonical order its hash took
+/// (its index, without symmetry): the coordinates in which the search keeps a sleep set
+/// beside a fingerprint, so that two states that differ by a renaming of clients compare
+/// their sleep sets client for client. Clients with equal keys are ordered by index: the
+/// hash cannot tell them apart, so comparing them by index can only find a sleep set not
+/// covered where it is (a state explored again), never the other way round.
+pub(crate) fn fingerprint_with_positions<Op: Hash, Ret: Hash>(
+    s: &World<Op, Ret, Recorded<Ret>>,
+) -> (u64, [u8; super::commute::MAX_CLIENTS]) {
+    let fp = super::dfs::fingerprint(s);
+    let mut positions = [0u8; super::commute::MAX_CLIENTS];
+    for (c, p) in positions.iter_mut().enumerate() {
+        *p = c as u8;
+    }
+    if symmetric(&s.clients) {
+        // The order the hash just took, on this thread's scratch.
+        SCRATCH.with_borrow(|sc| {
+            for (new, &old) in sc.order.iter().enumerate() {
+                if let Some(p) = positions.get_mut(old) {
+                    *p = new as u8;
+                }
+            }
+        });
+    }
+    (fp, positions)
 }
 
 /// A true time as the hash takes it: as it is (`at` is `None`), or relative to `at`, the

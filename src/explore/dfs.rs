@@ -35,9 +35,25 @@
 //! to another thread is the bottom states of one depth, with the indices of their
 //! parent's path. A discovery's path of states is rebuilt from its indices, as
 //! stateright rebuilds it.
+//!
+//! With sleep sets ([`Successors::reduces`]; `commute` says which steps commute), a state
+//! is expanded without the steps of its sleep set, and each successor gets the steps,
+//! among those asleep here and those taken before its own (popped first), that commute
+//! with its own step. The visited set keeps, beside each fingerprint, the agents asleep
+//! when the state was first reached (in the state's canonical client order, so that
+//! permuted states compare client for client); reached again with a sleep set that does
+//! not include them, the state is explored again for the agents now awake, and the kept
+//! set shrinks to the intersection (Godefroid's sleep sets with state caching): every
+//! reachable state is visited, so the same properties are checked on the same states.
+//! Counts: a state's generated successors exclude the steps asleep; [`Counts::slept`]
+//! counts those, less the ones taken when a state is explored again, so that a complete
+//! search without the reduction generates `states + slept`. Which path a discovery
+//! records and the maximum depth may differ from a search without it.
 
+use super::commute::{Allowance, Effect, MAX_CLIENTS};
 use super::guard::Tickets;
 use crossbeam_utils::CachePadded;
+use smallvec::SmallVec;
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -77,6 +93,122 @@ pub(crate) trait Successors: Model {
     fn admit(&self, state: &Self::State, _tickets: &mut Tickets) -> bool {
         self.within_boundary(state)
     }
+
+    /// Whether the search reduces with sleep sets ([`Successors::step`] tells effects);
+    /// without, none of the methods below is called.
+    fn reduces(&self) -> bool {
+        false
+    }
+
+    /// [`Model::next_state`], with the step's effect (`None`: it commutes with nothing).
+    fn step(&self, state: &Self::State, action: Self::Action) -> Stepped<Self::State> {
+        (self.next_state(state, action), None)
+    }
+
+    /// [`Successors::next_state_from`], with the step's effect.
+    fn step_from(&self, state: Self::State, action: Self::Action) -> Stepped<Self::State> {
+        (self.next_state_from(state, action), None)
+    }
+
+    /// The client an action is a step of (`None`: an action that never sleeps).
+    fn agent(&self, _action: &Self::Action) -> Option<usize> {
+        None
+    }
+
+    /// What `state` allows pairs of steps (`None`: nothing commutes there).
+    fn context(&self, _state: &Self::State) -> Option<Allowance> {
+        None
+    }
+
+    /// Whether the steps of effects `a` and `b` commute at a state that allows `at`.
+    fn commute(&self, _at: &Allowance, _a: &Effect, _b: &Effect) -> bool {
+        false
+    }
+
+    /// The fingerprint of `state` and each agent's position in it (see
+    /// `canon::fingerprint_with_positions`).
+    fn fingerprint_with_positions(&self, state: &Self::State) -> (u64, Positions)
+    where
+        Self::State: Hash,
+    {
+        (fingerprint(state), IDENTITY)
+    }
+}
+
+/// A successor (if any) and the effect of the step to it (see [`Successors::step`]).
+pub(crate) type Stepped<S> = (Option<S>, Option<Effect>);
+
+/// Each agent's position in a state's canonical order (see
+/// [`Successors::fingerprint_with_positions`]).
+pub(crate) type Positions = [u8; MAX_CLIENTS];
+
+/// Every agent in its own position.
+const IDENTITY: Positions = {
+    let mut p = [0u8; MAX_CLIENTS];
+    let mut i = 0;
+    while i < MAX_CLIENTS {
+        p[i] = i as u8;
+        i += 1;
+    }
+    p
+};
+
+/// A sleep set: the effects of the steps not to take from a state (all of an agent's
+/// steps or none), and their agents as bits.
+#[derive(Clone, Debug, Default)]
+struct Sleep {
+    effects: SmallVec<[Effect; 2]>,
+    agents: u8,
+}
+
+impl Sleep {
+    fn add(&mut self, effect: Effect) {
+        self.agents |= 1 << effect.client();
+        self.effects.push(effect);
+    }
+
+    /// The agents in canonical positions `positions`.
+    fn canonical(&self, positions: &Positions) -> u8 {
+        map_agents(self.agents, positions)
+    }
+}
+
+/// The agents of bits `agents` moved to their positions `positions`.
+fn map_agents(mut agents: u8, positions: &Positions) -> u8 {
+    let mut out = 0;
+    while agents != 0 {
+        out |= 1 << positions[agents.trailing_zeros() as usize];
+        agents &= agents - 1;
+    }
+    out
+}
+
+/// The agents whose positions (in `positions`) are the bits of `canonical`.
+fn agents_at(canonical: u8, positions: &Positions) -> u8 {
+    (0..MAX_CLIENTS)
+        .filter(|&c| canonical & (1 << positions[c]) != 0)
+        .fold(0, |m, c| m | 1 << c)
+}
+
+/// A step taken from a state under sleep sets.
+struct Taken {
+    agent: Option<usize>,
+    effect: Option<Effect>,
+    /// Its successor is within the boundary (and pushed, for now).
+    admitted: bool,
+}
+
+/// What the visited set said of a state and the sleep set it was reached with.
+#[derive(Debug, PartialEq, Eq)]
+enum Visit {
+    /// Not visited before.
+    New,
+    /// Visited with a sleep set this one includes: nothing more to explore.
+    Covered,
+    /// Visited with a sleep set of these (canonical) agents, some of them awake now: the
+    /// state is explored again for them (Godefroid's sleep sets with state caching: the
+    /// kept set becomes the intersection).
+    Uncovered(u8),
 }
 
 /// stateright's fingerprint keys (`stateright::stable`): the same fingerprints, so the
@@ -111,6 +243,13 @@ struct Set {
     len: usize,
     /// Whether the zero fingerprint is held (it cannot be told from an empty slot).
     zero: bool,
+    /// Under sleep sets, per slot the (canonical) agents asleep when its state was
+    /// explored; empty otherwise.
+    asleep: Vec<u8>,
+    /// The zero fingerprint's.
+    zero_asleep: u8,
+    /// Whether the set keeps sleep sets.
+    keeps_sleep: bool,
 }
 
 impl Default for Set {
@@ -119,42 +258,68 @@ impl Default for Set {
             slots: Arc::from(Vec::new()),
             len: 0,
             zero: false,
+            asleep: Vec::new(),
+            zero_asleep: 0,
+            keeps_sleep: false,
         }
     }
 }
 
 impl Set {
+    /// An empty set that keeps a sleep set per fingerprint ([`Set::visit`]).
+    fn keeping_sleep() -> Set {
+        Set {
+            keeps_sleep: true,
+            ..Set::default()
+        }
+    }
+
     /// Adds `fp`; `false` when it was there.
     fn insert(&mut self, fp: u64) -> bool {
+        self.visit(fp, 0) == Visit::New
+    }
+
+    /// Adds `fp`, reached with the (canonical) agents `asleep` asleep; when it was there,
+    /// whether the sleep set it was explored with covers this one (see [`Visit`]).
+    fn visit(&mut self, fp: u64, asleep: u8) -> Visit {
         if fp == 0 {
-            let new = !self.zero;
-            self.zero = true;
-            self.len += new as usize;
-            return new;
+            if !self.zero {
+                self.zero = true;
+                self.zero_asleep = asleep;
+                self.len += 1;
+                return Visit::New;
+            }
+            return cover(&mut self.zero_asleep, asleep, self.keeps_sleep);
         }
         // At most three quarters full.
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
         }
-        if Self::place(&self.slots, fp) {
-            self.len += 1;
-            true
-        } else {
-            false
+        match Self::place(&self.slots, fp) {
+            Ok(i) => {
+                self.len += 1;
+                if self.keeps_sleep {
+                    self.asleep[i] = asleep;
+                }
+                Visit::New
+            }
+            Err(_) if !self.keeps_sleep => Visit::Covered,
+            Err(i) => cover(&mut self.asleep[i], asleep, true),
         }
     }
 
-    /// Puts non-zero `fp` in `slots` (not full); `false` when it was there.
-    fn place(slots: &[AtomicU64], fp: u64) -> bool {
+    /// Puts non-zero `fp` in `slots` (not full): `Ok` with its slot, `Err` with the slot
+    /// where it was.
+    fn place(slots: &[AtomicU64], fp: u64) -> Result<usize, usize> {
         let mask = slots.len() - 1;
         let mut i = (fp >> (64 - slots.len().trailing_zeros())) as usize;
         loop {
             match slots[i].load(Ordering::Relaxed) {
                 0 => {
                     slots[i].store(fp, Ordering::Relaxed);
-                    return true;
+                    return Ok(i);
                 }
-                x if x == fp => return false,
+                x if x == fp => return Err(i),
                 _ => i = (i + 1) & mask,
             }
         }
@@ -163,18 +328,40 @@ impl Set {
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(1 << 10);
         let slots: Slots = (0..size).map(|_| AtomicU64::new(0)).collect();
-        for fp in self.slots.iter() {
+        let mut asleep = if self.keeps_sleep {
+            vec![0u8; size]
+        } else {
+            Vec::new()
+        };
+        for (k, fp) in self.slots.iter().enumerate() {
             let fp = fp.load(Ordering::Relaxed);
             if fp != 0 {
-                Self::place(&slots, fp);
+                let i = Self::place(&slots, fp).unwrap_or_else(|i| i);
+                if self.keeps_sleep {
+                    asleep[i] = self.asleep[k];
+                }
             }
         }
         self.slots = slots;
+        self.asleep = asleep;
     }
 
     fn len(&self) -> usize {
         self.len
     }
+}
+
+/// A state visited with the agents `kept` asleep, reached again with `asleep`: covered
+/// when `kept` is within `asleep`; else the kept set shrinks to the intersection (what
+/// the two explorations together leave out).
+fn cover(kept: &mut u8, asleep: u8, keeps_sleep: bool) -> Visit {
+    let awake = *kept & !asleep;
+    if !keeps_sleep || awake == 0 {
+        return Visit::Covered;
+    }
+    let old = *kept;
+    *kept &= asleep;
+    Visit::Uncovered(old)
 }
 
 /// Loads the slot of `slots` where a lookup of `fp` begins, and throws it away: touching
@@ -197,6 +384,10 @@ pub(crate) struct Counts {
     pub(crate) unique: usize,
     /// The deepest popped state, in states (an init state is 1; stateright's `max_depth`).
     pub(crate) max_depth: usize,
+    /// Under sleep sets, the steps left untaken (asleep at a state's first exploration and
+    /// not taken at a later one): with [`Counts::states`], what a search without the
+    /// reduction generates, when it completes.
+    pub(crate) slept: usize,
 }
 
 /// The end of a search: its figures and, per property (in the model's order), the action
@@ -249,6 +440,19 @@ struct Entry<S> {
     depth: usize,
     index: usize,
     ebits: u64,
+    /// Under sleep sets, what not to take from the state, when anything (out of line: a
+    /// search without them pays one word per entry).
+    asleep: Option<Box<Asleep>>,
+}
+
+/// What a state's expansion leaves out under sleep sets.
+#[derive(Debug, Default)]
+struct Asleep {
+    /// The steps not to take.
+    sleep: Sleep,
+    /// For a state visited before, explored again: the agents whose steps alone are taken
+    /// (a bit each; 0 for a state's first exploration, which takes every step not asleep).
+    only: u8,
 }
 
 /// Work for a thread: states of one depth and the action indices of their parent's path.
@@ -293,12 +497,21 @@ where
             depth: 1,
             index,
             ebits,
+            asleep: None,
         })
         .collect();
     let generated = entries.len();
+    let reduces = model.reduces();
+    let new_set = || {
+        if reduces {
+            Set::keeping_sleep()
+        } else {
+            Set::default()
+        }
+    };
     if threads <= 1 {
         let mut board = Solo {
-            visited: Set::default(),
+            visited: new_set(),
             found: Found::new(&properties),
         };
         for fp in fingerprints {
@@ -312,7 +525,7 @@ where
     }
     let shared = Shared {
         visited: (0..SHARDS)
-            .map(|_| CachePadded::new(Mutex::new(Set::default())))
+            .map(|_| CachePadded::new(Mutex::new(new_set())))
             .collect(),
         found: Mutex::new(vec![None; properties.len()]),
         discovered: std::sync::atomic::AtomicU64::new(0),
@@ -345,14 +558,15 @@ where
                         worker.stack = entries;
                     }
                     worker.run(Some(&shared.market));
-                    (worker.states, worker.max_depth)
+                    (worker.states, worker.max_depth, worker.slept)
                 })
             })
             .collect();
         for h in handles {
-            let (states, depth) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            let (states, depth, slept) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
             counts.states += states;
             counts.max_depth = counts.max_depth.max(depth);
+            counts.slept = counts.slept.wrapping_add(slept);
         }
     });
     counts.unique = shared.unique();
@@ -391,6 +605,8 @@ impl Found {
 trait Board {
     /// Adds a fingerprint; `false` when it was there.
     fn insert(&mut self, fp: u64) -> bool;
+    /// Adds a fingerprint reached with sleep set `asleep` ([`Set::visit`]).
+    fn visit(&mut self, fp: u64, asleep: u8) -> Visit;
     /// Loads what inserting `fp` will read (see [`touch`]).
     fn touch(&self, fp: u64);
     /// Records a discovery of `property` at the path `path`.
@@ -412,6 +628,10 @@ struct Solo {
 impl Board for Solo {
     fn insert(&mut self, fp: u64) -> bool {
         self.visited.insert(fp)
+    }
+
+    fn visit(&mut self, fp: u64, asleep: u8) -> Visit {
+        self.visited.visit(fp, asleep)
     }
 
     fn touch(&self, fp: u64) {
@@ -482,13 +702,17 @@ struct Member<'a, S> {
 
 impl<S> Board for Member<'_, S> {
     fn insert(&mut self, fp: u64) -> bool {
+        self.visit(fp, 0) == Visit::New
+    }
+
+    fn visit(&mut self, fp: u64, asleep: u8) -> Visit {
         let k = shard_of(fp);
         let mut shard = self.shared.shard(fp);
-        let new = shard.insert(fp);
+        let visit = shard.visit(fp, asleep);
         if !Arc::ptr_eq(&self.slots[k], &shard.slots) {
             self.slots[k] = Arc::clone(&shard.slots);
         }
-        new
+        visit
     }
 
     /// Touches the shard's slots as this thread last saw them, without its lock (after
@@ -525,6 +749,7 @@ impl<S> Board for Member<'_, S> {
             states: s.states.load(Ordering::Relaxed),
             unique: s.unique(),
             max_depth: s.max_depth.load(Ordering::Relaxed),
+            slept: 0,
         }
     }
 }
@@ -621,6 +846,15 @@ struct Worker<'m, M: Successors, B> {
     fps: Vec<u64>,
     /// The thread's tickets of the state bound ([`Successors::admit`]).
     tickets: Tickets,
+    /// Under sleep sets, the actions of the state being expanded that are taken: each
+    /// with its index among the state's actions and its agent.
+    kept: Vec<(usize, Option<usize>, M::Action)>,
+    /// Under sleep sets, the steps taken from the state being expanded.
+    taken: Vec<Taken>,
+    /// Under sleep sets, each pushed successor's positions (see [`Successors::fingerprint_with_positions`]).
+    positions: Vec<Positions>,
+    /// Steps left asleep less those taken again (a wrapping count: see [`Counts::slept`]).
+    slept: usize,
     states: usize,
     max_depth: usize,
     progress: Option<&'m (dyn Fn(Counts) + Sync)>,
@@ -655,6 +889,10 @@ where
             actions: Vec::new(),
             fps: Vec::new(),
             tickets: model.tickets(),
+            kept: Vec::new(),
+            taken: Vec::new(),
+            positions: Vec::new(),
+            slept: 0,
             states,
             max_depth: 0,
             progress,
@@ -667,6 +905,7 @@ where
             states: self.states,
             unique: 0,
             max_depth: self.max_depth,
+            slept: self.slept,
         }
     }
 
@@ -747,12 +986,20 @@ where
                 depth,
                 index,
                 mut ebits,
+                asleep,
             }) = self.stack.pop()
             else {
                 return;
             };
+            let Asleep { sleep, only } = asleep.map(|a| *a).unwrap_or_default();
             self.trail.truncate(depth - 1);
             self.trail.push(index);
+            if only != 0 {
+                // A state explored again for steps it left asleep: its properties were
+                // checked (or will be) at its first exploration.
+                self.expand_reduced(state, depth, ebits, sleep, only);
+                continue;
+            }
             self.max_depth = self.max_depth.max(depth);
             let discovered = self.board.discovered();
             let mut awaiting = false;
@@ -780,7 +1027,194 @@ where
             if !awaiting {
                 return;
             }
-            self.expand(state, depth, ebits);
+            if self.model.reduces() {
+                self.expand_reduced(state, depth, ebits, sleep, 0);
+            } else {
+                self.expand(state, depth, ebits);
+            }
+        }
+    }
+
+    /// [`Worker::expand`] under sleep sets: the steps of `sleep` are not taken (with
+    /// `only`, the steps of those agents alone are); each successor is reached with the
+    /// steps that commute with its own among those asleep here and those taken before it
+    /// (the ones popped first: later in the list), and is explored again when it was
+    /// visited with a sleep set that does not cover its new one ([`Visit::Uncovered`]).
+    fn expand_reduced(
+        &mut self,
+        state: M::State,
+        depth: usize,
+        ebits: u64,
+        sleep: Sleep,
+        only: u8,
+    ) {
+        let at = self.model.context(&state);
+        let mut actions = std::mem::take(&mut self.actions);
+        self.model.actions(&state, &mut actions);
+        // The actions taken, by index; those left asleep are counted.
+        let mut kept = std::mem::take(&mut self.kept);
+        let mut asleep_here = 0;
+        for (index, action) in actions.drain(..).enumerate() {
+            let agent = self.model.agent(&action).filter(|&c| c < MAX_CLIENTS);
+            let take = match agent {
+                Some(c) if only != 0 => only & (1 << c) != 0,
+                Some(c) => sleep.agents & (1 << c) == 0,
+                None => only == 0,
+            };
+            if take {
+                kept.push((index, agent, action));
+            } else if only == 0 {
+                asleep_here += 1;
+            }
+        }
+        self.actions = actions;
+        self.slept = if only == 0 {
+            self.slept.wrapping_add(asleep_here)
+        } else {
+            // Asleep at the state's first exploration, taken now.
+            self.slept.wrapping_sub(kept.len())
+        };
+        let base = self.stack.len();
+        self.fps.clear();
+        self.positions.clear();
+        let mut taken = std::mem::take(&mut self.taken);
+        taken.clear();
+        // Terminal: no step enabled (none asleep either) and no successor.
+        let mut terminal = only == 0 && asleep_here == 0;
+        let n = kept.len();
+        let mut state = Some(state);
+        for (k, (index, agent, action)) in kept.drain(..).enumerate() {
+            // The last action's successor takes the state itself ([`Successors`]).
+            let (next, effect) = if k + 1 == n {
+                let state = state.take().expect("the state until its last step");
+                self.model.step_from(state, action)
+            } else {
+                let state = state.as_ref().expect("the state until its last step");
+                self.model.step(state, action)
+            };
+            let admitted = match next {
+                Some(next) if self.model.admit(&next, &mut self.tickets) => {
+                    self.states += 1;
+                    let (fp, positions) = self.model.fingerprint_with_positions(&next);
+                    self.fps.push(fp);
+                    self.positions.push(positions);
+                    self.stack.push(Entry {
+                        state: next,
+                        depth: depth + 1,
+                        index,
+                        ebits,
+                        asleep: None,
+                    });
+                    true
+                }
+                _ => false,
+            };
+            terminal &= !admitted;
+            taken.push(Taken {
+                agent,
+                effect,
+                admitted,
+            });
+        }
+        self.kept = kept;
+        // Each pushed successor's sleep set: of the agents asleep here and of those whose
+        // steps were all taken before its own (popped first: later in `taken`), the
+        // agents all of whose steps commute with its own (an agent sleeps whole or not).
+        // A sleep set holds each agent's steps together, as `taken` does.
+        if let Some(at) = &at {
+            let mut p = 0;
+            for k in 0..taken.len() {
+                if !taken[k].admitted {
+                    continue;
+                }
+                let entry = base + p;
+                p += 1;
+                let Some(effect) = taken[k].effect else {
+                    continue;
+                };
+                let mut child = Sleep::default();
+                let inherited = &sleep.effects;
+                let mut i = 0;
+                while i < inherited.len() {
+                    let agent = inherited[i].client();
+                    let mut end = i + 1;
+                    while end < inherited.len() && inherited[end].client() == agent {
+                        end += 1;
+                    }
+                    let group = &inherited[i..end];
+                    if group.iter().all(|e| self.model.commute(at, &effect, e)) {
+                        group.iter().for_each(|e| child.add(*e));
+                    }
+                    i = end;
+                }
+                let mut j = k + 1;
+                while j < taken.len() {
+                    let agent = taken[j].agent;
+                    let mut end = j + 1;
+                    while end < taken.len() && taken[end].agent == agent {
+                        end += 1;
+                    }
+                    // Within the boundary (its subtree is explored) and commuting.
+                    let group = &taken[j..end];
+                    let sleeps = agent.is_some_and(|c| c != effect.client())
+                        && group.iter().all(|t| {
+                            t.admitted
+                                && t.effect
+                                    .as_ref()
+                                    .is_some_and(|e| self.model.commute(at, &effect, e))
+                        });
+                    if sleeps {
+                        for t in group {
+                            child.add(t.effect.expect("a step that commutes has an effect"));
+                        }
+                    }
+                    j = end;
+                }
+                if child.agents != 0 {
+                    self.stack[entry].asleep = Some(Box::new(Asleep {
+                        sleep: child,
+                        only: 0,
+                    }));
+                }
+            }
+        }
+        taken.clear();
+        self.taken = taken;
+        for &fp in &self.fps {
+            self.board.touch(fp);
+        }
+        let mut kept = base;
+        for k in 0..self.fps.len() {
+            let fp = self.fps[k];
+            let positions = self.positions[k];
+            let asleep = self.stack[base + k]
+                .asleep
+                .as_ref()
+                .map_or(0, |a| a.sleep.canonical(&positions));
+            let keep = match self.board.visit(fp, asleep) {
+                Visit::New => true,
+                Visit::Covered => false,
+                Visit::Uncovered(old) => {
+                    // Explored again for the agents asleep then and awake now, with the
+                    // agents asleep both times asleep.
+                    let entry = self.stack[base + k].asleep.get_or_insert_with(Box::default);
+                    entry.only = agents_at(old & !asleep, &positions);
+                    let both = agents_at(old & asleep, &positions);
+                    entry
+                        .sleep
+                        .effects
+                        .retain(|e| both & (1 << e.client()) != 0);
+                    entry.sleep.agents &= both;
+                    true
+                }
+            };
+            if keep {
+                kept = self.keep(kept, base + k);
+            }
+        }
+        self.stack.truncate(kept);
+        if terminal {
+            self.record_pending(ebits);
         }
     }
 
@@ -811,22 +1245,34 @@ where
             self.board.touch(fp);
         }
         let mut kept = base;
-        for (k, &fp) in self.fps.iter().enumerate() {
-            if self.board.insert(fp) {
-                // A swap in place still copies the entry three times (the profile: a
-                // fifth of the search's copies of states).
-                if kept != base + k {
-                    self.stack.swap(kept, base + k);
-                }
-                kept += 1;
+        for k in 0..self.fps.len() {
+            if self.board.insert(self.fps[k]) {
+                kept = self.keep(kept, base + k);
             }
         }
         self.stack.truncate(kept);
         if terminal {
-            for i in 0..self.properties.len() {
-                if ebits & (1 << i) != 0 {
-                    self.board.record(i, &self.trail);
-                }
+            self.record_pending(ebits);
+        }
+    }
+
+    /// Keeps the entry at `at` of the stack, moved down to `kept` (the place of the next
+    /// kept one); the place after it.
+    fn keep(&mut self, kept: usize, at: usize) -> usize {
+        // A swap in place still copies the entry three times (the profile: a fifth of the
+        // search's copies of states).
+        if kept != at {
+            self.stack.swap(kept, at);
+        }
+        kept + 1
+    }
+
+    /// Records, at a terminal state, the `eventually` properties of `ebits` still pending
+    /// on its path.
+    fn record_pending(&mut self, ebits: u64) {
+        for i in 0..self.properties.len() {
+            if ebits & (1 << i) != 0 {
+                self.board.record(i, &self.trail);
             }
         }
     }
@@ -847,6 +1293,7 @@ where
             depth,
             index,
             ebits,
+            asleep: None,
         });
         true
     }
@@ -857,6 +1304,7 @@ where
             states: self.states,
             unique,
             max_depth: self.max_depth,
+            slept: self.slept,
         };
         let names = self.properties.iter().map(|p| p.name);
         let paths = found(self.board).paths;

@@ -169,6 +169,7 @@ where
         states: checker.state_count(),
         unique: checker.unique_state_count(),
         max_depth: checker.max_depth(),
+        slept: 0,
     };
     let mut discoveries = checker.discoveries();
     let found = names

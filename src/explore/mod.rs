@@ -61,6 +61,7 @@
 mod bridge;
 pub mod browse;
 mod canon;
+mod commute;
 mod dfs;
 mod explorer;
 mod guard;
@@ -114,17 +115,26 @@ pub struct SearchLimits {
     /// Print progress on stderr once a second (states, unique states, depth, states/s,
     /// memory).
     pub progress: bool,
+    /// Leave out steps that commute with steps already explored (sleep sets, a
+    /// partial-order reduction): every state is still visited and checked, fewer repeats
+    /// are generated. Only time-free searches without a noisy neighbour, of at most 8
+    /// clients, reduce; see [`Exploration::reduced`]. Off by default: it pays where
+    /// clients touch different keys (fifo/fixed 2 × 2: 29 % fewer states generated, 15 %
+    /// fewer instructions), not where they contend for one key under the fairness rule
+    /// (spinlock/fixed 4 × 1: 12 % fewer states, and the bookkeeping costs more).
+    pub reduction: bool,
 }
 
 impl Default for SearchLimits {
     /// 50 million states, three quarters of the memory available now (4 GiB where the
-    /// OS does not say), one thread.
+    /// OS does not say), one thread, no reduction.
     fn default() -> SearchLimits {
         SearchLimits {
             max_states: 50_000_000,
             max_memory_bytes: crate::check::CheckerLimits::default_memory(),
             threads: 1,
             progress: false,
+            reduction: false,
         }
     }
 }
@@ -137,8 +147,13 @@ pub struct Exploration {
     pub verdict: Verdict,
     /// Distinct states (by hash).
     pub unique_states: usize,
-    /// States generated, repeats included.
+    /// States generated, repeats included (after the reduction, if [`Self::reduced`]).
     pub total_states: usize,
+    /// Whether the search left out steps with sleep sets ([`SearchLimits::reduction`]).
+    pub reduced: bool,
+    /// The steps the reduction left out: a complete search without it generates
+    /// `total_states + slept` states (the same unique ones).
+    pub slept: usize,
     /// The deepest path explored (in steps).
     pub max_depth: usize,
     /// Wall-clock time of the search.
@@ -218,12 +233,14 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) ->
     let start = Instant::now();
     let guard = Arc::new(Guard::new(limits.max_states, limits.max_memory_bytes));
     let bridge = match Bridge::new(model, scope, Arc::clone(&guard)) {
-        Ok(b) => b,
+        Ok(b) => b.reducing(limits.reduction),
         Err(why) => {
             return Exploration {
                 verdict: Verdict::Unknown(why),
                 unique_states: 0,
                 total_states: 0,
+                reduced: false,
+                slept: 0,
                 max_depth: 0,
                 elapsed: start.elapsed(),
                 horizon_cut: 0,
@@ -305,6 +322,8 @@ fn search<M: Explorable>(model: Arc<M>, scope: &Scope, limits: &SearchLimits) ->
         verdict,
         unique_states: searched.counts.unique,
         total_states: searched.counts.states,
+        reduced: dfs::Successors::reduces(&bridge),
+        slept: searched.counts.slept,
         max_depth: searched.counts.max_depth,
         // The search and, after a violation, the search for its shortest path.
         elapsed: start.elapsed(),

@@ -129,8 +129,16 @@ pub struct ExploreReport {
     pub verdict: Verdict,
     /// Distinct states (by 64-bit hash).
     pub unique_states: usize,
-    /// States generated, repeats included.
+    /// States generated, repeats included (after the sleep-set reduction, if `reduced`).
     pub total_states: usize,
+    /// Whether the search left out steps that commute with steps already explored (sleep
+    /// sets: every state still visited and checked).
+    #[serde(default)]
+    pub reduced: bool,
+    /// The steps the reduction left out: a complete search without it generates
+    /// `total_states + slept` states.
+    #[serde(default)]
+    pub slept: usize,
     /// The deepest path, in steps.
     pub max_depth: usize,
     /// Wall-clock milliseconds.

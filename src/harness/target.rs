@@ -301,6 +301,8 @@ impl<M: Explorable> Target for ModelTarget<M> {
             verdict,
             unique_states: found.unique_states,
             total_states: found.total_states,
+            reduced: found.reduced,
+            slept: found.slept,
             max_depth: found.max_depth,
             millis: found.elapsed.as_millis() as u64,
             states_per_s: found.states_per_s().round(),

@@ -49,6 +49,14 @@ pub fn explore_body(r: &ExploreReport) -> String {
         "  states   {} unique, {} total · depth {} · {} ms · {} states/s\n",
         r.unique_states, r.total_states, r.max_depth, r.millis, r.states_per_s
     ));
+    if r.reduced {
+        out.push_str(&format!(
+            "  order    sleep sets: {} steps that commute with steps already explored left out \
+             (every state still visited; {} states generated without them)\n",
+            r.slept,
+            r.total_states + r.slept
+        ));
+    }
     for set in &r.interchangeable {
         let names: Vec<String> = set.iter().map(|c| format!("C{c}")).collect();
         out.push_str(&format!(

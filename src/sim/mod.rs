@@ -38,7 +38,6 @@ pub use runner::RunOutput;
 pub use storelog::{StoreChange, StoreItem, StoreLog};
 pub use token::{Token, TokenError};
 pub use trace::{ms, Delivery, Event, Fault, Lane, Pending, Trace, TraceStep};
-#[cfg(test)]
 pub(crate) use world::Tail;
 pub(crate) use world::{
     handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, Halt, InFlight, OpStart, Phase,

@@ -318,6 +318,9 @@ pub(crate) trait Sink {
     fn event(&mut self, _now: u64, _client: Option<usize>, _event: Event) {}
     /// A command was delivered (applied, lost or refused).
     fn kv_call(&mut self) {}
+    /// `command` was applied to the store of `shard` (a client's, or a late request's),
+    /// which replied `reply`.
+    fn applied(&mut self, _shard: usize, _command: &Command, _reply: &Reply) {}
     /// The store of `shard` evicted these items to make room.
     fn evicted(&mut self, _now: u64, _shard: usize, _items: Vec<crate::store::geometry::Eviction>) {
     }
@@ -567,6 +570,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     ) -> Reply {
         let store = &mut self.servers[shard].store;
         let reply = store.apply(self.now, command);
+        sink.applied(shard, command, &reply);
         let neighbour = neighbour_apply(store, self.now, rules.cfg, rules.neighbour);
         let evicted = if neighbour {
             store.take_evicted_except(NEIGHBOUR_PREFIX)

@@ -5,9 +5,9 @@
 //! 1,448,850 executions and 48.5 s for the same scope) and states per second.
 //!
 //! Then the registry's targets with every workload (explore's default): fifo/fixed 2 × 2
-//! (every enqueue/dequeue mix, on one thread and on every core) and spinlock/fixed 4 × 1
-//! (its default scope, symmetry-reduced, on every core), within 1 GiB: verdict, time,
-//! states per second and peak memory.
+//! (every enqueue/dequeue mix, on one thread and on every core, and on every core with
+//! sleep sets) and spinlock/fixed 4 × 1 (its default scope, symmetry-reduced, on every
+//! core), within 1 GiB: verdict, time, states per second and peak memory.
 
 use kvsim::check::CheckerLimits;
 use kvsim::explore::{self, Scope, SearchLimits};
@@ -86,11 +86,14 @@ pub fn run() -> Result<Map<String, Value>, String> {
     m.insert("unique_states".into(), json!(found.unique_states));
     m.insert("total_states".into(), json!(found.total_states));
     m.insert("max_depth".into(), json!(found.max_depth));
-    let fifo_all = all_workloads(Arc::new(fifo::fixed()), 2, 2, 3, None, 1);
+    let fifo_all = all_workloads(Arc::new(fifo::fixed()), 2, 2, 3, None, 1, false);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // The same scope on every core (`kvsim explore --threads N`): the wall time issue
     // #37's target is set in.
-    let fifo_cores = all_workloads(Arc::new(fifo::fixed()), 2, 2, 5, None, cores);
+    let fifo_cores = all_workloads(Arc::new(fifo::fixed()), 2, 2, 5, None, cores, false);
+    // The same with sleep sets (`kvsim explore --sleep-sets`): the same states, fewer
+    // repeats generated.
+    let fifo_sleep = all_workloads(Arc::new(fifo::fixed()), 2, 2, 5, None, cores, true);
     // Exhausted since symmetry reduction (6.4 million states generated), on every core:
     // issue #37's target is 4 s. Three runs, the median: on a shared machine one run of
     // it swings by a fifth either way.
@@ -101,16 +104,21 @@ pub fn run() -> Result<Map<String, Value>, String> {
         3,
         Some(40_000_000),
         cores,
+        false,
     );
     m.insert("fifo_fixed_2x2_all_workloads".into(), fifo_all);
     m.insert("fifo_fixed_2x2_all_workloads_every_core".into(), fifo_cores);
+    m.insert(
+        "fifo_fixed_2x2_all_workloads_every_core_sleep_sets".into(),
+        fifo_sleep,
+    );
     m.insert("spinlock_fixed_4x1_all_workloads".into(), spin_all);
     Ok(m)
 }
 
 /// Explores `model` at `clients` × `ops` with every workload, `runs` times within 1 GiB
-/// (and `max_states`, if given) on `threads` checker threads; the median time (and every
-/// run's, sorted), the verdict and the figures.
+/// (and `max_states`, if given) on `threads` checker threads, with sleep sets when
+/// `reduction`; the median time (and every run's, sorted), the verdict and the figures.
 fn all_workloads<M: explore::Explorable>(
     model: Arc<M>,
     clients: usize,
@@ -118,12 +126,14 @@ fn all_workloads<M: explore::Explorable>(
     runs: usize,
     max_states: Option<usize>,
     threads: usize,
+    reduction: bool,
 ) -> Value {
     let mut scope = Scope::new(clients, ops);
     scope.times = false;
     let mut limits = SearchLimits {
         max_memory_bytes: 1 << 30,
         threads,
+        reduction,
         ..SearchLimits::default()
     };
     if let Some(n) = max_states {
@@ -154,6 +164,8 @@ fn all_workloads<M: explore::Explorable>(
         "states_per_s": (found.total_states as f64 / (median / 1000.0)).round(),
         "unique_states": found.unique_states,
         "total_states": found.total_states,
+        "reduction": if found.reduced { "sleep sets" } else { "none" },
+        "total_states_unreduced": found.total_states + found.slept,
         "peak_mib": peak_mib(),
     })
 }

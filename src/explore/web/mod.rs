@@ -166,6 +166,8 @@ impl Site {
             "reason": r.verdict.reason(),
             "unique_states": r.unique_states,
             "total_states": r.total_states,
+            "reduction": if r.reduced { "sleep sets" } else { "none" },
+            "total_states_unreduced": r.total_states + r.slept,
             "max_depth": r.max_depth,
             "scope": r.scope.describe(),
             "counterexample_path": path,
