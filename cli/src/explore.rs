@@ -220,7 +220,15 @@ pub fn main(args: &Args) -> Result<ExitCode, CliError> {
         crate::out::flush()?;
     }
     let report = explore(target, &scope, &limits);
-    let text = body(&report);
+    let mut text = body(&report);
+    if args.sleep_sets && !report.reduced {
+        // Asked for and not applied: say why, rather than a silent full search.
+        text.push_str(
+            "  order    sleep sets not applied: they need a time-free search (no client \
+             reads its clock, no command involves time), no noisy neighbour and at most 8 \
+             clients; every step was taken\n",
+        );
+    }
     if args.json {
         outln!("{}", to_json(&report))?;
     } else {

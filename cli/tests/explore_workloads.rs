@@ -236,3 +236,37 @@ fn the_published_variants_fail_at_their_default_scopes_and_the_fixed_pass() {
         assert!(out.contains(header), "{out}");
     }
 }
+
+/// `--sleep-sets`: the same states and verdict as the plain search, fewer generated, and
+/// the count without them; said when the search cannot use them.
+#[test]
+fn sleep_sets_report_both_counts_and_say_when_they_do_not_apply() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out) = kvsim(args);
+        assert_eq!(code, 0, "{out}");
+        serde_json::from_str(&out).expect("json")
+    };
+    let plain = json(&["explore", "fifo/fixed", "--json"]);
+    let reduced = json(&["explore", "fifo/fixed", "--json", "--sleep-sets"]);
+    assert_eq!(plain["reduction"], "none");
+    assert_eq!(plain["total_states_unreduced"], plain["total_states"]);
+    assert_eq!(reduced["reduction"], "sleep sets");
+    assert_eq!(reduced["unique_states"], plain["unique_states"]);
+    assert_eq!(reduced["total_states_unreduced"], plain["total_states"]);
+    assert!(reduced["total_states"].as_u64() < plain["total_states"].as_u64());
+    let (code, out) = kvsim(&["explore", "fifo/fixed", "--sleep-sets"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  order    sleep sets: "), "{out}");
+    // A model whose clients read their clock: a search with times, every step taken.
+    let (code, out) = kvsim(&[
+        "explore",
+        "visitor-counter/fixed",
+        "--sleep-sets",
+        "--clients",
+        "1",
+        "--ops",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  order    sleep sets not applied: "), "{out}");
+}
