@@ -721,7 +721,7 @@ impl<M: Explorable> Bridge<M> {
                 }
                 match (&input.reply, &request) {
                     (Some(d), Some(Request::Command(cmd))) => slot.deliver_copy(d, cmd),
-                    (None, _) => slot.reply = None,
+                    (None, _) => slot.clear_delivery(),
                     (Some(_), _) => return None,
                 }
             }

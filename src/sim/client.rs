@@ -58,7 +58,13 @@ pub(crate) enum Wait {
 #[derive(Debug)]
 pub(crate) struct Slot {
     pub request: Option<Request>,
-    pub reply: Option<Result<Reply, KvError>>,
+    /// What came back for the command sent: its reply, or else [`Slot::error`]. Kept
+    /// apart (not as one `Result`): the reply is moved in as the store made it, not
+    /// shifted into a larger enum's layout (the profile showed such copies stall on loads
+    /// that straddle two of the previous copy's stores).
+    pub reply: Option<Reply>,
+    /// The error the client sees instead of a reply (a timeout, a refused connection).
+    pub error: Option<KvError>,
     /// The command of a send that timed out, handed back with the timeout
     /// ([`Slot::deliver`]), so that a library with retries left sends it again without
     /// having kept a copy of every command.
@@ -88,24 +94,47 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    /// Hands the client what came back for its `command`: the reply, or the error; a
-    /// timeout hands the command back too ([`Slot::resend`]).
+    /// Hands the client what came back for its `command`: the reply, or the error (each
+    /// replaces anything left of the other); a timeout hands the command back too
+    /// ([`Slot::resend`]).
     #[inline]
     pub(crate) fn deliver(&mut self, delivered: Delivered, command: Command) {
-        // Only `Delivered::Timeout` is a timeout.
-        let timed_out = matches!(delivered, Delivered::Timeout);
-        self.reply = Some(delivered.into_result(&command));
-        if timed_out {
-            self.resend = Some(command);
+        match delivered {
+            Delivered::Reply(reply) => {
+                self.reply = Some(reply);
+                self.error = None;
+            }
+            other => {
+                self.reply = None;
+                self.error = other.to_result(&command).err();
+                if matches!(other, Delivered::Timeout) {
+                    self.resend = Some(command);
+                }
+            }
         }
     }
 
     /// [`Slot::deliver`] of copies (the command is copied only for a timeout).
     pub(crate) fn deliver_copy(&mut self, delivered: &Delivered, command: &Command) {
-        if matches!(delivered, Delivered::Timeout) {
-            self.resend = Some(command.clone());
+        match delivered {
+            Delivered::Reply(reply) => {
+                self.reply = Some(reply.clone());
+                self.error = None;
+            }
+            other => {
+                self.reply = None;
+                self.error = other.to_result(command).err();
+                if matches!(other, Delivered::Timeout) {
+                    self.resend = Some(command.clone());
+                }
+            }
         }
-        self.reply = Some(delivered.to_result(command));
+    }
+
+    /// Forgets what came back (a poll that delivers nothing).
+    pub(crate) fn clear_delivery(&mut self) {
+        self.reply = None;
+        self.error = None;
     }
 }
 
@@ -121,6 +150,7 @@ impl SimClient {
             slot: Rc::new(RefCell::new(Slot {
                 request: None,
                 reply: None,
+                error: None,
                 resend: None,
                 true_ms: epoch_ms,
                 epoch_ms,
@@ -185,15 +215,22 @@ impl Future for Execute<'_> {
         let retries = *this.retries.get_or_insert(slot.retries);
         if this.parked {
             this.parked = false;
-            let reply = slot
-                .reply
-                .take()
-                .expect("the executor resumes a client only with its reply");
             // A send with retries left timed out: send it again. (A command handed back
             // and not sent again stays in the slot until the next timeout replaces it.)
-            if !(this.sent <= retries && matches!(reply, Err(KvError::Timeout { .. }))) {
-                return Poll::Ready(reply);
+            // What came back is judged where it lies and moved out once, straight into
+            // the result: the profile (`kvsim check`) showed a copy through the stack
+            // stall on a load that straddled two of the copy's own stores.
+            let again = this.sent <= retries && matches!(slot.error, Some(KvError::Timeout { .. }));
+            if !again {
+                if let Some(error) = slot.error.take() {
+                    return Poll::Ready(Err(error));
+                }
+                return Poll::Ready(Ok(slot
+                    .reply
+                    .take()
+                    .expect("the executor resumes a client only with its reply")));
             }
+            slot.error = None;
             this.command = slot.resend.take();
         }
         let command = this

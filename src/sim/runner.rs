@@ -413,7 +413,7 @@ where
                                 };
                                 self.log.event(world.now, None, event);
                             }
-                            handle.slot.borrow_mut().reply = Some(Ok(reply));
+                            handle.slot.borrow_mut().reply = Some(reply);
                         }
                         Some(Request::Sleep(ms, _)) => world.now += ms,
                         None => {

@@ -321,6 +321,12 @@ impl Store {
     #[inline]
     fn around(&mut self, now_ms: u64, command: impl FnOnce(&mut Self) -> Reply) -> Reply {
         self.seen.0 = self.seen.0.max(now_ms);
+        // Without slab accounting nothing is set aside: the reply goes straight to the
+        // caller (the profile showed its copy through a temporary stall on a load that
+        // straddled two of the command's own stores).
+        if self.mem.is_none() {
+            return command(self);
+        }
         let reply = command(self);
         if let Some(mem) = self.mem.as_mut() {
             mem.release_pending();
