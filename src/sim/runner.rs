@@ -38,8 +38,10 @@ async fn op_future<M: Model>(
 
 /// One client's live code.
 struct Live<F> {
+    /// Its handle; a command it sends waits in the handle's slot until the world takes
+    /// it ([`Clients::command`]): not moved anywhere in between (the profile showed
+    /// every copy of a command just built stalling on its loads).
     handle: SimClient,
-    pending: Option<Command>,
     /// The current operation ([`op_future`]), in a place of its own for the whole run:
     /// each operation is made in it, not allocated anew.
     future: Pin<Box<Option<F>>>,
@@ -95,7 +97,11 @@ where
 
     #[inline]
     fn command(&mut self, c: usize, _: &ClientState<u32>) -> Option<Command> {
-        self.clients[c].pending.take()
+        let mut slot = self.clients[c].handle.slot.borrow_mut();
+        match slot.request.take() {
+            Some(Request::Command(cmd)) => Some(cmd),
+            _ => None,
+        }
     }
 
     #[inline]
@@ -134,12 +140,12 @@ where
                 Polled::Refused(e.refusal().unwrap_or_default())
             }
             Poll::Ready(result) => Polled::Ready(result.ok()),
-            Poll::Pending => match slot.request.take() {
-                Some(Request::Command(cmd)) => {
-                    live.pending = Some(cmd);
-                    Polled::Calling
+            Poll::Pending => match slot.request {
+                Some(Request::Command(_)) => Polled::Calling,
+                Some(Request::Sleep(ms, wait)) => {
+                    slot.request = None;
+                    Polled::Sleep(ms, wait)
                 }
-                Some(Request::Sleep(ms, wait)) => Polled::Sleep(ms, wait),
                 None => Polled::Foreign,
             },
         };
@@ -153,7 +159,7 @@ where
     fn end(&mut self, c: usize, _: &mut ClientState<u32>, _: bool) {
         let live = &mut self.clients[c];
         live.future.set(None);
-        live.pending = None;
+        live.handle.slot.borrow_mut().request = None;
     }
 }
 
@@ -311,7 +317,6 @@ where
             .enumerate()
             .map(|(c, &clock)| Live {
                 handle: SimClient::new(0, EPOCH_MS, clock).configured(cfg),
-                pending: None,
                 future: Box::pin(None),
                 workload: SimRng::derive(seed, 1 + c as u64),
             })
