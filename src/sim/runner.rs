@@ -11,7 +11,7 @@ use super::world::{
     handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, OpStart, PollAt, Polled,
     Polling, Quiet, Rules, Sink, Stop, World,
 };
-use crate::command::Command;
+use crate::command::{Command, Reply};
 use crate::history::History;
 use crate::kv::KvError;
 use crate::model::Model;
@@ -111,6 +111,15 @@ where
             .slot
             .borrow_mut()
             .deliver(delivered, cmd);
+    }
+
+    #[inline]
+    fn deliver_reply(&mut self, c: usize, reply: Reply, cmd: Command) {
+        let mut slot = self.clients[c].handle.slot.borrow_mut();
+        slot.reply = Some(reply);
+        slot.error = None;
+        drop(slot);
+        drop(cmd);
     }
 
     /// The timeout is in the handle's slot since [`Clients::deliver`]: nothing to do.
