@@ -100,10 +100,7 @@ impl Slot {
     #[inline]
     pub(crate) fn deliver(&mut self, delivered: Delivered, command: Command) {
         match delivered {
-            Delivered::Reply(reply) => {
-                self.reply = Some(reply);
-                self.error = None;
-            }
+            Delivered::Reply(reply) => self.put_reply(reply),
             other => {
                 self.reply = None;
                 self.error = other.to_result(&command).err();
@@ -114,13 +111,17 @@ impl Slot {
         }
     }
 
+    /// [`Slot::deliver`] of a reply.
+    #[inline]
+    pub(crate) fn put_reply(&mut self, reply: Reply) {
+        self.reply = Some(reply);
+        self.error = None;
+    }
+
     /// [`Slot::deliver`] of copies (the command is copied only for a timeout).
     pub(crate) fn deliver_copy(&mut self, delivered: &Delivered, command: &Command) {
         match delivered {
-            Delivered::Reply(reply) => {
-                self.reply = Some(reply.clone());
-                self.error = None;
-            }
+            Delivered::Reply(reply) => self.put_reply(reply.clone()),
             other => {
                 self.reply = None;
                 self.error = other.to_result(command).err();

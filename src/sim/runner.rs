@@ -113,13 +113,10 @@ where
             .deliver(delivered, cmd);
     }
 
+    /// The reply into the handle's slot as it is (the command is done with).
     #[inline]
-    fn deliver_reply(&mut self, c: usize, reply: Reply, cmd: Command) {
-        let mut slot = self.clients[c].handle.slot.borrow_mut();
-        slot.reply = Some(reply);
-        slot.error = None;
-        drop(slot);
-        drop(cmd);
+    fn deliver_reply(&mut self, c: usize, reply: Reply, _: Command) {
+        self.clients[c].handle.slot.borrow_mut().put_reply(reply);
     }
 
     /// The timeout is in the handle's slot since [`Clients::deliver`]: nothing to do.
@@ -427,7 +424,7 @@ where
                                 };
                                 self.log.event(world.now, None, event);
                             }
-                            handle.slot.borrow_mut().reply = Some(reply);
+                            handle.slot.borrow_mut().put_reply(reply);
                         }
                         Some(Request::Sleep(ms, _)) => world.now += ms,
                         None => {
