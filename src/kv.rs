@@ -10,6 +10,7 @@
 //! [`Kv::now_ms`], waiting from [`Kv::sleep_ms`], randomness from [`Kv::random_u64`].
 //! A structure that reads `std::time` or `rand` directly cannot be simulated or replayed.
 
+use crate::command::{validate_data, validate_key};
 use crate::command::{
     ArithVerb, Command, CommandError, MetaCommand, MetaFlag, MetaReply, MetaRet, MetaStatus, Reply,
     StoreVerb, Value,
@@ -171,6 +172,58 @@ macro_rules! keyed {
     }};
 }
 
+/// [`keyed`] of a command already validated (by its parts, before it was built): the
+/// command goes straight into [`Kv::execute`]'s future, not through a local of the
+/// caller's first (the profile showed each such move of a just-built command stall).
+macro_rules! sent {
+    ($kv:expr, $verb:expr, $command:expr, $key:expr) => {{
+        checked_reply($verb, $key, $kv.execute($command).await?)?
+    }};
+}
+
+/// `get`/`gets` of one key (validated first, then sent): its value, or `None` on a miss.
+macro_rules! get_one {
+    ($kv:expr, $verb:expr, $with_cas:expr, $key:expr) => {{
+        validate_key($key)?;
+        let reply = sent!(
+            $kv,
+            $verb,
+            Command::Get {
+                with_cas: $with_cas,
+                keys: vec![$key.to_vec()],
+            },
+            $key
+        );
+        single_value($verb, $key, reply)?
+    }};
+}
+
+/// A storage command with flags 0 (key and data validated first, then sent): its outcome.
+macro_rules! stored {
+    ($kv:expr, $verb:expr, $key:expr, $data:expr, $exptime:expr) => {{
+        validate_key($key)?;
+        validate_data($data)?;
+        let verb: StoreVerb = $verb;
+        let reply = sent!(
+            $kv,
+            verb.as_str(),
+            store_command(verb, $key, $data, $exptime),
+            $key
+        );
+        store_outcome(verb.as_str(), $key, reply)
+    }};
+}
+
+/// `incr`/`decr` (the key validated first, then sent): the new value, `None` on a miss.
+macro_rules! delta {
+    ($kv:expr, $verb:expr, $key:expr, $delta:expr) => {{
+        validate_key($key)?;
+        let verb: ArithVerb = $verb;
+        let reply = sent!($kv, verb.as_str(), arith_command(verb, $key, $delta), $key);
+        arith_outcome(verb.as_str(), $key, reply)
+    }};
+}
+
 /// A memcached-style store, as one client sees it.
 ///
 /// Implement [`execute`](Kv::execute), [`now_ms`](Kv::now_ms),
@@ -269,11 +322,7 @@ pub trait Kv {
 
     /// `get key`: the data, or `None` on a miss.
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, KvError> {
-        let command = Command::Get {
-            with_cas: false,
-            keys: vec![key.to_vec()],
-        };
-        match single_value(command.verb(), key, keyed!(self, command, key))? {
+        match get_one!(self, "get", false, key) {
             Some(v) => Ok(Some(v.data)),
             None => Ok(None),
         }
@@ -281,11 +330,7 @@ pub trait Kv {
 
     /// `gets key`: the data and cas unique, or `None` on a miss.
     async fn gets(&self, key: &[u8]) -> Result<Option<Versioned>, KvError> {
-        let command = Command::Get {
-            with_cas: true,
-            keys: vec![key.to_vec()],
-        };
-        match single_value(command.verb(), key, keyed!(self, command, key))? {
+        match get_one!(self, "gets", true, key) {
             Some(v) => Ok(Some(Versioned {
                 data: v.data,
                 flags: v.flags,
@@ -303,21 +348,18 @@ pub trait Kv {
         data: &[u8],
         exptime: i64,
     ) -> Result<StoreOutcome, KvError> {
-        let command = store_command(verb, key, data, exptime);
-        store_outcome(command.verb(), key, keyed!(self, command, key))
+        stored!(self, verb, key, data, exptime)
     }
 
     /// `set key 0 exptime`: always stores (unless too large or out of memory).
     async fn set(&self, key: &[u8], data: &[u8], exptime: i64) -> Result<StoreOutcome, KvError> {
         // As `store` does, one future fewer deep (this runs at every set).
-        let command = store_command(StoreVerb::Set, key, data, exptime);
-        store_outcome(command.verb(), key, keyed!(self, command, key))
+        stored!(self, StoreVerb::Set, key, data, exptime)
     }
 
     /// `add key 0 exptime`: stores only if the key is absent.
     async fn add(&self, key: &[u8], data: &[u8], exptime: i64) -> Result<StoreOutcome, KvError> {
-        let command = store_command(StoreVerb::Add, key, data, exptime);
-        store_outcome(command.verb(), key, keyed!(self, command, key))
+        stored!(self, StoreVerb::Add, key, data, exptime)
     }
 
     /// `replace key 0 exptime`: stores only if the key is present.
@@ -332,8 +374,7 @@ pub trait Kv {
 
     /// `append key`: adds `data` after the value; `NotStored` if the key is absent.
     async fn append(&self, key: &[u8], data: &[u8]) -> Result<StoreOutcome, KvError> {
-        let command = store_command(StoreVerb::Append, key, data, 0);
-        store_outcome(command.verb(), key, keyed!(self, command, key))
+        stored!(self, StoreVerb::Append, key, data, 0)
     }
 
     /// `prepend key`: adds `data` before the value; `NotStored` if the key is absent.
@@ -349,44 +390,54 @@ pub trait Kv {
         data: &[u8],
         exptime: i64,
     ) -> Result<StoreOutcome, KvError> {
-        let command = Command::Cas {
-            key: key.to_vec(),
-            flags: 0,
-            exptime,
-            data: data.to_vec(),
-            unique,
-            noreply: false,
-        };
-        store_outcome(command.verb(), key, keyed!(self, command, key))
+        validate_key(key)?;
+        validate_data(data)?;
+        let reply = sent!(
+            self,
+            "cas",
+            Command::Cas {
+                key: key.to_vec(),
+                flags: 0,
+                exptime,
+                data: data.to_vec(),
+                unique,
+                noreply: false,
+            },
+            key
+        );
+        store_outcome("cas", key, reply)
     }
 
     /// `incr key delta`: the new value, or `None` if the key is missing.
     async fn incr(&self, key: &[u8], delta: u64) -> Result<Option<u64>, KvError> {
         // As `arith` does, one future fewer deep (this runs at every incr).
-        let command = arith_command(ArithVerb::Incr, key, delta);
-        arith_outcome(command.verb(), key, keyed!(self, command, key))
+        delta!(self, ArithVerb::Incr, key, delta)
     }
 
     /// `decr key delta`: the new value (clamped at 0), or `None` if the key is missing.
     async fn decr(&self, key: &[u8], delta: u64) -> Result<Option<u64>, KvError> {
-        let command = arith_command(ArithVerb::Decr, key, delta);
-        arith_outcome(command.verb(), key, keyed!(self, command, key))
+        delta!(self, ArithVerb::Decr, key, delta)
     }
 
     /// `incr` or `decr`.
     async fn arith(&self, verb: ArithVerb, key: &[u8], delta: u64) -> Result<Option<u64>, KvError> {
-        let command = arith_command(verb, key, delta);
-        arith_outcome(command.verb(), key, keyed!(self, command, key))
+        delta!(self, verb, key, delta)
     }
 
     /// `delete key`: whether an item was deleted.
     async fn delete(&self, key: &[u8]) -> Result<bool, KvError> {
-        let command = Command::Delete {
-            key: key.to_vec(),
-            noreply: false,
-        };
-        let verb = command.verb();
-        match keyed!(self, command, key) {
+        validate_key(key)?;
+        let verb = "delete";
+        let reply = sent!(
+            self,
+            verb,
+            Command::Delete {
+                key: key.to_vec(),
+                noreply: false,
+            },
+            key
+        );
+        match reply {
             Reply::Deleted => Ok(true),
             Reply::NotFound => Ok(false),
             other => Err(unexpected(verb, Some(key), "DELETED or NOT_FOUND", &other)),
@@ -701,5 +752,129 @@ pub fn block_on_ready<F: Future>(future: F) -> F::Output {
             return out;
         }
         std::thread::yield_now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// A store that records what it is sent and answers what a miss or a store gets.
+    #[derive(Default)]
+    struct Recording {
+        sent: RefCell<Vec<Command>>,
+    }
+
+    impl Kv for Recording {
+        async fn execute(&self, command: Command) -> Result<Reply, KvError> {
+            let reply = match &command {
+                Command::Get { .. } | Command::Gat { .. } => Reply::Values(Vec::new()),
+                Command::Arith { .. } | Command::Delete { .. } | Command::Touch { .. } => {
+                    Reply::NotFound
+                }
+                _ => Reply::Stored,
+            };
+            self.sent.borrow_mut().push(command);
+            Ok(reply)
+        }
+        fn now_ms(&self) -> u64 {
+            0
+        }
+        async fn sleep_ms(&self, _ms: u64) {}
+        fn random_u64(&self) -> u64 {
+            0
+        }
+    }
+
+    /// Each typed method checks its key and data before it builds its command: a bad one
+    /// is refused with the error the command's own [`Command::validate`] gives, and
+    /// nothing is sent; a good one is sent as that command.
+    #[test]
+    fn typed_methods_refuse_what_the_command_would_and_send_nothing() {
+        let long = vec![b'k'; crate::command::KEY_MAX_LEN + 1];
+        let big = vec![b'x'; crate::command::VALUE_MAX_LEN + 1];
+        let keys: [&[u8]; 4] = [b"", b"bad key", &long, b"good"];
+        for key in keys {
+            for data in [&b"v"[..], &big] {
+                let kv = Recording::default();
+                let calls: Vec<(Result<(), KvError>, Command)> = vec![
+                    (
+                        block_on_ready(kv.get(key)).map(drop),
+                        Command::Get {
+                            with_cas: false,
+                            keys: vec![key.to_vec()],
+                        },
+                    ),
+                    (
+                        block_on_ready(kv.gets(key)).map(drop),
+                        Command::Get {
+                            with_cas: true,
+                            keys: vec![key.to_vec()],
+                        },
+                    ),
+                    (
+                        block_on_ready(kv.set(key, data, 5)).map(drop),
+                        store_command(StoreVerb::Set, key, data, 5),
+                    ),
+                    (
+                        block_on_ready(kv.add(key, data, 5)).map(drop),
+                        store_command(StoreVerb::Add, key, data, 5),
+                    ),
+                    (
+                        block_on_ready(kv.replace(key, data, 5)).map(drop),
+                        store_command(StoreVerb::Replace, key, data, 5),
+                    ),
+                    (
+                        block_on_ready(kv.append(key, data)).map(drop),
+                        store_command(StoreVerb::Append, key, data, 0),
+                    ),
+                    (
+                        block_on_ready(kv.cas(key, 9, data, 5)).map(drop),
+                        Command::Cas {
+                            key: key.to_vec(),
+                            flags: 0,
+                            exptime: 5,
+                            data: data.to_vec(),
+                            unique: 9,
+                            noreply: false,
+                        },
+                    ),
+                    (
+                        block_on_ready(kv.incr(key, 2)).map(drop),
+                        arith_command(ArithVerb::Incr, key, 2),
+                    ),
+                    (
+                        block_on_ready(kv.decr(key, 2)).map(drop),
+                        arith_command(ArithVerb::Decr, key, 2),
+                    ),
+                    (
+                        block_on_ready(kv.delete(key)).map(drop),
+                        Command::Delete {
+                            key: key.to_vec(),
+                            noreply: false,
+                        },
+                    ),
+                ];
+                let mut expected_sent = Vec::new();
+                for (i, (got, command)) in calls.into_iter().enumerate() {
+                    match command.validate() {
+                        Err(e) => assert_eq!(
+                            format!("{got:?}"),
+                            format!("{:?}", Err::<(), _>(KvError::Invalid(e))),
+                            "call {i} of key {key:?}"
+                        ),
+                        Ok(()) => {
+                            assert!(got.is_ok(), "call {i} of key {key:?}: {got:?}");
+                            expected_sent.push(command);
+                        }
+                    }
+                }
+                assert_eq!(*kv.sent.borrow(), expected_sent, "key {key:?}");
+                if key == b"good" && data == b"v" {
+                    assert_eq!(expected_sent.len(), 10);
+                }
+            }
+        }
     }
 }
