@@ -4,7 +4,7 @@
 //! for "the file ended before …").
 //!
 //! The budget here is what CI can afford. For a release, run longer:
-//! `PROPTEST_CASES=200000 cargo test --release --test fuzz_formats`.
+//! `PROPTEST_CASES=200000 cargo test --profile quick-release --test fuzz_formats`.
 
 use kvsim::formats::{pair, parse_events, to_history, Format, LineError, Value};
 use kvsim::specs::cas_register::CasRegisterSpec;

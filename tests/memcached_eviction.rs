@@ -13,7 +13,7 @@
 //!   less [`NOISE`] (the thread's timing alone moves a few keys of 10,000).
 //!
 //! The streams are pipelined in batches of [`BATCH`] commands. The agreement table is
-//! printed (`cargo test --release --test memcached_eviction -- --nocapture`). Without
+//! printed (`cargo test --profile quick-release --test memcached_eviction -- --nocapture`). Without
 //! memcached installed the test passes vacuously, unless `KVSIM_REQUIRE_MEMCACHED=1`.
 
 use kvsim::net::{MemcachedProcess, ServeConfig, Server};

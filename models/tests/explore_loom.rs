@@ -1,6 +1,6 @@
 //! loom cross-check: tiny scopes of the counter and the lock, run on loom threads over
 //! `MemStore`, get the same verdicts as the exhaustive stateright search of the same
-//! scope. Run with `RUSTFLAGS="--cfg loom" cargo test --release -p kvsim-models --test
+//! scope. Run with `RUSTFLAGS="--cfg loom" cargo test --profile quick-release -p kvsim-models --test
 //! explore_loom` (as `.ci/run` does).
 #![cfg(loom)]
 

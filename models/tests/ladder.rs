@@ -5,7 +5,7 @@
 //! The sweep of issue #34 item 6 (every finding of seed 1's ladders found with at least 9
 //! of seeds 1..=10) is `every_finding_is_reached_by_nine_of_ten_seeds`, ignored in CI: run
 //! it before each release with
-//! `cargo test --release -p kvsim-models --test ladder -- --ignored --nocapture`.
+//! `cargo test --profile quick-release -p kvsim-models --test ladder -- --ignored --nocapture`.
 
 use kvsim::harness::{Budget, ShrinkLimits};
 use kvsim_models::ladder::{self, Ladder};
