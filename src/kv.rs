@@ -10,10 +10,9 @@
 //! [`Kv::now_ms`], waiting from [`Kv::sleep_ms`], randomness from [`Kv::random_u64`].
 //! A structure that reads `std::time` or `rand` directly cannot be simulated or replayed.
 
-use crate::command::{validate_data, validate_key};
 use crate::command::{
-    ArithVerb, Command, CommandError, MetaCommand, MetaFlag, MetaReply, MetaRet, MetaStatus, Reply,
-    StoreVerb, Value,
+    validate_data, validate_key, ArithVerb, Command, CommandError, MetaCommand, MetaFlag,
+    MetaReply, MetaRet, MetaStatus, Reply, StoreVerb, Value,
 };
 use std::future::Future;
 
