@@ -159,6 +159,15 @@ pub enum Lease {
     Wait,
 }
 
+/// [`keyed`] of a command already validated (by its parts, before it was built): the
+/// command goes straight into [`Kv::execute`]'s future, not through a local of the
+/// caller's first (the profile showed each such move of a just-built command stall).
+macro_rules! sent {
+    ($kv:expr, $verb:expr, $command:expr, $key:expr) => {{
+        checked_reply($verb, $key, $kv.execute($command).await?)?
+    }};
+}
+
 /// [`call_keyed`]'s steps written out in the calling method's own future: one future
 /// fewer deep (the profile showed each nested future's polls and moved results at every
 /// KV call).
@@ -167,16 +176,7 @@ macro_rules! keyed {
         let command: Command = $command;
         command.validate()?;
         let verb = command.verb();
-        checked_reply(verb, $key, $kv.execute(command).await?)?
-    }};
-}
-
-/// [`keyed`] of a command already validated (by its parts, before it was built): the
-/// command goes straight into [`Kv::execute`]'s future, not through a local of the
-/// caller's first (the profile showed each such move of a just-built command stall).
-macro_rules! sent {
-    ($kv:expr, $verb:expr, $command:expr, $key:expr) => {{
-        checked_reply($verb, $key, $kv.execute($command).await?)?
+        sent!($kv, verb, command, $key)
     }};
 }
 

@@ -102,9 +102,7 @@ impl Slot {
         match delivered {
             Delivered::Reply(reply) => self.put_reply(reply),
             other => {
-                self.reply = None;
-                self.error = other.to_result(&command).err();
-                if matches!(other, Delivered::Timeout) {
+                if self.put_failure(&other, &command) {
                     self.resend = Some(command);
                 }
             }
@@ -123,13 +121,19 @@ impl Slot {
         match delivered {
             Delivered::Reply(reply) => self.put_reply(reply.clone()),
             other => {
-                self.reply = None;
-                self.error = other.to_result(command).err();
-                if matches!(other, Delivered::Timeout) {
+                if self.put_failure(other, command) {
                     self.resend = Some(command.clone());
                 }
             }
         }
+    }
+
+    /// [`Slot::deliver`] of what is not a reply: its error. Whether it is a timeout (whose
+    /// command the caller hands back, [`Slot::resend`]).
+    fn put_failure(&mut self, delivered: &Delivered, command: &Command) -> bool {
+        self.reply = None;
+        self.error = delivered.to_result(command).err();
+        matches!(delivered, Delivered::Timeout)
     }
 
     /// Forgets what came back (a poll that delivers nothing).
