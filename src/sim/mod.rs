@@ -43,7 +43,7 @@ pub(crate) use world::{
     handle_rng_seed, op_rng_seed, ClientState, Clients, Delivered, Halt, InFlight, OpStart, Phase,
     PollAt, Polled, Polling, Rules, ServerState, Sink,
 };
-pub use world::{Quiet, Stop, World};
+pub use world::{HistoryCell, Quiet, Stop, World};
 
 use crate::history::Outcome;
 use crate::model::Model;

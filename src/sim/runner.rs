@@ -239,11 +239,20 @@ pub struct RunOutput<M: Model> {
     pub store: Option<StoreLog>,
 }
 
+/// A run's world: each client's record is its number of polls, and the history is the
+/// run's own ([`super::world::HistoryCell`]: no copy-on-write check at every event).
+type RunWorld<M> = World<
+    <M as Model>::Op,
+    <M as Model>::Ret,
+    u32,
+    Box<History<<M as Model>::Op, <M as Model>::Ret>>,
+>;
+
 /// One run of the simulator: the world, its live clients, the trace and the choices.
 pub(crate) struct Runner<'m, 'c, M: Model, F> {
     pub(super) cfg: &'c SimConfig,
     pub(super) seed: u64,
-    pub(super) world: World<M::Op, M::Ret, u32>,
+    pub(super) world: RunWorld<M>,
     live: LiveClients<'m, 'c, M, F>,
     log: Log,
     /// Each client's clock drift.
@@ -504,7 +513,7 @@ where
             faults_used,
             stop: self.stop.or_else(|| self.world.stop()),
             quiet: self.world.quiet(rules),
-            history: std::sync::Arc::unwrap_or_clone(self.world.history),
+            history: *self.world.history,
             trace: self.log.trace,
             choices: self.choices,
             steps: self.steps,

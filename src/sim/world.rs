@@ -25,6 +25,7 @@ use crate::store::geometry::SlabClass;
 use crate::store::{Store, StoreConfig};
 use std::borrow::Borrow;
 use std::fmt::Debug;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 mod faults;
@@ -334,16 +335,57 @@ pub(crate) trait Sink {
 
 impl Sink for () {}
 
+/// Where a world keeps its history: shared between the states a search clones until one
+/// of them records an event (`Arc`, copy on write), or a simulator's run's own (`Box`: an
+/// edit is a plain borrow; the profile showed `Arc::make_mut`'s two atomic operations at
+/// every event of a run, 6 % of `kvsim bench sim`).
+pub trait HistoryCell<Op, Ret>: Clone + std::ops::Deref<Target = History<Op, Ret>> {
+    /// A cell holding `history`.
+    fn hold(history: History<Op, Ret>) -> Self;
+    /// The history, to edit (a shared one is copied first).
+    fn edit(&mut self) -> &mut History<Op, Ret>;
+    /// The history itself (a shared one is copied).
+    fn into_history(self) -> History<Op, Ret>;
+}
+
+impl<Op: Clone, Ret: Clone> HistoryCell<Op, Ret> for Arc<History<Op, Ret>> {
+    fn hold(history: History<Op, Ret>) -> Self {
+        Arc::new(history)
+    }
+    #[inline]
+    fn edit(&mut self) -> &mut History<Op, Ret> {
+        Arc::make_mut(self)
+    }
+    fn into_history(self) -> History<Op, Ret> {
+        Arc::unwrap_or_clone(self)
+    }
+}
+
+impl<Op: Clone, Ret: Clone> HistoryCell<Op, Ret> for Box<History<Op, Ret>> {
+    fn hold(history: History<Op, Ret>) -> Self {
+        Box::new(history)
+    }
+    #[inline]
+    fn edit(&mut self) -> &mut History<Op, Ret> {
+        self
+    }
+    fn into_history(self) -> History<Op, Ret> {
+        *self
+    }
+}
+
 /// The world: a value (cloned, hashed and compared by the explorer; the explored world's
-/// hash, which renames cas uniques, is in `explore/canon.rs`).
+/// hash, which renames cas uniques, is in `explore/canon.rs`). `H`: where it keeps its
+/// history ([`HistoryCell`]; the explorer's worlds share it).
 #[derive(Clone, PartialEq, Eq)]
-pub struct World<Op, Ret, R> {
+pub struct World<Op, Ret, R, H = Arc<History<Op, Ret>>> {
     pub(crate) servers: Vec<ServerState>,
     pub(crate) now: u64,
     pub(crate) clients: Vec<ClientState<R>>,
-    /// Shared between the worlds a search clones until one of them records an event
-    /// (copy on write).
-    pub(crate) history: Arc<History<Op, Ret>>,
+    /// The history so far ([`HistoryCell`]).
+    pub(crate) history: H,
+    /// The history's operation and result types (which `H` holds).
+    pub(crate) kinds: PhantomData<fn() -> (Op, Ret)>,
     pub(crate) seq: u64,
     /// What the last events of the history are (see [`World::event`]).
     pub(crate) tail: Tail,
@@ -402,7 +444,7 @@ pub(crate) fn handle_rng_seed(
     }
 }
 
-impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
+impl<Op: Clone + Debug, Ret: Clone + Debug, R, H: HistoryCell<Op, Ret>> World<Op, Ret, R, H> {
     /// A fresh world for `cfg`: empty servers at the epoch, one client per clock offset,
     /// `kinds` fault kinds counted, each client's record `rec()`.
     pub(crate) fn new(
@@ -443,9 +485,10 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 })
                 .collect(),
             // Room for the operations a full run records (bounded: a long run grows it).
-            history: Arc::new(History {
+            history: H::hold(History {
                 ops: Vec::with_capacity(cfg.clients.saturating_mul(cfg.ops).min(1024)),
             }),
+            kinds: PhantomData,
             seq: 0,
             tail: Tail::Marks,
             tail_start: 0,
@@ -458,7 +501,8 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         }
     }
 
-    /// The same world with each client's record replaced by `rec(old)`.
+    /// The same world with each client's record replaced by `rec(old)`, its history
+    /// shared (as a search keeps it).
     pub(crate) fn map_records<S>(self, mut rec: impl FnMut(R) -> S) -> World<Op, Ret, S> {
         World {
             servers: self.servers,
@@ -476,7 +520,8 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                     rec: rec(cl.rec),
                 })
                 .collect(),
-            history: self.history,
+            history: Arc::new(self.history.into_history()),
+            kinds: PhantomData,
             seq: self.seq,
             tail: self.tail,
             tail_start: self.tail_start,
@@ -891,7 +936,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                 seq: self.seq,
                 time_ms: self.time(rules),
             };
-            Arc::make_mut(&mut self.history).ops[hi].marks.push(mark);
+            self.history.edit().ops[hi].marks.push(mark);
             if sink.on() {
                 let label = label.to_string();
                 sink.event(now, Some(c), Event::Mark { label });
@@ -978,8 +1023,8 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
     /// invocations (or of adjacent returns) is kept sorted by client: their order is
     /// invisible to any check that compares returns with invocations (precedence) and
     /// marks with marks, and sorting it merges interleavings that differ only there.
-    /// `edit` changes the history's operations first (one copy-on-write check for both:
-    /// the profile showed `Arc::make_mut` at every event).
+    /// `edit` changes the history's operations first (one edit of the cell for both: a
+    /// shared history's copy-on-write check is at every event).
     fn event(
         &mut self,
         rules: Rules,
@@ -993,7 +1038,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
         } else {
             self.seq
         };
-        let ops = &mut Arc::make_mut(&mut self.history).ops;
+        let ops = &mut self.history.edit().ops;
         edit(ops);
         if start == self.seq {
             // A new run: this event alone.

@@ -8,11 +8,12 @@ use kvsim::SimRng;
 use kvsim::Verdict;
 use kvsim::{Kv, KvError};
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+mod floors;
+
 /// A 3-client workload: each operation is an `incr` followed by a `get` of a counter.
-struct IncrGet;
+pub(crate) struct IncrGet;
 
 impl Model for IncrGet {
     type Op = u8;
@@ -64,7 +65,9 @@ pub fn run() -> Result<Map<String, Value>, String> {
         }
     }
     let secs = start.elapsed().as_secs_f64();
-    let limit = limit_kv_ops_per_s();
+    let limit = floors::bare_map();
+    let store_alone = floors::store_alone(&config);
+    let minimal = floors::minimal_executor(&model, &config);
     let mut m = Map::new();
     m.insert(
         "workload".into(),
@@ -75,57 +78,13 @@ pub fn run() -> Result<Map<String, Value>, String> {
     m.insert("steps_per_s".into(), json!((steps as f64 / secs).round()));
     m.insert("runs".into(), json!(runs));
     m.insert("limit_kv_ops_per_s".into(), json!(limit.round()));
+    m.insert("store_kv_ops_per_s".into(), json!(store_alone.round()));
+    m.insert("store".into(), json!(floors::STORE_ALONE));
     m.insert(
-        "limit".into(),
-        json!("the same operations on a bare BTreeMap<Vec<u8>, Vec<u8>> in a loop: a fresh map per run, 4 sets, then 3 x 20 x (incr + get)"),
+        "minimal_executor_kv_ops_per_s".into(),
+        json!(minimal.round()),
     );
+    m.insert("minimal_executor".into(), json!(floors::MINIMAL_EXECUTOR));
+    m.insert("limit".into(), json!(floors::BARE_MAP));
     Ok(m)
-}
-
-/// The limit: the workload's KV operations on a bare map in a loop, per second. Each run
-/// starts a fresh map with the setup's 4 counters; each operation draws its counter as the
-/// model does (clients in turn, each from its own stream), adds 1 to it as `incr` does
-/// (reads the decimal digits, writes the new ones back) and reads it as `get` does (a
-/// copy of the value). Only the incr and get calls count, as in the simulator's figure.
-fn limit_kv_ops_per_s() -> f64 {
-    let once = |seed: u64| -> u64 {
-        let mut map: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-        for k in 0..4u8 {
-            map.insert(vec![b'k', b'0' + k], b"0".to_vec());
-        }
-        let mut rngs: Vec<SimRng> = (0..3).map(|c| SimRng::derive(seed, 1 + c)).collect();
-        let mut kv = 0u64;
-        for _ in 0..20 {
-            for rng in &mut rngs {
-                let key = [b'k', b'0' + rng.below(4) as u8];
-                if let Some(v) = map.get_mut(&key[..]) {
-                    let n = v
-                        .iter()
-                        .take_while(|b| b.is_ascii_digit())
-                        .fold(0u64, |n, &b| {
-                            n.wrapping_mul(10).wrapping_add((b - b'0') as u64)
-                        })
-                        .wrapping_add(1);
-                    v.clear();
-                    v.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-                }
-                std::hint::black_box(map.get(&key[..]).cloned());
-                kv += 2;
-            }
-        }
-        kv
-    };
-    for seed in 0..200 {
-        std::hint::black_box(once(seed));
-    }
-    let start = Instant::now();
-    let mut kv = 0u64;
-    let mut seed = 0u64;
-    while start.elapsed() < Duration::from_millis(500) {
-        for _ in 0..100 {
-            kv += once(seed);
-            seed += 1;
-        }
-    }
-    kv as f64 / start.elapsed().as_secs_f64()
 }

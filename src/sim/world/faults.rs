@@ -2,14 +2,15 @@
 //! what applying one does. The fault is the trace's own ([`Fault`]): what the world
 //! applies is what the trace records (a `delay` with its request, once it is known).
 
-use super::{Clients, CommandRef, Delivered, Halt, InFlight, Phase, Rules, Sink, Tail, World};
+use super::{
+    Clients, CommandRef, Delivered, Halt, HistoryCell, InFlight, Phase, Rules, Sink, Tail, World,
+};
 use crate::fault::{Fault, Pending};
 use crate::history::Mark;
 use crate::scenario::FaultKind;
 use crate::sim::trace::Event;
 use crate::store::Store;
 use std::fmt::Debug;
-use std::sync::Arc;
 
 /// What the fault enumeration needs to know about one client.
 #[derive(Clone, Copy, Debug)]
@@ -21,7 +22,7 @@ struct FaultClient {
     paused_until: u64,
 }
 
-impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
+impl<Op: Clone + Debug, Ret: Clone + Debug, R, H: HistoryCell<Op, Ret>> World<Op, Ret, R, H> {
     /// The faults possible now of the kinds `kinds`, in the world's order (the order
     /// replay choices index; budgets are the driver's).
     pub(crate) fn faults(&self, rules: Rules, kinds: &[FaultKind], out: &mut Vec<Fault<Pending>>) {
@@ -195,7 +196,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R> World<Op, Ret, R> {
                     seq: self.seq,
                     time_ms: self.time(rules),
                 };
-                Arc::make_mut(&mut self.history).ops[hi].marks.push(mark);
+                self.history.edit().ops[hi].marks.push(mark);
                 let cl = &mut self.clients[c];
                 cl.phase = Phase::Crashed;
                 clients.end(c, cl, false);
