@@ -66,7 +66,7 @@ impl<Op: Hash, Ret: Hash> Hash for World<Op, Ret, Recorded<Ret>> {
             in_flight,
             time_free,
             op_digests,
-            kinds: _,
+            history_types: _,
         } = self;
         // In a time-free search, every time is taken relative to `now` (see the module's
         // text), and `now` itself is left out.
@@ -557,7 +557,7 @@ mod tests {
             in_flight: Vec::new(),
             time_free: false,
             op_digests: std::sync::Arc::from(Vec::new()),
-            kinds: std::marker::PhantomData,
+            history_types: std::marker::PhantomData,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use crate::scenario::{FaultKind, FaultSet, Scenario, Strategy};
 use crate::store::geometry::Geometry;
+use crate::store::StoreConfig;
 use serde::{Deserialize, Serialize};
 
 /// Virtual time zero: 2026-01-01T00:00:00Z in unix milliseconds. Client clocks and the
@@ -186,6 +187,17 @@ impl SimConfig {
             max_steps_per_op: 20_000,
             max_steps: 400_000,
             record_trace: false,
+        }
+    }
+
+    /// The configuration of each of a run's stores (servers): its memory limit,
+    /// persistence and slab geometry, with the store's defaults for the rest.
+    pub fn store_config(&self) -> StoreConfig {
+        StoreConfig {
+            memory_limit: self.memory_limit,
+            persistent: self.persistent,
+            geometry: self.geometry.clone(),
+            ..StoreConfig::default()
         }
     }
 

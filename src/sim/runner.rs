@@ -240,7 +240,7 @@ pub struct RunOutput<M: Model> {
 }
 
 /// A run's world: each client's record is its number of polls, and the history is the
-/// run's own ([`super::world::HistoryCell`]: no copy-on-write check at every event).
+/// run's own ([`super::HistoryCell`]: no copy-on-write check at every event).
 type RunWorld<M> = World<
     <M as Model>::Op,
     <M as Model>::Ret,

@@ -22,7 +22,7 @@ use crate::kv::KvError;
 use crate::rng::mix64;
 use crate::scenario::FaultKind;
 use crate::store::geometry::SlabClass;
-use crate::store::{Store, StoreConfig};
+use crate::store::Store;
 use std::borrow::Borrow;
 use std::fmt::Debug;
 use std::marker::PhantomData;
@@ -337,27 +337,37 @@ impl Sink for () {}
 
 /// Where a world keeps its history: shared between the states a search clones until one
 /// of them records an event (`Arc`, copy on write), or a simulator's run's own (`Box`: an
-/// edit is a plain borrow; the profile showed `Arc::make_mut`'s two atomic operations at
-/// every event of a run, 6 % of `kvsim bench sim`).
-pub trait HistoryCell<Op, Ret>: Clone + std::ops::Deref<Target = History<Op, Ret>> {
+/// edit is a plain borrow: the profile showed `Arc::make_mut`'s two atomic operations at
+/// every event of a run, and without them `kvsim bench sim` is 5 % faster). Sealed: these
+/// two are the cells.
+pub trait HistoryCell<Op, Ret>:
+    sealed::Sealed + Clone + std::ops::Deref<Target = History<Op, Ret>>
+{
     /// A cell holding `history`.
     fn hold(history: History<Op, Ret>) -> Self;
-    /// The history, to edit (a shared one is copied first).
+    /// The history, to edit (a shared one is copied first if another state holds it).
     fn edit(&mut self) -> &mut History<Op, Ret>;
-    /// The history itself (a shared one is copied).
-    fn into_history(self) -> History<Op, Ret>;
+    /// The history as a search keeps it (an `Arc`: a shared one as it is, the same
+    /// allocation; a run's own moved into one).
+    fn into_shared(self) -> Arc<History<Op, Ret>>;
+}
+
+mod sealed {
+    /// Only kvsim's history cells are [`super::HistoryCell`]s.
+    pub trait Sealed {}
+    impl<T> Sealed for std::sync::Arc<T> {}
+    impl<T> Sealed for Box<T> {}
 }
 
 impl<Op: Clone, Ret: Clone> HistoryCell<Op, Ret> for Arc<History<Op, Ret>> {
     fn hold(history: History<Op, Ret>) -> Self {
         Arc::new(history)
     }
-    #[inline]
     fn edit(&mut self) -> &mut History<Op, Ret> {
         Arc::make_mut(self)
     }
-    fn into_history(self) -> History<Op, Ret> {
-        Arc::unwrap_or_clone(self)
+    fn into_shared(self) -> Arc<History<Op, Ret>> {
+        self
     }
 }
 
@@ -365,12 +375,11 @@ impl<Op: Clone, Ret: Clone> HistoryCell<Op, Ret> for Box<History<Op, Ret>> {
     fn hold(history: History<Op, Ret>) -> Self {
         Box::new(history)
     }
-    #[inline]
     fn edit(&mut self) -> &mut History<Op, Ret> {
         self
     }
-    fn into_history(self) -> History<Op, Ret> {
-        *self
+    fn into_shared(self) -> Arc<History<Op, Ret>> {
+        Arc::new(*self)
     }
 }
 
@@ -385,7 +394,7 @@ pub struct World<Op, Ret, R, H = Arc<History<Op, Ret>>> {
     /// The history so far ([`HistoryCell`]).
     pub(crate) history: H,
     /// The history's operation and result types (which `H` holds).
-    pub(crate) kinds: PhantomData<fn() -> (Op, Ret)>,
+    pub(crate) history_types: PhantomData<fn() -> (Op, Ret)>,
     pub(crate) seq: u64,
     /// What the last events of the history are (see [`World::event`]).
     pub(crate) tail: Tail,
@@ -453,12 +462,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R, H: HistoryCell<Op, Ret>> World<Op
         kinds: usize,
         mut rec: impl FnMut() -> R,
     ) -> Self {
-        let store_config = StoreConfig {
-            memory_limit: cfg.memory_limit,
-            persistent: cfg.persistent,
-            geometry: cfg.geometry.clone(),
-            ..StoreConfig::default()
-        };
+        let store_config = cfg.store_config();
         World {
             servers: (0..cfg.shards.max(1))
                 .map(|_| ServerState {
@@ -488,7 +492,7 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R, H: HistoryCell<Op, Ret>> World<Op
             history: H::hold(History {
                 ops: Vec::with_capacity(cfg.clients.saturating_mul(cfg.ops).min(1024)),
             }),
-            kinds: PhantomData,
+            history_types: PhantomData,
             seq: 0,
             tail: Tail::Marks,
             tail_start: 0,
@@ -501,8 +505,8 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R, H: HistoryCell<Op, Ret>> World<Op
         }
     }
 
-    /// The same world with each client's record replaced by `rec(old)`, its history
-    /// shared (as a search keeps it).
+    /// The same world with each client's record replaced by `rec(old)`, its history in
+    /// an `Arc`, as a search keeps it ([`HistoryCell::into_shared`]).
     pub(crate) fn map_records<S>(self, mut rec: impl FnMut(R) -> S) -> World<Op, Ret, S> {
         World {
             servers: self.servers,
@@ -520,8 +524,8 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R, H: HistoryCell<Op, Ret>> World<Op
                     rec: rec(cl.rec),
                 })
                 .collect(),
-            history: Arc::new(self.history.into_history()),
-            kinds: PhantomData,
+            history: self.history.into_shared(),
+            history_types: PhantomData,
             seq: self.seq,
             tail: self.tail,
             tail_start: self.tail_start,
@@ -1023,8 +1027,8 @@ impl<Op: Clone + Debug, Ret: Clone + Debug, R, H: HistoryCell<Op, Ret>> World<Op
     /// invocations (or of adjacent returns) is kept sorted by client: their order is
     /// invisible to any check that compares returns with invocations (precedence) and
     /// marks with marks, and sorting it merges interleavings that differ only there.
-    /// `edit` changes the history's operations first (one edit of the cell for both: a
-    /// shared history's copy-on-write check is at every event).
+    /// `edit` changes the history's operations first (one [`HistoryCell::edit`] for both,
+    /// so a shared history pays its copy-on-write check once per event).
     fn event(
         &mut self,
         rules: Rules,

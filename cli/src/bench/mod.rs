@@ -37,7 +37,7 @@ pub struct Suite {
 pub const SUITES: &[Suite] = &[
     Suite {
         name: "sim",
-        about: "simulated KV operations and runs per second, 3 clients, one core",
+        about: "simulated KV operations and runs per second, 3 clients, one core; beside them the store alone, a minimal executor and a bare map",
         run: sim::run,
     },
     Suite {

@@ -9,13 +9,14 @@
 //!   order by the least executor that can run them: no history, faults, fairness,
 //!   step bounds, trace or choices kept.
 //!
-//! Each draws its counters and its steps' clients from seeded streams as a run does
-//! (the figures are rates; the draws need not be the simulator's own).
+//! Each draws its counters from seeded streams as a run does; the last two also draw
+//! for each step as the random strategy does (the figures are rates: the draws need not
+//! be the simulator's own).
 
 use super::IncrGet;
 use kvsim::command::{ArithVerb, Command, Reply, StoreVerb};
 use kvsim::sim::{SimConfig, EPOCH_MS};
-use kvsim::store::{Store, StoreConfig};
+use kvsim::store::Store;
 use kvsim::{Kv, KvError, Model, SimRng};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -26,13 +27,18 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// What [`bare_map`] measures.
-pub const BARE_MAP: &str = "the same operations on a bare BTreeMap<Vec<u8>, Vec<u8>> in a loop: a fresh map per run, 4 sets, then 3 x 20 x (incr + get)";
+pub const BARE_MAP: &str = "the same operations on a bare BTreeMap<Vec<u8>, Vec<u8>> in a \
+    loop: a fresh map per run, 4 sets, then clients x ops x (incr + get)";
 
 /// What [`store_alone`] measures.
-pub const STORE_ALONE: &str = "the same commands, built as the KV handle builds them, applied to a fresh simulated store per run (4 sets, then 3 x 20 x (incr + get)); no futures, no executor";
+pub const STORE_ALONE: &str = "the same commands, built as the KV handle builds them, \
+    applied to a fresh simulated store per run (4 sets, then clients x ops x (incr + get)), \
+    with a draw per step as the random strategy makes; no futures, no executor";
 
 /// What [`minimal_executor`] measures.
-pub const MINIMAL_EXECUTOR: &str = "the model's own operations over a fresh simulated store per run, a random client stepped at a time by a minimal executor: no history, faults, fairness, bounds, trace or choices";
+pub const MINIMAL_EXECUTOR: &str = "the model's own operations over a fresh simulated store \
+    per run, a random client stepped at a time by a minimal executor: no history, faults, \
+    fairness, bounds, trace or choices";
 
 /// KV operations per second of `once` (a run from a seed, returning its operations):
 /// 200 runs to warm up, then runs for half a second.
@@ -57,15 +63,15 @@ fn per_second(mut once: impl FnMut(u64) -> u64) -> f64 {
 /// model does (clients in turn, each from its own stream), adds 1 to it as `incr` does
 /// (reads the decimal digits, writes the new ones back) and reads it as `get` does (a
 /// copy of the value). Only the incr and get calls count, as in the simulator's figure.
-pub fn bare_map() -> f64 {
+pub fn bare_map(cfg: &SimConfig) -> f64 {
     per_second(|seed| {
         let mut map: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for k in 0..4u8 {
             map.insert(vec![b'k', b'0' + k], b"0".to_vec());
         }
-        let mut rngs: Vec<SimRng> = (0..3).map(|c| SimRng::derive(seed, 1 + c)).collect();
+        let mut rngs = streams(cfg, seed);
         let mut kv = 0u64;
-        for _ in 0..20 {
+        for _ in 0..cfg.ops {
             for rng in &mut rngs {
                 let key = [b'k', b'0' + rng.below(4) as u8];
                 if let Some(v) = map.get_mut(&key[..]) {
@@ -89,19 +95,22 @@ pub fn bare_map() -> f64 {
 
 /// A fresh store as a run of `cfg` makes one.
 fn fresh_store(cfg: &SimConfig) -> Store {
-    let config = StoreConfig {
-        memory_limit: cfg.memory_limit,
-        persistent: cfg.persistent,
-        geometry: cfg.geometry.clone(),
-        ..StoreConfig::default()
-    };
-    Store::new(config, EPOCH_MS)
+    Store::new(cfg.store_config(), EPOCH_MS)
+}
+
+/// Each client's stream of operations in a run seeded `seed` (as the simulator derives
+/// them).
+fn streams(cfg: &SimConfig, seed: u64) -> Vec<SimRng> {
+    (0..cfg.clients)
+        .map(|c| SimRng::derive(seed, 1 + c as u64))
+        .collect()
 }
 
 /// The store alone: per run a fresh store, the setup's 4 sets, then each client in turn
 /// draws its counter and the store applies `incr` and `get` of it, each command built
-/// as the KV handle builds it, each step's client drawn from a stream as the random
-/// strategy draws it. One ms passes per call, as a step's time.
+/// as the KV handle builds it. Clients take turns; a draw per step (its operation's start
+/// and its two calls) stands in for the random strategy's. One ms passes per call, as a
+/// step's time.
 pub fn store_alone(cfg: &SimConfig) -> f64 {
     per_second(|seed| {
         let mut store = fresh_store(cfg);
@@ -116,16 +125,15 @@ pub fn store_alone(cfg: &SimConfig) -> f64 {
             };
             std::hint::black_box(store.apply(EPOCH_MS, &set));
         }
-        let mut rngs: Vec<SimRng> = (0..3).map(|c| SimRng::derive(seed, 1 + c)).collect();
+        let mut rngs = streams(cfg, seed);
         let mut steps = SimRng::derive(seed, u64::MAX - 1);
         let mut now = EPOCH_MS;
         let mut kv = 0u64;
-        for _ in 0..20 {
+        for _ in 0..cfg.ops {
             for rng in &mut rngs {
-                // Three steps per operation, as in a run: its start and its two calls.
-                let _ = steps.index(3);
+                std::hint::black_box(steps.index(cfg.clients));
                 let key = vec![b'k', b'0' + rng.below(4) as u8];
-                let _ = steps.index(3);
+                std::hint::black_box(steps.index(cfg.clients));
                 let incr = Command::Arith {
                     verb: ArithVerb::Incr,
                     key: key.clone(),
@@ -134,7 +142,7 @@ pub fn store_alone(cfg: &SimConfig) -> f64 {
                 };
                 std::hint::black_box(store.apply(now, &incr));
                 now += 1;
-                let _ = steps.index(3);
+                std::hint::black_box(steps.index(cfg.clients));
                 let get = Command::Get {
                     with_cas: false,
                     keys: vec![key],
@@ -150,7 +158,7 @@ pub fn store_alone(cfg: &SimConfig) -> f64 {
 
 /// A client handle of [`minimal_executor`]: a command sent waits in the slot until the
 /// executor puts the reply beside it.
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Bare {
     slot: Rc<RefCell<BareSlot>>,
 }
@@ -206,7 +214,8 @@ impl Kv for Bare {
     }
 }
 
-/// Applies the command `handle` parked on, if any, and leaves the reply for it.
+/// Applies the command `handle` parked on, if any, and leaves the reply for it: whether
+/// there was one.
 fn answer(store: &mut Store, now: u64, handle: &Bare) -> bool {
     let mut slot = handle.slot.borrow_mut();
     let Some(command) = slot.command.take() else {
@@ -216,13 +225,18 @@ fn answer(store: &mut Store, now: u64, handle: &Bare) -> bool {
     true
 }
 
+/// One operation of `model`'s client `c` through `handle` (a future type with a name, so
+/// that each client's place for it is made once).
+async fn operation(model: &IncrGet, handle: &Bare, c: usize, op: u8) -> Result<u64, KvError> {
+    model.run(handle, c, &op).await
+}
+
 /// The model's operations run by a minimal executor: per run a fresh store and the
 /// model's setup, then at each step a random client with work left either starts its
 /// next operation (drawn as the model draws it) or has its parked command applied, and
-/// is polled on. One ms passes per call.
+/// is polled on. Each client's operation is made in one place for the whole run, as the
+/// simulator's are. One ms passes per call.
 pub fn minimal_executor(model: &IncrGet, cfg: &SimConfig) -> f64 {
-    const CLIENTS: usize = 3;
-    const OPS: usize = 20;
     per_second(|seed| {
         let mut store = fresh_store(cfg);
         let mut cx = Context::from_waker(Waker::noop());
@@ -231,14 +245,13 @@ pub fn minimal_executor(model: &IncrGet, cfg: &SimConfig) -> f64 {
         while fut.as_mut().poll(&mut cx).is_pending() {
             answer(&mut store, EPOCH_MS, &setup);
         }
-        let handles: Vec<Bare> = (0..CLIENTS).map(|_| Bare::default()).collect();
-        let mut rngs: Vec<SimRng> = (0..CLIENTS)
-            .map(|c| SimRng::derive(seed, 1 + c as u64))
-            .collect();
+        let handles: Vec<Bare> = (0..cfg.clients).map(|_| Bare::default()).collect();
+        let mut rngs = streams(cfg, seed);
         let mut steps = SimRng::derive(seed, u64::MAX - 1);
-        let mut done = [0usize; CLIENTS];
-        let mut running: Vec<Option<Pin<Box<_>>>> = (0..CLIENTS).map(|_| None).collect();
-        let mut runnable: Vec<usize> = (0..CLIENTS).collect();
+        let mut done = vec![0usize; cfg.clients];
+        let mut running: Vec<Pin<Box<Option<_>>>> =
+            (0..cfg.clients).map(|_| Box::pin(None)).collect();
+        let mut runnable: Vec<usize> = (0..cfg.clients).collect();
         let mut returns = 0u64;
         let mut now = EPOCH_MS;
         let mut kv = 0u64;
@@ -247,17 +260,20 @@ pub fn minimal_executor(model: &IncrGet, cfg: &SimConfig) -> f64 {
             let handle = &handles[c];
             if running[c].is_none() {
                 let op = model.op(c, done[c], &mut rngs[c]);
-                running[c] = Some(Box::pin(async move { model.run(handle, c, &op).await }));
+                running[c].set(Some(operation(model, handle, c, op)));
             } else if answer(&mut store, now, handle) {
                 now += 1;
                 kv += 1;
             }
-            let fut = running[c].as_mut().expect("a started operation");
-            if let Poll::Ready(result) = fut.as_mut().poll(&mut cx) {
+            let fut = running[c]
+                .as_mut()
+                .as_pin_mut()
+                .expect("a started operation");
+            if let Poll::Ready(result) = fut.poll(&mut cx) {
                 returns += result.unwrap_or(0);
-                running[c] = None;
+                running[c].set(None);
                 done[c] += 1;
-                if done[c] == OPS {
+                if done[c] == cfg.ops {
                     runnable.retain(|&r| r != c);
                 }
             }
