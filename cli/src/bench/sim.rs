@@ -67,7 +67,7 @@ pub fn run() -> Result<Map<String, Value>, String> {
     }
     let secs = start.elapsed().as_secs_f64();
     let limit = floors::bare_map(&config);
-    let store_alone = floors::store_alone(&config);
+    let store_alone = floors::store_alone(&model, &config);
     let minimal = floors::minimal_executor(&model, &config);
     let mut m = Map::new();
     m.insert(

@@ -14,7 +14,7 @@
 //! be the simulator's own).
 
 use super::IncrGet;
-use kvsim::command::{ArithVerb, Command, Reply, StoreVerb};
+use kvsim::command::{ArithVerb, Command, Reply};
 use kvsim::sim::{SimConfig, EPOCH_MS};
 use kvsim::store::Store;
 use kvsim::{Kv, KvError, Model, SimRng};
@@ -32,8 +32,8 @@ pub const BARE_MAP: &str = "the same operations on a bare BTreeMap<Vec<u8>, Vec<
 
 /// What [`store_alone`] measures.
 pub const STORE_ALONE: &str = "the same commands, built as the KV handle builds them, \
-    applied to a fresh simulated store per run (4 sets, then clients x ops x (incr + get)), \
-    with a draw per step as the random strategy makes; no futures, no executor";
+    applied to a fresh simulated store per run after the model's setup (then clients x ops x \
+    (incr + get)), with a draw per step as the random strategy makes; no futures, no executor";
 
 /// What [`minimal_executor`] measures.
 pub const MINIMAL_EXECUTOR: &str = "the model's own operations over a fresh simulated store \
@@ -93,9 +93,17 @@ pub fn bare_map(cfg: &SimConfig) -> f64 {
     })
 }
 
-/// A fresh store as a run of `cfg` makes one.
-fn fresh_store(cfg: &SimConfig) -> Store {
-    Store::new(cfg.store_config(), EPOCH_MS)
+/// A fresh store as a run of `cfg` makes one, after `model`'s setup (its commands
+/// answered at the epoch, as a run's setup is).
+fn set_up(model: &IncrGet, cfg: &SimConfig) -> Store {
+    let mut store = Store::new(cfg.store_config(), EPOCH_MS);
+    let mut cx = Context::from_waker(Waker::noop());
+    let setup = Bare::default();
+    let mut fut = std::pin::pin!(model.setup(&setup));
+    while fut.as_mut().poll(&mut cx).is_pending() {
+        answer(&mut store, EPOCH_MS, &setup);
+    }
+    store
 }
 
 /// Each client's stream of operations in a run seeded `seed` (as the simulator derives
@@ -106,25 +114,14 @@ fn streams(cfg: &SimConfig, seed: u64) -> Vec<SimRng> {
         .collect()
 }
 
-/// The store alone: per run a fresh store, the setup's 4 sets, then each client in turn
+/// The store alone: per run a fresh store after the model's setup, then each client in turn
 /// draws its counter and the store applies `incr` and `get` of it, each command built
 /// as the KV handle builds it. Clients take turns; a draw per step (its operation's start
 /// and its two calls) stands in for the random strategy's. One ms passes per call, as a
 /// step's time.
-pub fn store_alone(cfg: &SimConfig) -> f64 {
+pub fn store_alone(model: &IncrGet, cfg: &SimConfig) -> f64 {
     per_second(|seed| {
-        let mut store = fresh_store(cfg);
-        for k in 0..4u8 {
-            let set = Command::Store {
-                verb: StoreVerb::Set,
-                key: vec![b'k', b'0' + k],
-                flags: 0,
-                exptime: 0,
-                data: b"0".to_vec(),
-                noreply: false,
-            };
-            std::hint::black_box(store.apply(EPOCH_MS, &set));
-        }
+        let mut store = set_up(model, cfg);
         let mut rngs = streams(cfg, seed);
         let mut steps = SimRng::derive(seed, u64::MAX - 1);
         let mut now = EPOCH_MS;
@@ -231,20 +228,15 @@ async fn operation(model: &IncrGet, handle: &Bare, c: usize, op: u8) -> Result<u
     model.run(handle, c, &op).await
 }
 
-/// The model's operations run by a minimal executor: per run a fresh store and the
+/// The model's operations run by a minimal executor: per run a fresh store after the
 /// model's setup, then at each step a random client with work left either starts its
 /// next operation (drawn as the model draws it) or has its parked command applied, and
 /// is polled on. Each client's operation is made in one place for the whole run, as the
 /// simulator's are. One ms passes per call.
 pub fn minimal_executor(model: &IncrGet, cfg: &SimConfig) -> f64 {
     per_second(|seed| {
-        let mut store = fresh_store(cfg);
+        let mut store = set_up(model, cfg);
         let mut cx = Context::from_waker(Waker::noop());
-        let setup = Bare::default();
-        let mut fut = std::pin::pin!(model.setup(&setup));
-        while fut.as_mut().poll(&mut cx).is_pending() {
-            answer(&mut store, EPOCH_MS, &setup);
-        }
         let handles: Vec<Bare> = (0..cfg.clients).map(|_| Bare::default()).collect();
         let mut rngs = streams(cfg, seed);
         let mut steps = SimRng::derive(seed, u64::MAX - 1);
